@@ -1,0 +1,54 @@
+/*
+ * bench.h - shared pieces of tsf-bench: timing, percentiles, the seeded data generators of
+ * ../shared/BENCHMARKS.md, and table/JSON output. Each experiment is one file with one entry
+ * point registered in main.c.
+ */
+#ifndef TSF_BENCH_H
+#define TSF_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tsf.h"
+
+/* Experiments: argv[0] is the experiment name; return a process exit code. */
+int bench_codec(int argc, char **argv);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+/* p-th percentile (0..100) of x[0..n) by nearest rank on a sorted copy. */
+double bench_percentile(const double *x, size_t n, double p);
+
+/* splitmix64, the generator every data definition uses (reproducible across languages). */
+typedef struct bench_rng {
+    uint64_t s;
+} bench_rng;
+uint64_t bench_rng_next(bench_rng *r);
+/* Uniform integer in [lo, hi]. */
+int64_t bench_rng_int(bench_rng *r, int64_t lo, int64_t hi);
+/* Uniform double in [lo, hi). */
+double bench_rng_double(bench_rng *r, double lo, double hi);
+
+/* W0 random walks (seed 42): integer steps in [-100, 100]; FLOAT steps in [-5, 5]; DOUBLE [-0.5, 0.5]. */
+void bench_w0_int32(int32_t *v, size_t n, uint64_t seed);
+void bench_w0_int64(int64_t *v, size_t n, uint64_t seed);
+void bench_w0_float(float *v, size_t n, uint64_t seed);
+void bench_w0_double(double *v, size_t n, uint64_t seed);
+/* Timestamps from 1,600,000,000,000 ms: step 1000 plus jitter uniform in [-jitter, jitter]. */
+void bench_timestamps(int64_t *t, size_t n, int64_t jitter, uint64_t seed);
+
+/* Parses "--name value" style options: returns the value after `name`, or NULL. */
+const char *bench_opt(int argc, char **argv, const char *name);
+int bench_flag(int argc, char **argv, const char *name);
+/* Reads an integer option with a default; accepts suffixes k/K, m/M. */
+long long bench_opt_ll(int argc, char **argv, const char *name, long long def);
+
+/* Reads and discards a large buffer so earlier data leaves the caches. */
+void bench_flush_caches(void);
+
+/* A short description of the machine for the table header ("AMD EPYC ..., 2 cpus"). */
+void bench_print_machine(FILE *out);
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * tsf.h - the public API of tsfile-c, a C11 library for the Apache TsFile format.
+ *
+ * Conventions (see doc/api.md):
+ *  - Every fallible function returns a tsf_status (0 = TSF_OK, negative = error) and takes an
+ *    optional `tsf_error *err` (may be NULL) that receives a message naming what failed and where.
+ *  - Handles are opaque; options travel in structs whose first field is their size (versioning).
+ *  - Sizes and offsets are 64-bit (size_t / uint64_t) throughout.
+ *  - The library keeps no process-global mutable state and never calls exit() or abort().
+ *  - Thread safety: distinct handles may be used from distinct threads; a tsf_codec may be shared
+ *    by any number of threads (it is read-only after tsf_codec_open).
+ */
+#ifndef TSF_H
+#define TSF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- version ------------------------------------------------------------------------------ */
+
+#define TSF_VERSION_MAJOR 0
+#define TSF_VERSION_MINOR 1
+#define TSF_VERSION_PATCH 0
+#define TSF_VERSION_NUMBER (TSF_VERSION_MAJOR * 10000 + TSF_VERSION_MINOR * 100 + TSF_VERSION_PATCH)
+#define TSF_VERSION_STRING "0.1.0"
+
+/* The TsFile format version byte this library writes (TsFile 2.x = 4). Readers accept 3 and 4. */
+#define TSF_FORMAT_VERSION 4
+
+#if defined(_WIN32) && defined(TSF_SHARED_BUILD)
+#define TSF_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define TSF_API __attribute__((visibility("default")))
+#else
+#define TSF_API
+#endif
+
+/** Runtime library version, TSF_VERSION_NUMBER of the built library. */
+TSF_API unsigned tsf_version_number(void);
+/** Runtime library version string, e.g. "0.1.0". Static storage. */
+TSF_API const char *tsf_version_string(void);
+
+/* ---- status and errors -------------------------------------------------------------------- */
+
+/** Status codes. Their values never change. */
+typedef enum tsf_status {
+    TSF_OK = 0,
+    TSF_EINVAL = -1,    /**< invalid argument or API misuse (names the argument) */
+    TSF_ECORRUPT = -2,  /**< malformed input bytes (names the structure and the offset) */
+    TSF_ENOMEM = -3,    /**< allocation failed */
+    TSF_EIO = -4,       /**< I/O error from the OS or a user callback */
+    TSF_ENOTSUP = -5,   /**< valid but unsupported combination (e.g. encoding for a type) */
+    TSF_ERANGE = -6,    /**< a caller buffer is too small, or a value does not fit */
+    TSF_ENOTFOUND = -7, /**< lookup found nothing */
+    TSF_ESTATE = -8,    /**< handle in the wrong state (closed, already finished) */
+} tsf_status;
+
+#define TSF_ERROR_MESSAGE_SIZE 256
+
+/** Receives the detail of a failure. Caller-owned; pass NULL where the detail is not wanted. */
+typedef struct tsf_error {
+    tsf_status code;
+    char message[TSF_ERROR_MESSAGE_SIZE];
+} tsf_error;
+
+/** Constant name of a status code ("TSF_ECORRUPT"). Never NULL. */
+TSF_API const char *tsf_status_name(tsf_status s);
+
+/* ---- allocator hooks ---------------------------------------------------------------------- */
+
+/** Optional allocator; a NULL hook table (or NULL members) means the C library's malloc family. */
+typedef struct tsf_allocator {
+    void *(*alloc)(void *ud, size_t size);
+    void *(*realloc)(void *ud, void *ptr, size_t old_size, size_t new_size);
+    void (*free)(void *ud, void *ptr, size_t size);
+    void *ud;
+} tsf_allocator;
+
+/* ---- TsFile enumerations (values are the on-disk codes) ----------------------------------- */
+
+typedef enum tsf_type {
+    TSF_BOOLEAN = 0, /* values: uint8_t 0/1 */
+    TSF_INT32 = 1,   /* int32_t */
+    TSF_INT64 = 2,   /* int64_t */
+    TSF_FLOAT = 3,   /* float */
+    TSF_DOUBLE = 4,  /* double */
+    TSF_TEXT = 5,    /* tsf_bytes */
+    TSF_VECTOR = 6,  /* aligned time chunk marker type; never a value type */
+    TSF_TIMESTAMP = 8, /* int64_t */
+    TSF_DATE = 9,      /* int32_t yyyyMMdd */
+    TSF_BLOB = 10,     /* tsf_bytes */
+    TSF_STRING = 11,   /* tsf_bytes */
+} tsf_type;
+
+typedef enum tsf_encoding {
+    TSF_ENC_PLAIN = 0,
+    TSF_ENC_DICTIONARY = 1,
+    TSF_ENC_RLE = 2,
+    TSF_ENC_DIFF = 3, /* no implementation exists anywhere */
+    TSF_ENC_TS_2DIFF = 4,
+    TSF_ENC_BITMAP = 5, /* unreachable in 2.x */
+    TSF_ENC_GORILLA_V1 = 6,
+    TSF_ENC_REGULAR = 7,
+    TSF_ENC_GORILLA = 8,
+    TSF_ENC_ZIGZAG = 9,
+    TSF_ENC_FREQ = 10, /* removed */
+    TSF_ENC_CHIMP = 11,
+    TSF_ENC_SPRINTZ = 12,
+    TSF_ENC_RLBE = 13,
+} tsf_encoding;
+
+typedef enum tsf_compression {
+    TSF_UNCOMPRESSED = 0,
+    TSF_SNAPPY = 1,
+    TSF_GZIP = 2,
+    TSF_LZO = 3, /* legacy; not supported */
+    TSF_LZ4 = 7,
+    TSF_ZSTD = 8,
+    TSF_LZMA2 = 9,
+} tsf_compression;
+
+/** "INT64", "TS_2DIFF", "LZ4", ... ; NULL for an unknown code. */
+TSF_API const char *tsf_type_name(tsf_type t);
+TSF_API const char *tsf_encoding_name(tsf_encoding e);
+TSF_API const char *tsf_compression_name(tsf_compression c);
+/** Parse a name (case-insensitive); TSF_EINVAL if unknown. */
+TSF_API tsf_status tsf_type_parse(const char *name, tsf_type *out);
+TSF_API tsf_status tsf_encoding_parse(const char *name, tsf_encoding *out);
+TSF_API tsf_status tsf_compression_parse(const char *name, tsf_compression *out);
+
+/** A borrowed byte string (TEXT, STRING, BLOB values). */
+typedef struct tsf_bytes {
+    const uint8_t *data;
+    size_t len;
+} tsf_bytes;
+
+/* ---- value codecs ------------------------------------------------------------------------- */
+
+/**
+ * Implementation paths of the codecs. AUTO picks the fastest the CPU supports, unless the
+ * environment variable TSF_CODEC_PATH (per_value|scalar|sse41|avx2|avx512|neon) names one.
+ * A path the CPU lacks falls back to the best available below it. Results are identical on
+ * every path; the choice only changes speed.
+ */
+typedef enum tsf_codec_path {
+    TSF_PATH_AUTO = 0,
+    TSF_PATH_PER_VALUE = 1, /* one value at a time through an iterator (the reference's shape) */
+    TSF_PATH_SCALAR = 2,    /* batch, portable C */
+    TSF_PATH_SSE41 = 3,
+    TSF_PATH_AVX2 = 4,
+    TSF_PATH_AVX512 = 5,
+    TSF_PATH_NEON = 6,
+} tsf_codec_path;
+
+TSF_API const char *tsf_codec_path_name(tsf_codec_path p);
+
+typedef struct tsf_codec_options {
+    size_t struct_size;        /* sizeof(tsf_codec_options) */
+    tsf_codec_path path;       /* TSF_PATH_AUTO */
+    int32_t float_precision;   /* digits kept by FLOAT/DOUBLE TS_2DIFF and RLE (max_point_number); 2 */
+    const tsf_allocator *allocator; /* NULL = malloc */
+} tsf_codec_options;
+
+/** Fills the defaults. */
+TSF_API void tsf_codec_options_init(tsf_codec_options *o);
+
+/** A codec context: the resolved implementation path and settings. Immutable once open. */
+typedef struct tsf_codec tsf_codec;
+
+/** Opens a codec context. `opts` may be NULL (defaults). Caller frees with tsf_codec_close(). */
+TSF_API tsf_status tsf_codec_open(tsf_codec **out, const tsf_codec_options *opts, tsf_error *err);
+/** Frees; NULL is a no-op. */
+TSF_API void tsf_codec_close(tsf_codec *c);
+/** The path this context actually runs (never AUTO). */
+TSF_API tsf_codec_path tsf_codec_get_path(const tsf_codec *c);
+
+/** 1 if `enc` can encode (resp. decode) values of `type`, 0 otherwise. */
+TSF_API int tsf_codec_can_encode(tsf_type type, tsf_encoding enc);
+TSF_API int tsf_codec_can_decode(tsf_type type, tsf_encoding enc);
+
+/**
+ * Upper bound of the encoded size of n values. `var_bytes` is the total payload of TEXT/STRING/BLOB
+ * values (sum of lengths; 0 for fixed-width types). Returns 0 for an illegal type/encoding.
+ */
+TSF_API size_t tsf_codec_encode_bound(tsf_type type, tsf_encoding enc, size_t n, size_t var_bytes);
+
+/**
+ * Encodes n values as one page stream (self-contained, flushed as the reference flushes a page).
+ * `values` is an array of the type's C representation (see tsf_type). `dst` must hold at least
+ * tsf_codec_encode_bound() bytes. On success *written receives the stream length.
+ * @return TSF_OK, TSF_ENOTSUP (illegal type/encoding), TSF_ERANGE (dst too small), TSF_ENOMEM.
+ */
+TSF_API tsf_status tsf_codec_encode(const tsf_codec *c, tsf_type type, tsf_encoding enc, const void *values,
+                                    size_t n, uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
+
+/**
+ * Decodes exactly n values from the page stream src[0..len) into `values` (n elements of the type's
+ * C representation). TEXT/STRING/BLOB values borrow from `src` (valid while src is). If `consumed`
+ * is non-NULL it receives the bytes used. Never reads outside src or writes outside values.
+ * @return TSF_OK, TSF_ECORRUPT (truncated/garbage; message names encoding and offset),
+ *         TSF_ENOTSUP, TSF_ENOMEM.
+ */
+TSF_API tsf_status tsf_codec_decode(const tsf_codec *c, tsf_type type, tsf_encoding enc, const uint8_t *src,
+                                    size_t len, void *values, size_t n, size_t *consumed, tsf_error *err);
+
+/**
+ * Counts the values in a page stream without decoding it, where the encoding allows (PLAIN,
+ * TS_2DIFF, RLE, ZIGZAG, and the float precision forms); TSF_ENOTSUP for count-less streams
+ * (GORILLA, CHIMP, ...).
+ */
+TSF_API tsf_status tsf_codec_count(tsf_type type, tsf_encoding enc, const uint8_t *src, size_t len, size_t *n,
+                                   tsf_error *err);
+
+/* ---- TS_2DIFF block walk (time filtering inside a page) ----------------------------------- */
+
+/** One TS_2DIFF block of an INT64/TIMESTAMP stream. */
+typedef struct tsf_ts2diff_block {
+    size_t offset;      /* byte offset of the block header in the stream */
+    uint32_t count;     /* values in the block (n + 1) */
+    uint32_t width;     /* bit width of the packed deltas */
+    int64_t min_delta;  /* as stored (meaningless when count == 1) */
+    int64_t first;      /* exact first value */
+    int64_t bound;      /* exact exclusive upper bound: the next block's first value; for the last
+                           block, last value + 1 computed by decoding it (INT64_MAX if it overflows) */
+    int64_t bound_conservative; /* first + n*(min_delta + 2^width - 1), saturated: Plan A */
+    size_t ordinal;     /* index of the block's first value within the page */
+} tsf_ts2diff_block;
+
+/**
+ * Lists the blocks of a TS_2DIFF INT64 stream without decoding deltas (the last block is decoded
+ * to bound it). Writes at most `cap` blocks; *nblocks receives the total count (call with cap 0
+ * to size). TSF_ECORRUPT on a malformed stream.
+ */
+TSF_API tsf_status tsf_ts2diff_blocks(const uint8_t *src, size_t len, tsf_ts2diff_block *blocks, size_t cap,
+                                      size_t *nblocks, tsf_error *err);
+
+/* ---- page compression --------------------------------------------------------------------- */
+
+/** 1 if this build can (de)compress `c`. */
+TSF_API int tsf_compression_supported(tsf_compression c);
+/** Upper bound of the compressed size of n bytes; 0 if unsupported. */
+TSF_API size_t tsf_compress_bound(tsf_compression c, size_t n);
+/**
+ * Compresses src[0..n) into dst (cap >= tsf_compress_bound) with exactly the framing TsFile uses
+ * (raw Snappy, gzip member, raw LZ4 block, zstd frame, xz container).
+ */
+TSF_API tsf_status tsf_compress(tsf_compression c, const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
+                                size_t *written, tsf_error *err);
+/**
+ * Decompresses src[0..n) into exactly dst_len bytes (the page header's uncompressedSize).
+ * TSF_ECORRUPT if the input is malformed or does not produce exactly dst_len bytes.
+ */
+TSF_API tsf_status tsf_decompress(tsf_compression c, const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
+                                  tsf_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSF_H */

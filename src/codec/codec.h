@@ -1,0 +1,102 @@
+/*
+ * codec.h - the internal interface of the value encodings (spec: ../shared/spec/tsfile-encodings.md).
+ *
+ * Each encoding lives in its own file and exports one tsf_codec_vt. codec.c dispatches on
+ * (encoding, type) once per page; inside, each codec switches on the type once per call and then
+ * runs a loop specialised for it. Values use the C representation documented in tsf.h
+ * (BOOLEAN uint8_t, INT32/DATE int32_t, INT64/TIMESTAMP int64_t, FLOAT float, DOUBLE double,
+ * TEXT/STRING/BLOB tsf_bytes borrowing from the source buffer).
+ *
+ * Contracts every codec keeps:
+ *  - encode writes only dst[0..cap) and fails with TSF_ERANGE if cap < bound(type, n, var_bytes);
+ *  - decode is count-driven (n values, as the page reader knows the count), reads only
+ *    src[0..len), and on truncated/garbage input returns TSF_ECORRUPT with a message naming the
+ *    encoding and the byte offset; it never allocates from an unchecked length.
+ */
+#ifndef TSF_CODEC_H
+#define TSF_CODEC_H
+
+#include "../common/internal.h"
+
+struct tsf_codec {
+    tsf_codec_path path;     /* resolved, never AUTO */
+    int32_t float_precision; /* max_point_number for FLOAT/DOUBLE TS_2DIFF and RLE */
+    tsf_allocator alloc;     /* copy of the hooks (all NULL = libc) */
+};
+
+#define TSF_TYPE_BIT(t) (1u << (unsigned)(t))
+#define TSF_TYPES_INT32 (TSF_TYPE_BIT(TSF_INT32) | TSF_TYPE_BIT(TSF_DATE))
+#define TSF_TYPES_INT64 (TSF_TYPE_BIT(TSF_INT64) | TSF_TYPE_BIT(TSF_TIMESTAMP))
+#define TSF_TYPES_INTS (TSF_TYPES_INT32 | TSF_TYPES_INT64)
+#define TSF_TYPES_FLOATS (TSF_TYPE_BIT(TSF_FLOAT) | TSF_TYPE_BIT(TSF_DOUBLE))
+#define TSF_TYPES_NUMERIC (TSF_TYPES_INTS | TSF_TYPES_FLOATS)
+#define TSF_TYPES_BINARY (TSF_TYPE_BIT(TSF_TEXT) | TSF_TYPE_BIT(TSF_STRING) | TSF_TYPE_BIT(TSF_BLOB))
+#define TSF_TYPES_ALL (TSF_TYPE_BIT(TSF_BOOLEAN) | TSF_TYPES_NUMERIC | TSF_TYPES_BINARY)
+
+typedef size_t (*tsf_bound_fn)(tsf_type type, size_t n, size_t var_bytes);
+typedef tsf_status (*tsf_encode_fn)(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
+                                    size_t cap, size_t *written, tsf_error *err);
+typedef tsf_status (*tsf_decode_fn)(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                                    void *values, size_t n, size_t *consumed, tsf_error *err);
+typedef tsf_status (*tsf_count_fn)(tsf_type type, const uint8_t *src, size_t len, size_t *n, tsf_error *err);
+
+typedef struct tsf_codec_vt {
+    tsf_encoding encoding;
+    uint32_t encode_types; /* TSF_TYPE_BIT mask; 0 = decode-only encoding */
+    uint32_t decode_types;
+    tsf_bound_fn bound;    /* NULL iff encode_types == 0 */
+    tsf_encode_fn encode;
+    tsf_decode_fn decode;
+    tsf_count_fn count;    /* NULL if the stream has no implicit count */
+} tsf_codec_vt;
+
+extern const tsf_codec_vt tsf_codec_plain;      /* plain.c */
+extern const tsf_codec_vt tsf_codec_dictionary; /* dictionary.c */
+extern const tsf_codec_vt tsf_codec_rle;        /* rle.c */
+extern const tsf_codec_vt tsf_codec_ts2diff;    /* ts2diff.c */
+extern const tsf_codec_vt tsf_codec_gorilla_v1; /* gorilla_v1.c */
+extern const tsf_codec_vt tsf_codec_regular;    /* regular.c */
+extern const tsf_codec_vt tsf_codec_gorilla;    /* gorilla.c */
+extern const tsf_codec_vt tsf_codec_zigzag;     /* zigzag.c */
+extern const tsf_codec_vt tsf_codec_chimp;      /* chimp.c */
+extern const tsf_codec_vt tsf_codec_sprintz;    /* sprintz.c */
+extern const tsf_codec_vt tsf_codec_rlbe;       /* rlbe.c */
+
+/* Integer cores shared with the FLOAT/DOUBLE precision wrapper (floatprec.c) and DICTIONARY. */
+tsf_status tsf_ts2diff_encode_i32(const tsf_codec *c, const int32_t *v, size_t n, uint8_t *dst, size_t cap,
+                                  size_t *written, tsf_error *err);
+tsf_status tsf_ts2diff_encode_i64(const tsf_codec *c, const int64_t *v, size_t n, uint8_t *dst, size_t cap,
+                                  size_t *written, tsf_error *err);
+tsf_status tsf_ts2diff_decode_i32(const tsf_codec *c, const uint8_t *src, size_t len, int32_t *v, size_t n,
+                                  size_t *consumed, tsf_error *err);
+tsf_status tsf_ts2diff_decode_i64(const tsf_codec *c, const uint8_t *src, size_t len, int64_t *v, size_t n,
+                                  size_t *consumed, tsf_error *err);
+size_t tsf_ts2diff_bound_n(size_t n, int is64);
+
+tsf_status tsf_rle_encode_i32(const tsf_codec *c, const int32_t *v, size_t n, uint8_t *dst, size_t cap,
+                              size_t *written, tsf_error *err);
+tsf_status tsf_rle_encode_i64(const tsf_codec *c, const int64_t *v, size_t n, uint8_t *dst, size_t cap,
+                              size_t *written, tsf_error *err);
+tsf_status tsf_rle_decode_i32(const tsf_codec *c, const uint8_t *src, size_t len, int32_t *v, size_t n,
+                              size_t *consumed, tsf_error *err);
+tsf_status tsf_rle_decode_i64(const tsf_codec *c, const uint8_t *src, size_t len, int64_t *v, size_t n,
+                              size_t *consumed, tsf_error *err);
+size_t tsf_rle_bound_n(size_t n, int is64);
+
+/*
+ * FLOAT/DOUBLE through TS_2DIFF or RLE with a decimal precision (spec §3.3, §3.4): encode writes the
+ * original layout (uvarint(mpn) + integer stream) at c->float_precision; decode reads the original
+ * layout and the newer overflow layout. `inner` is TSF_ENC_TS_2DIFF or TSF_ENC_RLE.
+ */
+tsf_status tsf_floatprec_encode(const tsf_codec *c, tsf_encoding inner, tsf_type type, const void *values,
+                                size_t n, uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
+tsf_status tsf_floatprec_decode(const tsf_codec *c, tsf_encoding inner, tsf_type type, const uint8_t *src,
+                                size_t len, void *values, size_t n, size_t *consumed, tsf_error *err);
+size_t tsf_floatprec_bound(tsf_encoding inner, tsf_type type, size_t n);
+tsf_status tsf_floatprec_count(tsf_encoding inner, tsf_type type, const uint8_t *src, size_t len, size_t *n,
+                               tsf_error *err);
+
+/* Precision scaling exactly as Java does it (Math.round = floor(x + 0.5), saturating). */
+int64_t tsf_java_round(double x);
+
+#endif

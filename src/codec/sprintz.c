@@ -1,0 +1,3 @@
+/* PLACEHOLDER: replaced by the real codec. */
+#include "codec.h"
+const tsf_codec_vt tsf_codec_sprintz = {.encoding = 0};

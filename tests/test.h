@@ -1,0 +1,76 @@
+/*
+ * test.h - a minimal test harness. A test file defines test functions and a main that calls
+ * TSF_RUN(fn) for each, then returns tsf_test_finish(). Failures print file:line and the values;
+ * the summary line is "N passed, N failed" (ctest reads the exit code). A whole file can skip
+ * (exit 77, counted as skipped by ctest) when the data it needs is absent.
+ */
+#ifndef TSF_TEST_H
+#define TSF_TEST_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tsf.h"
+
+extern int tsf_test_failures;     /* failed checks in the current test */
+extern int tsf_test_passed, tsf_test_failed, tsf_test_skipped;
+
+void tsf_test_run(const char *name, void (*fn)(void));
+int tsf_test_finish(void);
+/* Marks the current test skipped with a reason (e.g. golden folder absent). */
+void tsf_test_skip(const char *why);
+
+#define TSF_RUN(fn) tsf_test_run(#fn, fn)
+
+#define CHECK(cond)                                                                                  \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);                 \
+            tsf_test_failures++;                                                                     \
+        }                                                                                            \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                                           \
+    do {                                                                                             \
+        long long _a = (long long)(a), _b = (long long)(b);                                          \
+        if (_a != _b) {                                                                              \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, #a, #b, _a, \
+                    _b);                                                                             \
+            tsf_test_failures++;                                                                     \
+        }                                                                                            \
+    } while (0)
+
+/* Checks a tsf_status is TSF_OK, printing the error message otherwise. */
+#define CHECK_OK(expr, errp)                                                                         \
+    do {                                                                                             \
+        tsf_status _s = (expr);                                                                      \
+        if (_s != TSF_OK) {                                                                          \
+            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr, tsf_status_name(_s), \
+                    (errp) ? (errp)->message : "");                                                  \
+            tsf_test_failures++;                                                                     \
+        }                                                                                            \
+    } while (0)
+
+#define CHECK_MEM(a, b, n)                                                                           \
+    do {                                                                                             \
+        if (memcmp((a), (b), (n)) != 0) {                                                            \
+            fprintf(stderr, "%s:%d: memory %s != %s over %zu bytes\n", __FILE__, __LINE__, #a, #b,   \
+                    (size_t)(n));                                                                    \
+            tsf_test_hexdiff((const uint8_t *)(a), (const uint8_t *)(b), (n));                       \
+            tsf_test_failures++;                                                                     \
+        }                                                                                            \
+    } while (0)
+
+void tsf_test_hexdiff(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* Deterministic PRNG for tests (splitmix64). */
+uint64_t tsf_test_rand(uint64_t *state);
+
+/* Path under the shared folder (../shared beside the clone, or $TSF_SHARED_DIR); NULL if absent. */
+const char *tsf_test_shared_dir(void);
+/* Reads a whole file; caller frees. NULL on failure. */
+uint8_t *tsf_test_read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tsfile-c builds against (skips what is already there).
+set -euo pipefail
+pkgs="build-essential cmake pkg-config zlib1g-dev liblzma-dev libzstd-dev liblz4-dev libsnappy-dev"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  echo "installing:$missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi

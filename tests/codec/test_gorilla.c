@@ -1,0 +1,327 @@
+/*
+ * Tests of GORILLA (spec §4.1-§4.3): the §4.3 worked examples byte-exact on every path, round trips
+ * of edge values and random data for all six types, per-value vs batch agreement (bytes and values),
+ * truncation at every byte and garbage input (TSF_ECORRUPT, no crash), and the first page of the
+ * golden GORILLA files.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "codec/codec.h"
+#include "gorilla_golden.h"
+#include "test.h"
+
+static const tsf_codec_path PATHS[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
+#define NPATHS (sizeof PATHS / sizeof PATHS[0])
+
+static tsf_codec *open_path(tsf_codec_path p)
+{
+    tsf_codec_options o;
+    tsf_codec_options_init(&o);
+    o.path = p;
+    tsf_codec *c = NULL;
+    tsf_codec_open(&c, &o, NULL);
+    return c;
+}
+
+static size_t esize(tsf_type t)
+{
+    return (t == TSF_INT32 || t == TSF_DATE || t == TSF_FLOAT) ? 4 : 8;
+}
+
+/* Encodes on every path (all must give `expect` if non-NULL, else the same bytes) and decodes back. */
+static void check_stream(tsf_type type, const void *values, size_t n, const uint8_t *expect, size_t elen)
+{
+    size_t cap = tsf_codec_encode_bound(type, TSF_ENC_GORILLA, n, 0);
+    CHECK(cap > 0);
+    uint8_t *ref = NULL;
+    size_t ref_len = 0;
+    void *back = malloc(n * 8 + 8);
+    for (size_t p = 0; p < NPATHS; p++) {
+        tsf_codec *c = open_path(PATHS[p]);
+        uint8_t *buf = malloc(cap);
+        size_t w = 0, used = 0;
+        tsf_error err;
+        CHECK_OK(tsf_codec_encode(c, type, TSF_ENC_GORILLA, values, n, buf, cap, &w, &err), &err);
+        if (expect) {
+            CHECK_EQ_INT(w, elen);
+            if (w == elen) CHECK_MEM(buf, expect, elen);
+        }
+        if (!ref) {
+            ref = buf;
+            ref_len = w;
+        } else {
+            CHECK_EQ_INT(w, ref_len);
+            if (w == ref_len) CHECK_MEM(buf, ref, w);
+        }
+        /* decode on every path, from every path's bytes (they are identical) */
+        memset(back, 0xa5, n * 8 + 8);
+        CHECK_OK(tsf_codec_decode(c, type, TSF_ENC_GORILLA, buf, w, back, n, &used, &err), &err);
+        CHECK_EQ_INT(used, w);
+        CHECK_MEM(back, values, n * esize(type));
+        if (buf != ref) free(buf);
+        tsf_codec_close(c);
+    }
+    free(ref);
+    free(back);
+}
+
+static void test_worked_examples(void)
+{
+    /* spec §4.3 */
+    const int32_t i32[] = {1, 1, 2, 3};
+    const uint8_t e_i32[] = {0x00, 0x00, 0x00, 0x01, 0x7e, 0x0f, 0x38, 0x3f, 0x00, 0x00, 0x00, 0x06};
+    check_stream(TSF_INT32, i32, 4, e_i32, sizeof e_i32);
+    check_stream(TSF_DATE, i32, 4, e_i32, sizeof e_i32);
+    const int64_t i64[] = {1, 1, 2, 3};
+    const uint8_t e_i64[] = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x7f, 0x03, 0xce,
+                             0x07, 0xf0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x60};
+    check_stream(TSF_INT64, i64, 4, e_i64, sizeof e_i64);
+    check_stream(TSF_TIMESTAMP, i64, 4, e_i64, sizeof e_i64);
+    const float f[] = {1.0f, 1.0f, 1.5f, 2.0f};
+    const uint8_t e_f[] = {0x3f, 0x80, 0x00, 0x00, 0x69, 0x07, 0x0a, 0x3f, 0xf3, 0xfc};
+    check_stream(TSF_FLOAT, f, 4, e_f, sizeof e_f);
+    const double d[] = {1.0, 1.0, 1.5, 2.0};
+    const uint8_t e_d[] = {0x3f, 0xf0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                           0x66, 0x01, 0xc1, 0x2f, 0xff, 0xe7, 0xff, 0x00};
+    check_stream(TSF_DOUBLE, d, 4, e_d, sizeof e_d);
+}
+
+static double dbits(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+static float fbits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void test_edge_values(void)
+{
+    const double d[] = {dbits(0x7ff8000000000000ull), INFINITY, -INFINITY, -0.0, 0.0, dbits(1), dbits(0x7ff4000000000123ull),
+                        dbits(0xfff8000000000001ull), 1e308, -1e-308, dbits(0x7ff8000000000000ull), 1.0,
+                        dbits(0x000fffffffffffffull), dbits(0x8000000000000001ull), 0.0, 0.0};
+    size_t nd = sizeof d / sizeof d[0];
+    for (size_t n = 0; n <= nd; n++) check_stream(TSF_DOUBLE, d, n, NULL, 0);
+    const float f[] = {fbits(0x7fc00000u), INFINITY, -INFINITY, -0.0f, 0.0f, fbits(1), fbits(0x7fa00001u),
+                       fbits(0xffc00001u), 3.4e38f, -1e-38f, fbits(0x7fc00000u), 1.0f, fbits(0x007fffffu)};
+    size_t nf = sizeof f / sizeof f[0];
+    for (size_t n = 0; n <= nf; n++) check_stream(TSF_FLOAT, f, n, NULL, 0);
+    const int32_t i[] = {INT32_MIN, INT32_MAX, 0, -1, 1, INT32_MIN, INT32_MIN, 0, INT32_MAX, -2, 7};
+    size_t ni = sizeof i / sizeof i[0];
+    for (size_t n = 0; n <= ni; n++) {
+        check_stream(TSF_INT32, i, n, NULL, 0);
+        check_stream(TSF_DATE, i, n, NULL, 0);
+    }
+    const int64_t l[] = {INT64_MIN, INT64_MAX, 0, -1, 1, INT64_MIN, INT64_MIN, 0, INT64_MAX, -2, 7};
+    size_t nl = sizeof l / sizeof l[0];
+    for (size_t n = 0; n <= nl; n++) {
+        check_stream(TSF_INT64, l, n, NULL, 0);
+        check_stream(TSF_TIMESTAMP, l, n, NULL, 0);
+    }
+}
+
+/* Random data of several shapes: random bits, slow walks, repeats, and mixed windows. */
+static void fill(tsf_type type, void *v, size_t n, int shape, uint64_t *seed)
+{
+    double walk = 0;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tsf_test_rand(seed), bits;
+        switch (shape) {
+        case 0: bits = r; break;
+        case 1:
+            walk += (double)(r >> 11) / 9007199254740992.0 - 0.5;
+            if (type == TSF_DOUBLE) memcpy(&bits, &walk, 8);
+            else if (type == TSF_FLOAT) {
+                float f = (float)walk;
+                uint32_t u;
+                memcpy(&u, &f, 4);
+                bits = u;
+            } else bits = (uint64_t)(int64_t)(walk * 1000);
+            break;
+        case 2: bits = (r & 3) ? prev : r >> (r & 63); break;
+        default: { /* same / within the window / new window, 1/3 each */
+            unsigned k = (unsigned)(r % 3);
+            uint64_t q = tsf_test_rand(seed);
+            bits = k == 0 ? prev : k == 1 ? prev ^ ((q & 0xffff) << 20) : prev ^ (q >> (q & 31));
+        }
+        }
+        prev = bits;
+        if (esize(type) == 4) {
+            uint32_t u = (uint32_t)bits;
+            memcpy((uint8_t *)v + 4 * i, &u, 4);
+        } else {
+            memcpy((uint8_t *)v + 8 * i, &bits, 8);
+        }
+    }
+}
+
+static void test_random_roundtrip(void)
+{
+    const tsf_type types[] = {TSF_INT32, TSF_DATE, TSF_INT64, TSF_TIMESTAMP, TSF_FLOAT, TSF_DOUBLE};
+    const size_t sizes[] = {0, 1, 2, 3, 17, 1000, 10000};
+    uint64_t seed = 42;
+    void *v = malloc(10000 * 8);
+    for (size_t t = 0; t < 6; t++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            for (int shape = 0; shape < 4; shape++) {
+                fill(types[t], v, sizes[s], shape, &seed);
+                check_stream(types[t], v, sizes[s], NULL, 0);
+            }
+    free(v);
+}
+
+/* Every proper prefix of a valid stream (and of the worked examples) is rejected. */
+static void test_truncation(void)
+{
+    const tsf_type types[] = {TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE};
+    uint64_t seed = 7;
+    double v[64];
+    for (size_t t = 0; t < 4; t++) {
+        fill(types[t], v, 40, 3, &seed);
+        uint8_t buf[1024];
+        size_t w;
+        tsf_codec *c = open_path(TSF_PATH_SCALAR);
+        tsf_error e0;
+        CHECK_OK(tsf_codec_encode(c, types[t], TSF_ENC_GORILLA, v, 40, buf, sizeof buf, &w, &e0), &e0);
+        for (size_t p = 0; p < NPATHS; p++) {
+            tsf_codec *d = open_path(PATHS[p]);
+            for (size_t cut = 0; cut < w; cut++) {
+                uint8_t *copy = malloc(cut ? cut : 1); /* exact-size heap copy: ASan sees any over-read */
+                memcpy(copy, buf, cut);
+                double out[64];
+                tsf_error err;
+                tsf_status s = tsf_codec_decode(d, types[t], TSF_ENC_GORILLA, copy, cut, out, 40, NULL, &err);
+                CHECK_EQ_INT(s, TSF_ECORRUPT);
+                if (s == TSF_ECORRUPT) CHECK(strstr(err.message, "GORILLA") && strstr(err.message, "offset"));
+                free(copy);
+            }
+            tsf_codec_close(d);
+        }
+        tsf_codec_close(c);
+    }
+}
+
+/* Garbage never crashes, never reads outside src, and batch and per-value agree on the verdict. */
+static void test_garbage(void)
+{
+    uint64_t seed = 99;
+    const tsf_type types[] = {TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE};
+    tsf_codec *pv = open_path(TSF_PATH_PER_VALUE), *sc = open_path(TSF_PATH_SCALAR);
+    tsf_codec *best = open_path(TSF_PATH_AUTO);
+    for (int iter = 0; iter < 3000; iter++) {
+        size_t len = (size_t)(tsf_test_rand(&seed) % 96);
+        uint8_t *src = malloc(len ? len : 1);
+        for (size_t i = 0; i < len; i++) src[i] = (uint8_t)tsf_test_rand(&seed);
+        tsf_type t = types[iter & 3];
+        size_t n = (size_t)(tsf_test_rand(&seed) % 200);
+        uint64_t a[200], b[200], d[200];
+        size_t ua = 0, ub = 0, ud = 0;
+        tsf_status sa = tsf_codec_decode(pv, t, TSF_ENC_GORILLA, src, len, a, n, &ua, NULL);
+        tsf_status sb = tsf_codec_decode(sc, t, TSF_ENC_GORILLA, src, len, b, n, &ub, NULL);
+        tsf_status sd = tsf_codec_decode(best, t, TSF_ENC_GORILLA, src, len, d, n, &ud, NULL);
+        CHECK(sa == TSF_OK || sa == TSF_ECORRUPT);
+        CHECK_EQ_INT(sa, sb);
+        CHECK_EQ_INT(sa, sd);
+        if (sa == TSF_OK && sb == TSF_OK && sd == TSF_OK) {
+            CHECK_MEM(a, b, n * esize(t));
+            CHECK_MEM(a, d, n * esize(t));
+            CHECK_EQ_INT(ua, ub);
+        }
+        free(src);
+    }
+    tsf_codec_close(pv);
+    tsf_codec_close(sc);
+    tsf_codec_close(best);
+}
+
+/* A `10` before any `11`, and a window with lz + len > W, are corrupt. */
+static void test_invalid_windows(void)
+{
+    tsf_codec *c = open_path(TSF_PATH_SCALAR);
+    uint8_t s[32] = {0, 0, 0, 1, 0x80}; /* INT32 first 1, then `10` with no window */
+    int32_t out[2];
+    tsf_error err;
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, s, sizeof s, out, 2, NULL, &err), TSF_ECORRUPT);
+    /* `11` lz 31, len-1 = 1 (len 2): 31 + 2 > 32 */
+    uint8_t s2[32] = {0, 0, 0, 1, 0xfe, 0x10};
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, s2, sizeof s2, out, 2, NULL, &err),
+                 TSF_ECORRUPT);
+    tsf_codec *p = open_path(TSF_PATH_PER_VALUE);
+    CHECK_EQ_INT(tsf_codec_decode(p, TSF_INT32, TSF_ENC_GORILLA, s2, sizeof s2, out, 2, NULL, &err),
+                 TSF_ECORRUPT);
+    /* a wrong end marker: encode [5], then break the marker's bits */
+    uint8_t b[64];
+    size_t w;
+    int32_t five = 5;
+    CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_GORILLA, &five, 1, b, sizeof b, &w, &err), &err);
+    b[w - 2] ^= 0x10;
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, b, w, out, 1, NULL, &err), TSF_ECORRUPT);
+    /* too small a destination */
+    CHECK_EQ_INT(tsf_codec_encode(c, TSF_INT32, TSF_ENC_GORILLA, &five, 1, b, 4, &w, &err), TSF_ERANGE);
+    tsf_codec_close(c);
+    tsf_codec_close(p);
+}
+
+static void test_golden_first_pages(void)
+{
+    const char *files[] = {
+        "tree_nonaligned_double_gorilla_uncompressed.tsfile", "tree_nonaligned_float_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_int32_gorilla_uncompressed.tsfile",  "tree_nonaligned_int64_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_date_gorilla_uncompressed.tsfile",   "tree_nonaligned_timestamp_gorilla_uncompressed.tsfile",
+    };
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        golden_page g;
+        int r = golden_page_load(files[f], &g);
+        if (r == 0) {
+            tsf_test_skip("golden files absent");
+            golden_page_free(&g);
+            return;
+        }
+        CHECK_EQ_INT(r, 1);
+        if (r != 1) {
+            golden_page_free(&g);
+            continue;
+        }
+        CHECK_EQ_INT(g.encoding, TSF_ENC_GORILLA);
+        void *out = malloc(g.count * 8);
+        for (size_t p = 0; p < NPATHS; p++) {
+            tsf_codec *c = open_path(PATHS[p]);
+            size_t used = 0;
+            tsf_error err;
+            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_GORILLA, g.vals, g.vals_len, out, g.count, &used, &err),
+                     &err);
+            CHECK_EQ_INT(used, g.vals_len); /* marker + flush byte end the page exactly */
+            size_t bad = 0;
+            for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];
+            CHECK_EQ_INT(bad, 0);
+            /* re-encoding the decoded values reproduces the Java bytes */
+            size_t cap = tsf_codec_encode_bound(g.type, TSF_ENC_GORILLA, g.count, 0), w = 0;
+            uint8_t *enc = malloc(cap);
+            CHECK_OK(tsf_codec_encode(c, g.type, TSF_ENC_GORILLA, out, g.count, enc, cap, &w, &err), &err);
+            CHECK_EQ_INT(w, g.vals_len);
+            if (w == g.vals_len) CHECK_MEM(enc, g.vals, w);
+            free(enc);
+            tsf_codec_close(c);
+        }
+        free(out);
+        golden_page_free(&g);
+    }
+}
+
+int main(void)
+{
+    TSF_RUN(test_worked_examples);
+    TSF_RUN(test_edge_values);
+    TSF_RUN(test_random_roundtrip);
+    TSF_RUN(test_truncation);
+    TSF_RUN(test_garbage);
+    TSF_RUN(test_invalid_windows);
+    TSF_RUN(test_golden_first_pages);
+    return tsf_test_finish();
+}

@@ -2,7 +2,9 @@
  * Tests of GORILLA (spec §4.1-§4.3): the §4.3 worked examples byte-exact on every path, round trips
  * of edge values and random data for all six types, per-value vs batch agreement (bytes and values),
  * truncation at every byte and garbage input (TSF_ECORRUPT, no crash), and the first page of the
- * golden GORILLA files.
+ * golden GORILLA files. Then GORILLA_V1 (spec §4.4): a hand-derived example byte-exact, round trips
+ * (NaN payloads come back canonical, as the reference's floatToIntBits writer does), truncation and
+ * garbage, the `10` case after a zero value (no bits), and the golden GORILLA_V1 first pages.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -314,6 +316,169 @@ static void test_golden_first_pages(void)
     }
 }
 
+/* ---- GORILLA_V1 ---------------------------------------------------------------------------- */
+
+static tsf_codec *v1_open_default(void)
+{
+    tsf_codec *c = NULL;
+    tsf_codec_open(&c, NULL, NULL);
+    return c;
+}
+
+static void test_v1_hand_example(void)
+{
+    /* FLOAT [1.0, 1.0, 1.5]: LE first value; `0`; `11` lz 9 len 1 `1`; NaN: `11` lz 1 len 1 `1` */
+    const float f[] = {1.0f, 1.0f, 1.5f};
+    const uint8_t e[] = {0x00, 0x00, 0x80, 0x3f, 0x69, 0x07, 0x84, 0x18};
+    tsf_codec *c = v1_open_default();
+    uint8_t b[64];
+    size_t w = 0, used = 0;
+    tsf_error err;
+    CHECK_OK(tsf_codec_encode(c, TSF_FLOAT, TSF_ENC_GORILLA_V1, f, 3, b, sizeof b, &w, &err), &err);
+    CHECK_EQ_INT(w, sizeof e);
+    CHECK_MEM(b, e, sizeof e);
+    float out[3];
+    CHECK_OK(tsf_codec_decode(c, TSF_FLOAT, TSF_ENC_GORILLA_V1, e, sizeof e, out, 3, &used, &err), &err);
+    CHECK_EQ_INT(used, sizeof e);
+    CHECK_MEM(out, f, sizeof f);
+    tsf_codec_close(c);
+}
+
+static void v1_roundtrip(tsf_type t, const void *v, size_t n, const void *expect)
+{
+    tsf_codec *c = v1_open_default();
+    size_t cap = tsf_codec_encode_bound(t, TSF_ENC_GORILLA_V1, n, 0), w = 0, used = 0;
+    uint8_t *b = malloc(cap);
+    void *out = malloc(n * 8 + 8);
+    tsf_error err;
+    CHECK_OK(tsf_codec_encode(c, t, TSF_ENC_GORILLA_V1, v, n, b, cap, &w, &err), &err);
+    CHECK_OK(tsf_codec_decode(c, t, TSF_ENC_GORILLA_V1, b, w, out, n, &used, &err), &err);
+    CHECK_EQ_INT(used, w);
+    CHECK_MEM(out, expect, n * (t == TSF_FLOAT ? 4 : 8));
+    /* every proper prefix is corrupt */
+    for (size_t cut = n ? 0 : 1; cut < w; cut++) { /* n = 0 with no bytes is a valid empty page */
+        uint8_t *p = malloc(cut ? cut : 1);
+        memcpy(p, b, cut);
+        tsf_status st = tsf_codec_decode(c, t, TSF_ENC_GORILLA_V1, p, cut, out, n, NULL, &err);
+        CHECK_EQ_INT(st, TSF_ECORRUPT);
+        free(p);
+    }
+    free(b);
+    free(out);
+    tsf_codec_close(c);
+}
+
+static void test_v1_roundtrip(void)
+{
+    uint64_t d[300], de[300];
+    uint64_t seed = 5;
+    double walk = 0;
+    for (size_t i = 0; i < 300; i++) {
+        uint64_t r = tsf_test_rand(&seed);
+        if (i < 12) {
+            const uint64_t edge[] = {0x7ff8000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+                                     0x8000000000000000ull, 0, 1, 0x7ff4000000000123ull, 0, 0,
+                                     0x3ff0000000000000ull, 0x000fffffffffffffull, 0xfff8000000000001ull};
+            d[i] = edge[i];
+        } else if (i % 3 == 0) {
+            d[i] = r;
+        } else {
+            walk += (double)(r >> 11) / 9007199254740992.0 - 0.5;
+            memcpy(&d[i], &walk, 8);
+        }
+        de[i] = ((d[i] & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (d[i] & 0xfffffffffffffull))
+                    ? 0x7ff8000000000000ull
+                    : d[i];
+    }
+    for (size_t n = 0; n <= 20; n++) v1_roundtrip(TSF_DOUBLE, d, n, de);
+    v1_roundtrip(TSF_DOUBLE, d, 300, de);
+    uint32_t f[300], fe[300];
+    for (size_t i = 0; i < 300; i++) {
+        f[i] = (uint32_t)(d[i] >> 32);
+        fe[i] = ((f[i] & 0x7f800000u) == 0x7f800000u && (f[i] & 0x7fffffu)) ? 0x7fc00000u : f[i];
+    }
+    for (size_t n = 0; n <= 20; n++) v1_roundtrip(TSF_FLOAT, f, n, fe);
+    v1_roundtrip(TSF_FLOAT, f, 300, fe);
+}
+
+static void test_v1_zero_then_10(void)
+{
+    /* DOUBLE first 0.0 (LE), then `10`: the previous value has no window, so no bits follow;
+       then `0`, then the NaN via `11` lz 1 len 12 (0x7ff8 >> 51 ...). Decoded: 0, 0, 0. */
+    uint8_t s[16] = {0};
+    /* bits: 10 | 0 | 11 000001 0001100 111111111111 (lz 1, len 12 = 0xfff, tz 51) */
+    const char *bits = "10" "0" "11" "000001" "0001100" "111111111111";
+    size_t nb = strlen(bits);
+    for (size_t i = 0; i < nb; i++)
+        if (bits[i] == '1') s[8 + i / 8] |= (uint8_t)(0x80 >> (i % 8));
+    double out[3];
+    size_t used = 0;
+    tsf_error err;
+    tsf_codec *c = v1_open_default();
+    CHECK_OK(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, 8 + (nb + 7) / 8, out, 3, &used, &err), &err);
+    CHECK_EQ_INT(used, 8 + (nb + 7) / 8);
+    CHECK(out[0] == 0.0 && out[1] == 0.0 && out[2] == 0.0);
+    /* the same stream with one value too many has no closing NaN */
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, 8 + (nb + 7) / 8, out, 2, NULL, &err),
+                 TSF_ECORRUPT);
+    tsf_codec_close(c);
+}
+
+static void test_v1_garbage(void)
+{
+    tsf_codec *c = v1_open_default();
+    uint64_t seed = 3;
+    for (int it = 0; it < 3000; it++) {
+        size_t len = (size_t)(tsf_test_rand(&seed) % 64), n = (size_t)(tsf_test_rand(&seed) % 100);
+        uint8_t *s = malloc(len ? len : 1);
+        for (size_t i = 0; i < len; i++) s[i] = (uint8_t)tsf_test_rand(&seed);
+        double out[100];
+        tsf_status st = tsf_codec_decode(c, (it & 1) ? TSF_FLOAT : TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, len, out, n,
+                                         NULL, NULL);
+        CHECK(st == TSF_OK || st == TSF_ECORRUPT);
+        free(s);
+    }
+    tsf_codec_close(c);
+}
+
+static void test_v1_golden_first_pages(void)
+{
+    const char *files[] = {"tree_nonaligned_double_gorillav1_uncompressed.tsfile",
+                           "tree_nonaligned_float_gorillav1_uncompressed.tsfile"};
+    for (size_t f = 0; f < 2; f++) {
+        golden_page g;
+        int r = golden_page_load(files[f], &g);
+        if (r == 0) {
+            tsf_test_skip("golden files absent");
+            golden_page_free(&g);
+            return;
+        }
+        CHECK_EQ_INT(r, 1);
+        if (r == 1) {
+            CHECK_EQ_INT(g.encoding, TSF_ENC_GORILLA_V1);
+            tsf_codec *c = v1_open_default();
+            void *out = malloc(g.count * 8);
+            size_t used = 0, w = 0;
+            tsf_error err;
+            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_GORILLA_V1, g.vals, g.vals_len, out, g.count, &used, &err),
+                     &err);
+            CHECK_EQ_INT(used, g.vals_len);
+            size_t bad = 0;
+            for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];
+            CHECK_EQ_INT(bad, 0);
+            size_t cap = tsf_codec_encode_bound(g.type, TSF_ENC_GORILLA_V1, g.count, 0);
+            uint8_t *enc = malloc(cap);
+            CHECK_OK(tsf_codec_encode(c, g.type, TSF_ENC_GORILLA_V1, out, g.count, enc, cap, &w, &err), &err);
+            CHECK_EQ_INT(w, g.vals_len);
+            if (w == g.vals_len) CHECK_MEM(enc, g.vals, w);
+            free(enc);
+            free(out);
+            tsf_codec_close(c);
+        }
+        golden_page_free(&g);
+    }
+}
+
 int main(void)
 {
     TSF_RUN(test_worked_examples);
@@ -323,5 +488,10 @@ int main(void)
     TSF_RUN(test_garbage);
     TSF_RUN(test_invalid_windows);
     TSF_RUN(test_golden_first_pages);
+    TSF_RUN(test_v1_hand_example);
+    TSF_RUN(test_v1_roundtrip);
+    TSF_RUN(test_v1_zero_then_10);
+    TSF_RUN(test_v1_garbage);
+    TSF_RUN(test_v1_golden_first_pages);
     return tsf_test_finish();
 }

@@ -1,0 +1,96 @@
+/*
+ * ts2diff_avx2.c - AVX2 kernels of TS_2DIFF (spec §3.1): 8 w-bit MSB-first fields per 256-bit
+ * vector (two 128-bit halves loaded from their own byte offsets, vpshufb + vpsllvd + vpsrld), fused
+ * with the prefix sum; 8 deltas (= w bytes) per step. Wider fields (w > 25) use the
+ * width-specialised scalar loops; the encoder is the portable block encoder compiled for AVX2.
+ * Scalar twin: td_unpack32_w / td_encode_block32 in ts2diff_kern.h.
+ */
+#include "ts2diff_kern.h"
+
+#if defined(TSF_X86)
+#include <immintrin.h>
+
+#include "ts2diff_simd.h"
+
+static inline __m256i td_load2(const uint8_t *p, size_t o1)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+                                   _mm_loadu_si128((const __m128i *)(p + o1)), 1);
+}
+
+/* Inclusive prefix sum of 8 int32 lanes. */
+static inline __m256i td_scan8(__m256i x)
+{
+    x = _mm256_add_epi32(x, _mm256_slli_si256(x, 4));
+    x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
+    __m256i t = _mm256_shuffle_epi32(x, 0xff);           /* each half's last lane */
+    t = _mm256_permute2x128_si256(t, t, 0x08);           /* low half 0, high half = low's last */
+    return _mm256_add_epi32(x, t);
+}
+
+size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
+{
+    if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
+    const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
+    const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
+    const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+    const __m256i md = _mm256_set1_epi32((int)mind);
+    const __m256i last = _mm256_set1_epi32(7);
+    const size_t o1 = (4 * w) >> 3, need = o1 + 16;
+    __m256i carry = _mm256_set1_epi32((int)out[0]);
+    size_t i = 0;
+    for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
+        const uint8_t *p = d + (i >> 3) * w;
+        __m256i x = _mm256_shuffle_epi8(td_load2(p, o1), ctrl);
+        x = _mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs);
+        x = _mm256_add_epi32(td_scan8(_mm256_add_epi32(x, md)), carry);
+        _mm256_storeu_si256((__m256i *)(out + i + 1), x);
+        carry = _mm256_permutevar8x32_epi32(x, last);
+    }
+    return i;
+}
+
+/* Inclusive prefix sum of 4 int64 lanes. */
+static inline __m256i td_scan4q(__m256i x)
+{
+    x = _mm256_add_epi64(x, _mm256_slli_si256(x, 8));
+    __m256i t = _mm256_permute4x64_epi64(x, 0x50); /* lanes 0,0,1,1 */
+    t = _mm256_blend_epi32(_mm256_setzero_si256(), t, 0xf0);
+    return _mm256_add_epi64(x, t);
+}
+
+size_t tsf_td_dec64_avx2(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
+{
+    if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
+    const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
+    const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
+    const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+    const __m256i md = _mm256_set1_epi64x((long long)mind);
+    const size_t o1 = (4 * w) >> 3, need = o1 + 16;
+    __m256i carry = _mm256_set1_epi64x((long long)out[0]);
+    size_t i = 0;
+    for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
+        const uint8_t *p = d + (i >> 3) * w;
+        __m256i x = _mm256_shuffle_epi8(td_load2(p, o1), ctrl);
+        x = _mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs);
+        __m256i lo = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(x)), md);
+        __m256i hi = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(x, 1)), md);
+        lo = _mm256_add_epi64(td_scan4q(lo), carry);
+        _mm256_storeu_si256((__m256i *)(out + i + 1), lo);
+        hi = _mm256_add_epi64(td_scan4q(hi), _mm256_permute4x64_epi64(lo, 0xff));
+        _mm256_storeu_si256((__m256i *)(out + i + 5), hi);
+        carry = _mm256_permute4x64_epi64(hi, 0xff);
+    }
+    return i;
+}
+
+size_t tsf_td_enc32_avx2(const uint32_t *v, size_t cnt, uint8_t *o)
+{
+    return td_encode_block32(v, cnt, o);
+}
+
+size_t tsf_td_enc64_avx2(const uint64_t *v, size_t cnt, uint8_t *o)
+{
+    return td_encode_block64(v, cnt, o);
+}
+#endif

@@ -1,0 +1,108 @@
+/*
+ * ts2diff_sse41.c - SSE4.1 kernels of TS_2DIFF (spec §3.1): unpack of w-bit MSB-first fields with
+ * pshufb + pmulld (the variable shift SSE4.1 lacks) + psrld, fused with the prefix sum
+ * (v_{i+1} = v_i + minDelta + d'_i), 8 deltas (= w bytes) per step; wider fields (w > 25) use the
+ * width-specialised scalar loops. The encoder is the portable block encoder compiled for SSE4.1
+ * (its delta/min/OR loops vectorise). Scalar twin: td_unpack32_w / td_encode_block32 in
+ * ts2diff_kern.h.
+ */
+#include "ts2diff_kern.h"
+
+#if defined(TSF_X86)
+#include <immintrin.h>
+
+#include "ts2diff_simd.h"
+
+/* 4 fields starting at p with the given control/shift table row. */
+static inline __m128i td_unpack4(const uint8_t *p, __m128i ctrl, __m128i mul, __m128i rs)
+{
+    __m128i x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)p), ctrl);
+    return _mm_srl_epi32(_mm_mullo_epi32(x, mul), rs);
+}
+
+/* Inclusive prefix sum of 4 lanes plus the carry-in. */
+static inline __m128i td_scan4(__m128i x, __m128i carry)
+{
+    x = _mm_add_epi32(x, _mm_slli_si128(x, 4));
+    x = _mm_add_epi32(x, _mm_slli_si128(x, 8));
+    return _mm_add_epi32(x, carry);
+}
+
+static inline __m128i td_mul_of(const uint32_t *shl)
+{
+    __m128i s = _mm_loadu_si128((const __m128i *)shl);
+    /* 1 << s per lane, built with an integer add on the float exponent field */
+    return _mm_cvttps_epi32(_mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(s, 23), _mm_set1_epi32(0x3f800000))));
+}
+
+size_t tsf_td_dec32_sse41(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
+{
+    if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
+    const __m128i c0 = _mm_load_si128((const __m128i *)TD_CTRL[w][0]);
+    const __m128i c1 = _mm_load_si128((const __m128i *)TD_CTRL[w][1]);
+    const __m128i m0 = td_mul_of(TD_SHL[w][0]), m1 = td_mul_of(TD_SHL[w][1]);
+    const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+    const __m128i md = _mm_set1_epi32((int)mind);
+    const size_t o1 = (4 * w) >> 3, need = o1 + 16;
+    __m128i carry = _mm_set1_epi32((int)out[0]);
+    size_t i = 0;
+    for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
+        const uint8_t *p = d + (i >> 3) * w;
+        __m128i a = _mm_add_epi32(td_unpack4(p, c0, m0, rs), md);
+        __m128i b = _mm_add_epi32(td_unpack4(p + o1, c1, m1, rs), md);
+        a = td_scan4(a, carry);
+        _mm_storeu_si128((__m128i *)(out + i + 1), a);
+        b = td_scan4(b, _mm_shuffle_epi32(a, 0xff));
+        _mm_storeu_si128((__m128i *)(out + i + 5), b);
+        carry = _mm_shuffle_epi32(b, 0xff);
+    }
+    return i;
+}
+
+/* Two 64-bit lanes: inclusive scan plus carry. */
+static inline __m128i td_scan2(__m128i x, __m128i carry)
+{
+    return _mm_add_epi64(_mm_add_epi64(x, _mm_slli_si128(x, 8)), carry);
+}
+
+size_t tsf_td_dec64_sse41(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
+{
+    if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
+    const __m128i c0 = _mm_load_si128((const __m128i *)TD_CTRL[w][0]);
+    const __m128i c1 = _mm_load_si128((const __m128i *)TD_CTRL[w][1]);
+    const __m128i m0 = td_mul_of(TD_SHL[w][0]), m1 = td_mul_of(TD_SHL[w][1]);
+    const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+    const __m128i md = _mm_set1_epi64x((long long)mind);
+    const size_t o1 = (4 * w) >> 3, need = o1 + 16;
+    __m128i carry = _mm_set1_epi64x((long long)out[0]);
+    size_t i = 0;
+    for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
+        const uint8_t *p = d + (i >> 3) * w;
+        __m128i a = td_unpack4(p, c0, m0, rs), b = td_unpack4(p + o1, c1, m1, rs);
+        __m128i v0 = _mm_add_epi64(_mm_cvtepu32_epi64(a), md);
+        __m128i v1 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(a, 8)), md);
+        __m128i v2 = _mm_add_epi64(_mm_cvtepu32_epi64(b), md);
+        __m128i v3 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(b, 8)), md);
+        v0 = td_scan2(v0, carry);
+        _mm_storeu_si128((__m128i *)(out + i + 1), v0);
+        v1 = td_scan2(v1, _mm_shuffle_epi32(v0, 0xee));
+        _mm_storeu_si128((__m128i *)(out + i + 3), v1);
+        v2 = td_scan2(v2, _mm_shuffle_epi32(v1, 0xee));
+        _mm_storeu_si128((__m128i *)(out + i + 5), v2);
+        v3 = td_scan2(v3, _mm_shuffle_epi32(v2, 0xee));
+        _mm_storeu_si128((__m128i *)(out + i + 7), v3);
+        carry = _mm_shuffle_epi32(v3, 0xee);
+    }
+    return i;
+}
+
+size_t tsf_td_enc32_sse41(const uint32_t *v, size_t cnt, uint8_t *o)
+{
+    return td_encode_block32(v, cnt, o);
+}
+
+size_t tsf_td_enc64_sse41(const uint64_t *v, size_t cnt, uint8_t *o)
+{
+    return td_encode_block64(v, cnt, o);
+}
+#endif

@@ -1,0 +1,478 @@
+/*
+ * Tests of TS_2DIFF (src/codec/ts2diff.c + kernels): the §3.2 worked examples byte-exact, round
+ * trips on random and edge data for INT32/DATE/INT64/TIMESTAMP, every path (per_value, scalar,
+ * sse41, avx2, avx512) against the scalar path, hostile input, count, the §14 block walk, and the
+ * first page of the Java golden file tree_nonaligned_int64_ts2diff_uncompressed.tsfile.
+ */
+#include <stdlib.h>
+
+#include "codec/codec.h"
+#include "common/bytes.h"
+#include "test.h"
+
+static const tsf_codec_path PATHS[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_SSE41, TSF_PATH_AVX2,
+                                       TSF_PATH_AVX512};
+#define NPATHS (sizeof PATHS / sizeof PATHS[0])
+
+static tsf_codec *open_path(tsf_codec_path p)
+{
+    tsf_codec_options o;
+    tsf_codec_options_init(&o);
+    o.path = p;
+    tsf_codec *c = NULL;
+    tsf_error err;
+    if (tsf_codec_open(&c, &o, &err) != TSF_OK) {
+        fprintf(stderr, "open %s: %s\n", tsf_codec_path_name(p), err.message);
+        exit(1);
+    }
+    return c;
+}
+
+static int is64(tsf_type t)
+{
+    return t == TSF_INT64 || t == TSF_TIMESTAMP;
+}
+
+/* Encodes with codec c, checks the bound, returns a malloc'd exact-size copy (for ASan). */
+static uint8_t *enc(tsf_codec *c, tsf_type t, const void *v, size_t n, size_t *len)
+{
+    size_t cap = tsf_codec_encode_bound(t, TSF_ENC_TS_2DIFF, n, 0);
+    uint8_t *buf = malloc(cap + 1);
+    tsf_error err;
+    *len = 0;
+    CHECK_OK(tsf_codec_encode(c, t, TSF_ENC_TS_2DIFF, v, n, buf, cap, len, &err), &err);
+    CHECK(*len <= cap);
+    uint8_t *exact = malloc(*len ? *len : 1);
+    memcpy(exact, buf, *len);
+    free(buf);
+    return exact;
+}
+
+static void check_bytes_all_paths(tsf_type t, const void *v, size_t n, const uint8_t *expect, size_t elen)
+{
+    for (size_t p = 0; p < NPATHS; p++) {
+        tsf_codec *c = open_path(PATHS[p]);
+        size_t len;
+        uint8_t *b = enc(c, t, v, n, &len);
+        CHECK_EQ_INT(len, elen);
+        if (len == elen) CHECK_MEM(b, expect, elen);
+        /* and back */
+        size_t w = is64(t) ? 8 : 4, used = 0;
+        uint8_t *out = malloc(n * w);
+        tsf_error err;
+        CHECK_OK(tsf_codec_decode(c, t, TSF_ENC_TS_2DIFF, expect, elen, out, n, &used, &err), &err);
+        CHECK_MEM(out, v, n * w);
+        CHECK_EQ_INT(used, elen);
+        size_t cnt = 0;
+        CHECK_OK(tsf_codec_count(t, TSF_ENC_TS_2DIFF, expect, elen, &cnt, &err), &err);
+        CHECK_EQ_INT(cnt, n);
+        free(out);
+        free(b);
+        tsf_codec_close(c);
+    }
+}
+
+static void test_spec_examples(void)
+{
+    const int64_t a64[] = {1000, 1010, 1020, 1035};
+    const uint8_t e64[] = {0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0x0a,
+                           0, 0, 0, 0, 0, 0, 3, 0xe8, 0x02, 0x80};
+    check_bytes_all_paths(TSF_INT64, a64, 4, e64, sizeof e64);
+    check_bytes_all_paths(TSF_TIMESTAMP, a64, 4, e64, sizeof e64);
+    const int32_t a32[] = {1000, 1010, 1020, 1035};
+    const uint8_t e32[] = {0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 0x0a, 0, 0, 3, 0xe8, 0x02, 0x80};
+    check_bytes_all_paths(TSF_INT32, a32, 4, e32, sizeof e32);
+    check_bytes_all_paths(TSF_DATE, a32, 4, e32, sizeof e32);
+    const int32_t b32[] = {7, 5, 6, 3, 9};
+    const uint8_t f32[] = {0, 0, 0, 4, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfd, 0, 0, 0, 7, 0x14, 0x09};
+    check_bytes_all_paths(TSF_INT32, b32, 5, f32, sizeof f32);
+    /* 130 regular timestamps: block0 n=128 w=0; block1 n=0 with Java's minDelta Long.MAX_VALUE */
+    int64_t ts[130];
+    for (int i = 0; i < 130; i++) ts[i] = 1700000000000LL + 1000LL * i;
+    const uint8_t e130[48] = {0,    0,    0,    0x80, 0,    0,    0,    0,    0,    0,    0,    0,
+                              0,    0,    0x03, 0xe8, 0,    0,    0x01, 0x8b, 0xcf, 0xe5, 0x68, 0,
+                              0,    0,    0,    0,    0,    0,    0,    0,    0x7f, 0xff, 0xff, 0xff,
+                              0xff, 0xff, 0xff, 0xff, 0,    0,    0x01, 0x8b, 0xcf, 0xe7, 0x5f, 0xe8};
+    check_bytes_all_paths(TSF_INT64, ts, 130, e130, sizeof e130);
+    /* the C++ form (minDelta 1000 in the n=0 block) decodes the same: minDelta is ignored */
+    uint8_t cpp[48];
+    memcpy(cpp, e130, 48);
+    memcpy(cpp + 32, e130 + 8, 8);
+    for (size_t p = 0; p < NPATHS; p++) {
+        tsf_codec *c = open_path(PATHS[p]);
+        int64_t out[130];
+        tsf_error err;
+        CHECK_OK(tsf_codec_decode(c, TSF_INT64, TSF_ENC_TS_2DIFF, cpp, 48, out, 130, NULL, &err), &err);
+        CHECK_MEM(out, ts, sizeof ts);
+        tsf_codec_close(c);
+    }
+    /* single value: n=0 block with minDelta INT32_MAX */
+    const int32_t one = -5;
+    const uint8_t eone[] = {0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfb};
+    check_bytes_all_paths(TSF_INT32, &one, 1, eone, sizeof eone);
+}
+
+/* Random data of several shapes; `shape` picks the generator. */
+static void gen(tsf_type t, void *out, size_t n, int shape, uint64_t *seed)
+{
+    int64_t *o64 = (int64_t *)out;
+    int32_t *o32 = (int32_t *)out;
+    int64_t x = (int64_t)(tsf_test_rand(seed) % 1000000);
+    unsigned bits = is64(t) ? 64 : 32;
+    unsigned w = (unsigned)(tsf_test_rand(seed) % (bits + 1)); /* delta width for shape 3 */
+    int64_t base = (int64_t)tsf_test_rand(seed);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tsf_test_rand(seed);
+        switch (shape) {
+        case 0: x += (int64_t)(r % 201) - 100; break;            /* W0-like walk */
+        case 1: x = (int64_t)r; break;                           /* full range */
+        case 2: x = (i & 1) ? (is64(t) ? INT64_MAX : INT32_MAX) : (is64(t) ? INT64_MIN : INT32_MIN); break;
+        case 3: {                                                /* deltas of exactly w bits above base */
+            uint64_t mask = w == 64 ? ~0ull : ((1ull << w) - 1);
+            uint64_t d = (i % 37 == 5) ? mask : (r & mask);
+            x = (int64_t)((uint64_t)x + (uint64_t)base + d);
+            break;
+        }
+        case 4: x = 1600000000000LL + 1000LL * (int64_t)i + (int64_t)(r % 21) - 10; break; /* jittered time */
+        default: x = 42; break;                                  /* constant */
+        }
+        if (is64(t)) o64[i] = x;
+        else o32[i] = (int32_t)(uint32_t)(uint64_t)x;
+    }
+}
+
+static const size_t SIZES[] = {0, 1, 2, 3, 8, 15, 16, 17, 128, 129, 130, 145, 258, 259, 1000, 10000};
+
+static void test_roundtrip_all_paths(void)
+{
+    const tsf_type types[] = {TSF_INT32, TSF_DATE, TSF_INT64, TSF_TIMESTAMP};
+    uint64_t seed = 12345;
+    tsf_codec *cs[NPATHS];
+    for (size_t p = 0; p < NPATHS; p++) cs[p] = open_path(PATHS[p]);
+    for (size_t ti = 0; ti < 4; ti++) {
+        tsf_type t = types[ti];
+        size_t w = is64(t) ? 8 : 4;
+        for (size_t si = 0; si < sizeof SIZES / sizeof SIZES[0]; si++) {
+            for (int shape = 0; shape <= 5; shape++) {
+                int reps = shape == 3 ? 12 : 1;
+                for (int rep = 0; rep < reps; rep++) {
+                    size_t n = SIZES[si];
+                    uint8_t *v = malloc(n * w + 1), *out = malloc(n * w + 1);
+                    gen(t, v, n, shape, &seed);
+                    size_t rlen;
+                    uint8_t *ref = enc(cs[1], t, v, n, &rlen); /* scalar = reference */
+                    for (size_t p = 0; p < NPATHS; p++) {
+                        size_t len;
+                        uint8_t *b = enc(cs[p], t, v, n, &len);
+                        CHECK_EQ_INT(len, rlen);
+                        if (len == rlen) CHECK_MEM(b, ref, len);
+                        free(b);
+                        tsf_error err;
+                        size_t used = 0;
+                        memset(out, 0xa5, n * w);
+                        CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, ref, rlen, out, n, &used, &err),
+                                 &err);
+                        CHECK_EQ_INT(used, rlen);
+                        if (memcmp(out, v, n * w) != 0) {
+                            fprintf(stderr, "path %s type %d n %zu shape %d mismatch\n",
+                                    tsf_codec_path_name(PATHS[p]), (int)t, n, shape);
+                            tsf_test_failures++;
+                        }
+                        /* a shorter count-driven request yields the prefix */
+                        if (n > 3) {
+                            size_t k = n / 2 + 1;
+                            CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, ref, rlen, out, k, NULL, &err),
+                                     &err);
+                            CHECK_MEM(out, v, k * w);
+                        }
+                    }
+                    size_t cnt = 99;
+                    tsf_error err;
+                    CHECK_OK(tsf_codec_count(t, TSF_ENC_TS_2DIFF, ref, rlen, &cnt, &err), &err);
+                    CHECK_EQ_INT(cnt, n);
+                    free(ref);
+                    free(v);
+                    free(out);
+                }
+            }
+        }
+    }
+    for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
+}
+
+/* Every width 0..32 / 0..64 appears as a block header. */
+static void test_widths_exercised(void)
+{
+    tsf_codec *c = open_path(TSF_PATH_SCALAR);
+    for (int b64 = 0; b64 < 2; b64++) {
+        unsigned maxw = b64 ? 64 : 32;
+        for (unsigned w = 0; w <= maxw; w++) {
+            int64_t v64[300];
+            int32_t v32[300];
+            uint64_t x = 77;
+            for (int i = 0; i < 300; i++) {
+                /* deltas b, b + 0/1 and b + 2^w - 1 with b = -2^(w-1): the span is exactly w bits */
+                uint64_t b = w == 0 ? 5 : 0 - (1ull << (w - 1));
+                uint64_t d = b + (w == 0 ? 0 : (i % 3 == 0 ? (w == 64 ? ~0ull : (1ull << w) - 1) : (uint64_t)i % 2));
+                x += d;
+                v64[i] = (int64_t)x;
+                v32[i] = (int32_t)(uint32_t)x;
+            }
+            size_t len;
+            uint8_t *b = enc(c, b64 ? TSF_INT64 : TSF_INT32, b64 ? (void *)v64 : (void *)v32, 300, &len);
+            CHECK_EQ_INT(tsf_load_be32(b + 4), w);
+            free(b);
+        }
+    }
+    tsf_codec_close(c);
+}
+
+static int has(const char *msg, const char *s)
+{
+    return strstr(msg, s) != NULL;
+}
+
+static void test_hostile(void)
+{
+    tsf_codec *cs[NPATHS];
+    for (size_t p = 0; p < NPATHS; p++) cs[p] = open_path(PATHS[p]);
+    /* truncations of a valid 3-block INT64 stream and a 3-block INT32 stream */
+    uint64_t seed = 99;
+    for (int t64 = 0; t64 < 2; t64++) {
+        tsf_type t = t64 ? TSF_INT64 : TSF_INT32;
+        size_t n = 300, w = t64 ? 8 : 4;
+        uint8_t *v = malloc(n * w), *out = malloc(n * w);
+        gen(t, v, n, 0, &seed);
+        size_t len;
+        uint8_t *ref = enc(cs[1], t, v, n, &len);
+        for (size_t cut = 0; cut < len; cut++) {
+            uint8_t *tr = malloc(cut ? cut : 1);
+            memcpy(tr, ref, cut);
+            for (size_t p = 0; p < NPATHS; p++) {
+                tsf_error err;
+                err.message[0] = 0;
+                tsf_status s = tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, tr, cut, out, n, NULL, &err);
+                CHECK_EQ_INT(s, TSF_ECORRUPT);
+                CHECK(has(err.message, "TS_2DIFF") && has(err.message, "offset"));
+            }
+            size_t cnt;
+            tsf_error err;
+            tsf_status s = tsf_codec_count(t, TSF_ENC_TS_2DIFF, tr, cut, &cnt, &err);
+            CHECK(s == TSF_ECORRUPT || (s == TSF_OK && cnt < n)); /* a cut on a block boundary is valid */
+            free(tr);
+        }
+        free(ref);
+        free(v);
+        free(out);
+    }
+    /* negative n, too-wide w, and data that the header claims but the buffer lacks */
+    uint8_t h[24] = {0};
+    int32_t o32[4];
+    int64_t o64[4];
+    tsf_error err;
+    tsf_store_be32(h, 0x80000000u);
+    for (size_t p = 0; p < NPATHS; p++) {
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err), TSF_ECORRUPT);
+        CHECK(has(err.message, "negative"));
+    }
+    tsf_store_be32(h, 1);
+    tsf_store_be32(h + 4, 33);
+    for (size_t p = 0; p < NPATHS; p++) {
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err), TSF_ECORRUPT);
+        CHECK(has(err.message, "width 33") && has(err.message, "offset 4"));
+    }
+    tsf_store_be32(h + 4, 65);
+    for (size_t p = 0; p < NPATHS; p++)
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 2, NULL, &err), TSF_ECORRUPT);
+    tsf_store_be32(h, 0x7fffffff);
+    tsf_store_be32(h + 4, 64);
+    for (size_t p = 0; p < NPATHS; p++)
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 4, NULL, &err), TSF_ECORRUPT);
+    size_t cnt;
+    CHECK_EQ_INT(tsf_codec_count(TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, &cnt, &err), TSF_ECORRUPT);
+    /* garbage: must return (either way) without touching memory outside the buffers (ASan) */
+    for (int it = 0; it < 3000; it++) {
+        size_t len = (size_t)(tsf_test_rand(&seed) % 80);
+        uint8_t *g = malloc(len ? len : 1);
+        for (size_t i = 0; i < len; i++) g[i] = (uint8_t)tsf_test_rand(&seed);
+        if (len >= 8 && (it & 1)) { /* plausible headers */
+            tsf_store_be32(g, (uint32_t)(tsf_test_rand(&seed) % 200));
+            tsf_store_be32(g + 4, (uint32_t)(tsf_test_rand(&seed) % 66));
+        }
+        int64_t out[300];
+        for (size_t p = 0; p < NPATHS; p++) {
+            tsf_status s = tsf_codec_decode(cs[p], (it & 2) ? TSF_INT64 : TSF_INT32, TSF_ENC_TS_2DIFF, g, len, out,
+                                            1 + it % 150, NULL, &err);
+            CHECK(s == TSF_OK || s == TSF_ECORRUPT);
+        }
+        tsf_ts2diff_block blk[8];
+        size_t nb;
+        tsf_status s = tsf_ts2diff_blocks(g, len, blk, 8, &nb, &err);
+        CHECK(s == TSF_OK || s == TSF_ECORRUPT);
+        free(g);
+    }
+    for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
+}
+
+static void test_encode_small_dst(void)
+{
+    tsf_codec *c = open_path(TSF_PATH_SCALAR);
+    int32_t v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    uint8_t buf[64];
+    size_t w;
+    tsf_error err;
+    size_t bound = tsf_codec_encode_bound(TSF_INT32, TSF_ENC_TS_2DIFF, 10, 0);
+    CHECK_EQ_INT(bound, 16 + 40);
+    CHECK_EQ_INT(tsf_codec_encode(c, TSF_INT32, TSF_ENC_TS_2DIFF, v, 10, buf, bound - 1, &w, &err), TSF_ERANGE);
+    CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_TS_2DIFF, v, 10, buf, bound, &w, &err), &err);
+    CHECK_EQ_INT(w, 16); /* w = 0: header only */
+    tsf_codec_close(c);
+}
+
+static void test_blocks_spec_example(void)
+{
+    int64_t ts[130];
+    for (int i = 0; i < 130; i++) ts[i] = 1700000000000LL + 1000LL * i;
+    tsf_codec *c = open_path(TSF_PATH_SCALAR);
+    size_t len;
+    uint8_t *b = enc(c, TSF_INT64, ts, 130, &len);
+    tsf_ts2diff_block blk[4];
+    size_t nb = 0;
+    tsf_error err;
+    CHECK_OK(tsf_ts2diff_blocks(b, len, NULL, 0, &nb, &err), &err);
+    CHECK_EQ_INT(nb, 2);
+    CHECK_OK(tsf_ts2diff_blocks(b, len, blk, 4, &nb, &err), &err);
+    CHECK_EQ_INT(blk[0].offset, 0);
+    CHECK_EQ_INT(blk[0].count, 129);
+    CHECK_EQ_INT(blk[0].width, 0);
+    CHECK_EQ_INT(blk[0].min_delta, 1000);
+    CHECK_EQ_INT(blk[0].first, 1700000000000LL);
+    CHECK_EQ_INT(blk[0].bound, 1700000129000LL);
+    CHECK_EQ_INT(blk[0].bound_conservative, 1700000128000LL); /* w = 0: exact last */
+    CHECK_EQ_INT(blk[0].ordinal, 0);
+    CHECK_EQ_INT(blk[1].offset, 24);
+    CHECK_EQ_INT(blk[1].count, 1);
+    CHECK_EQ_INT(blk[1].first, 1700000129000LL);
+    CHECK_EQ_INT(blk[1].bound, 1700000129001LL);
+    CHECK_EQ_INT(blk[1].ordinal, 129);
+    free(b);
+    tsf_codec_close(c);
+}
+
+static void test_blocks_random(void)
+{
+    uint64_t seed = 4242;
+    tsf_codec *c = open_path(TSF_PATH_SCALAR);
+    for (int it = 0; it < 40; it++) {
+        size_t n = 1 + (size_t)(tsf_test_rand(&seed) % 3000);
+        int64_t *t = malloc(n * 8);
+        int64_t jitter = (int64_t)(tsf_test_rand(&seed) % 400);
+        for (size_t i = 0; i < n; i++)
+            t[i] = 1600000000000LL + 1000LL * (int64_t)i + (jitter ? (int64_t)(tsf_test_rand(&seed) % (uint64_t)(2 * jitter + 1)) - jitter : 0);
+        if (it == 0) t[n - 1] = INT64_MAX; /* last-block bound saturates */
+        size_t len;
+        uint8_t *b = enc(c, TSF_INT64, t, n, &len);
+        size_t nb = 0;
+        tsf_error err;
+        CHECK_OK(tsf_ts2diff_blocks(b, len, NULL, 0, &nb, &err), &err);
+        CHECK_EQ_INT(nb, (n + 128) / 129);
+        tsf_ts2diff_block *blk = malloc(nb * sizeof *blk);
+        CHECK_OK(tsf_ts2diff_blocks(b, len, blk, nb, &nb, &err), &err);
+        for (size_t k = 0; k < nb; k++) {
+            size_t o = blk[k].ordinal;
+            CHECK_EQ_INT(o, k * 129);
+            CHECK(blk[k].first == t[o]);
+            int64_t last = t[o + blk[k].count - 1];
+            if (k + 1 < nb) CHECK(blk[k].bound == t[o + blk[k].count]);
+            else CHECK(blk[k].bound == (last == INT64_MAX ? INT64_MAX : last + 1));
+            CHECK(blk[k].bound_conservative >= last);
+            for (uint32_t i = 0; i < blk[k].count; i++) CHECK(t[o + i] >= blk[k].first && t[o + i] <= blk[k].bound_conservative);
+        }
+        /* a smaller cap fills the prefix and still reports the total */
+        if (nb > 1) {
+            tsf_ts2diff_block one;
+            size_t tot;
+            CHECK_OK(tsf_ts2diff_blocks(b, len, &one, 1, &tot, &err), &err);
+            CHECK_EQ_INT(tot, nb);
+            CHECK(one.bound == blk[0].bound && one.first == blk[0].first);
+        }
+        free(blk);
+        free(b);
+        free(t);
+    }
+    tsf_codec_close(c);
+}
+
+/* Finds `pat` in buf; returns its offset or (size_t)-1. */
+static size_t find(const uint8_t *buf, size_t len, const uint8_t *pat, size_t plen)
+{
+    for (size_t i = 0; i + plen <= len; i++)
+        if (memcmp(buf + i, pat, plen) == 0) return i;
+    return (size_t)-1;
+}
+
+static void test_golden_int64_page(void)
+{
+    const char *dir = tsf_test_shared_dir();
+    if (!dir) {
+        tsf_test_skip("shared folder absent");
+        return;
+    }
+    char path[1024];
+    snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int64_ts2diff_uncompressed.tsfile", dir);
+    size_t flen;
+    uint8_t *file = tsf_test_read_file(path, &flen);
+    if (!file) {
+        tsf_test_skip("golden file absent");
+        return;
+    }
+    /* page body = uvarint(564) b4 04, the time stream, the value stream (spec §3.2) */
+    const uint8_t pat[] = {0xb4, 0x04, 0, 0, 0, 0x80, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0x03, 0xe2, 0, 0, 0, 0, 0, 0, 0x03, 0xe8};
+    size_t at = find(file, flen, pat, sizeof pat);
+    CHECK(at != (size_t)-1);
+    if (at == (size_t)-1) {
+        free(file);
+        return;
+    }
+    const uint8_t *ts = file + at + 2;
+    int64_t t[1000], expect[1000];
+    for (int i = 0; i < 1000; i++) expect[i] = 1000 + 1000LL * i + i % 7;
+    for (size_t p = 0; p < NPATHS; p++) {
+        tsf_codec *c = open_path(PATHS[p]);
+        size_t used = 0;
+        tsf_error err;
+        CHECK_OK(tsf_codec_decode(c, TSF_INT64, TSF_ENC_TS_2DIFF, ts, 564, t, 1000, &used, &err), &err);
+        CHECK_EQ_INT(used, 564);
+        CHECK_MEM(t, expect, sizeof t);
+        /* re-encoding reproduces Java's bytes */
+        size_t len;
+        uint8_t *b = enc(c, TSF_INT64, expect, 1000, &len);
+        CHECK_EQ_INT(len, 564);
+        if (len == 564) CHECK_MEM(b, ts, 564);
+        free(b);
+        /* the value stream starts with the w = 64 block of the edge values */
+        int64_t v[1000];
+        size_t vlen = flen - (at + 2 + 564);
+        CHECK_OK(tsf_codec_decode(c, TSF_INT64, TSF_ENC_TS_2DIFF, ts + 564, vlen, v, 1000, &used, &err), &err);
+        CHECK(v[0] == INT64_MIN && v[1] == INT64_MAX && v[2] == 0 && v[3] == -1);
+        uint8_t *vb = enc(c, TSF_INT64, v, 1000, &len);
+        CHECK_EQ_INT(len, used);
+        if (len == used) CHECK_MEM(vb, ts + 564, len);
+        free(vb);
+        tsf_codec_close(c);
+    }
+    free(file);
+}
+
+int main(void)
+{
+    TSF_RUN(test_spec_examples);
+    TSF_RUN(test_roundtrip_all_paths);
+    TSF_RUN(test_widths_exercised);
+    TSF_RUN(test_hostile);
+    TSF_RUN(test_encode_small_dst);
+    TSF_RUN(test_blocks_spec_example);
+    TSF_RUN(test_blocks_random);
+    TSF_RUN(test_golden_int64_page);
+    return tsf_test_finish();
+}

@@ -257,6 +257,21 @@ TSF_API tsf_status tsf_compress(tsf_compression c, const uint8_t *src, size_t n,
 TSF_API tsf_status tsf_decompress(tsf_compression c, const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
                                   tsf_error *err);
 
+/**
+ * Optional reusable (de)compression state: keeps the zlib, zstd and liblzma contexts between pages
+ * instead of creating them per call. Same results as tsf_compress / tsf_decompress. A handle is
+ * used by one thread at a time. `alloc` (may be NULL) also serves zlib's and liblzma's allocations.
+ * After a failed decompression the content of dst is unspecified.
+ */
+typedef struct tsf_compressor tsf_compressor;
+TSF_API tsf_status tsf_compressor_open(tsf_compressor **out, const tsf_allocator *alloc, tsf_error *err);
+/** Frees; NULL is a no-op. */
+TSF_API void tsf_compressor_close(tsf_compressor *h);
+TSF_API tsf_status tsf_compressor_compress(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n,
+                                           uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
+TSF_API tsf_status tsf_compressor_decompress(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n,
+                                             uint8_t *dst, size_t dst_len, tsf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,8 +61,9 @@ static size_t golden_stats_suffix(tsf_type t)
     }
 }
 
-/* 1 = loaded, 0 = golden folder absent (skip), -1 = parse error. */
-static int golden_page_load(const char *name, golden_page *g)
+/* 1 = loaded, 0 = golden folder absent (skip), -1 = parse error. Expected values come from
+   name + csv_suffix (".csv", or ".input.csv" for the writer's input of the lossy files). */
+static int golden_page_load_ex(const char *name, const char *csv_suffix, golden_page *g)
 {
     memset(g, 0, sizeof *g);
     const char *dir = tsf_test_shared_dir();
@@ -99,7 +100,7 @@ static int golden_page_load(const char *name, golden_page *g)
     g->count = count;
 
     /* expected values: the first `count` rows of the CSV (same series, time order) */
-    snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s.csv", dir, name);
+    snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s%s", dir, name, csv_suffix);
     size_t clen;
     char *csv = (char *)tsf_test_read_file(path, &clen);
     if (!csv) return -1;
@@ -135,6 +136,11 @@ static int golden_page_load(const char *name, golden_page *g)
     }
     free(csv);
     return got == count ? 1 : -1;
+}
+
+static int golden_page_load(const char *name, golden_page *g)
+{
+    return golden_page_load_ex(name, ".csv", g);
 }
 
 /* Bits of value i of a decoded array of `type`. */

@@ -46,9 +46,10 @@ void tsf_test_skip(const char *why);
 #define CHECK_OK(expr, errp)                                                                         \
     do {                                                                                             \
         tsf_status _s = (expr);                                                                      \
+        const tsf_error *_ep = (errp); /* a variable: no -Waddress for CHECK_OK(x, &e) */            \
         if (_s != TSF_OK) {                                                                          \
             fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #expr, tsf_status_name(_s), \
-                    (errp) ? (errp)->message : "");                                                  \
+                    _ep ? _ep->message : "");                                                        \
             tsf_test_failures++;                                                                     \
         }                                                                                            \
     } while (0)

@@ -54,6 +54,13 @@ static tsf_status next_page(tsf_walker *w, tsf_walk_item *it, tsf_error *err)
                                               tsf_fmt_chunk_multi_page(w->chunk.marker), &it->page, &n, err);
     if (st) return walk_fail(w, st);
     uint64_t body = at + n;
+    /* an uncompressed body is stored as is (§6.2): both sizes must agree */
+    if (w->chunk.compression == TSF_UNCOMPRESSED && it->page.compressed_size != it->page.uncompressed_size)
+        return walk_fail(w, tsf_err(err, TSF_ECORRUPT,
+                                    "page header at offset %llu (chunk at %llu): UNCOMPRESSED page with "
+                                    "uncompressedSize %u != compressedSize %u",
+                                    (unsigned long long)at, (unsigned long long)w->chunk_offset,
+                                    it->page.uncompressed_size, it->page.compressed_size));
     if (it->page.compressed_size > w->chunk_end - body)
         return walk_fail(w, tsf_err(err, TSF_ECORRUPT,
                                     "page header at offset %llu (chunk at %llu): compressedSize %u exceeds the "

@@ -272,6 +272,159 @@ TSF_API tsf_status tsf_compressor_compress(tsf_compressor *h, tsf_compression c,
 TSF_API tsf_status tsf_compressor_decompress(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n,
                                              uint8_t *dst, size_t dst_len, tsf_error *err);
 
+/* ---- writer ---- */
+
+/*
+ * Writes TsFile 2.x files (format version 4) readable by the Java reference: tree-model series
+ * (non-aligned and aligned devices) and table-model tables. Data arrives in tablets (column
+ * batches) or rows; each column is encoded in one pass per page with its statistics. See
+ * doc/writer.md.
+ */
+
+typedef struct tsf_writer tsf_writer;
+typedef struct tsf_tablet tsf_tablet;
+
+/** Column categories of the table model (on-disk codes of TableSchema). */
+typedef enum tsf_column_category {
+    TSF_COLUMN_TAG = 0,       /* STRING column identifying the device */
+    TSF_COLUMN_FIELD = 1,     /* measured values */
+    TSF_COLUMN_ATTRIBUTE = 2, /* listed in the schema; values are not stored in TsFile */
+} tsf_column_category;
+
+/** A column (table model) or a measurement (tree model). */
+typedef struct tsf_column_schema {
+    const char *name;
+    tsf_type type;
+    tsf_encoding encoding;       /* must be legal for the type (tsf_codec_can_encode) */
+    tsf_compression compression;
+    tsf_column_category category; /* table model only; ignored for tree series */
+} tsf_column_schema;
+
+typedef struct tsf_writer_options {
+    size_t struct_size;           /* sizeof(tsf_writer_options) */
+    uint32_t page_max_points;     /* seal a page at this many points (rows when aligned); 10000 */
+    size_t page_max_bytes;        /* ...or at this estimated page size; 65536 */
+    size_t memory_budget;         /* flush all chunk groups when buffered data exceeds it; 128 MiB */
+    int in_place;                 /* 1: write <path> directly; 0 (default): <path>.tmp, renamed on close */
+    int fsync;                    /* 1: fsync the file (and its folder) on close */
+    int sort_tablets;             /* 1: sort each tablet by time first (stable; last duplicate wins) */
+    tsf_compression time_compression; /* aligned time chunks; LZ4 as the Java global compressor */
+    int32_t float_precision;      /* digits kept by FLOAT/DOUBLE TS_2DIFF and RLE; 2 */
+    double bloom_error_rate;      /* 0.05 */
+    uint32_t max_index_degree;    /* fan-out of the metadata index tree; 256 */
+    tsf_codec_path path;          /* codec implementation path; AUTO */
+    const tsf_allocator *allocator; /* NULL = malloc */
+} tsf_writer_options;
+
+/** Fills the defaults. */
+TSF_API void tsf_writer_options_init(tsf_writer_options *o);
+
+/** User output: `write` must take all `len` bytes (return 0) or fail (non-zero -> TSF_EIO). */
+typedef struct tsf_write_callbacks {
+    size_t struct_size; /* sizeof(tsf_write_callbacks) */
+    int (*write)(void *ud, const void *data, size_t len);
+    int (*sync)(void *ud); /* optional; called on close when options.fsync is set */
+    void *ud;
+} tsf_write_callbacks;
+
+/** Opens a writer on a file path (see in_place). `opts` may be NULL. */
+TSF_API tsf_status tsf_writer_open(tsf_writer **out, const char *path, const tsf_writer_options *opts,
+                                   tsf_error *err);
+/** Opens a writer on user callbacks (the callbacks see the bytes in file order). */
+TSF_API tsf_status tsf_writer_open_callbacks(tsf_writer **out, const tsf_write_callbacks *cb,
+                                             const tsf_writer_options *opts, tsf_error *err);
+
+/**
+ * Registers a non-aligned tree series `device`.`col->name` (device: a dotted path starting with
+ * "root", e.g. "root.sg1.d1"). TSF_EINVAL for invalid names, duplicates, or an illegal
+ * type/encoding/compression combination.
+ */
+TSF_API tsf_status tsf_writer_register_series(tsf_writer *w, const char *device, const tsf_column_schema *col,
+                                              tsf_error *err);
+/** Registers an aligned tree device with its columns (all written in lockstep, nulls allowed). */
+TSF_API tsf_status tsf_writer_register_aligned(tsf_writer *w, const char *device, const tsf_column_schema *cols,
+                                               size_t ncols, tsf_error *err);
+/**
+ * Registers a table: TAG columns (STRING, in the order that forms device ids), FIELD columns and
+ * ATTRIBUTE columns. Table and column names are stored lower-case.
+ */
+TSF_API tsf_status tsf_writer_register_table(tsf_writer *w, const char *table, const tsf_column_schema *cols,
+                                             size_t ncols, tsf_error *err);
+
+/**
+ * Creates a tablet for `target` (a registered tree device path, or a table name) holding up to
+ * `capacity` rows of the named columns (`columns` NULL = every column in registration order; for
+ * a table every TAG and FIELD column). Cells start null; times must be set for every row.
+ */
+TSF_API tsf_status tsf_tablet_new(tsf_writer *w, const char *target, const char *const *columns, size_t ncols,
+                                  size_t capacity, tsf_tablet **out, tsf_error *err);
+TSF_API void tsf_tablet_free(tsf_tablet *t);
+/** Clears rows and values (keeps the columns and capacity). */
+TSF_API void tsf_tablet_reset(tsf_tablet *t);
+TSF_API size_t tsf_tablet_rows(const tsf_tablet *t);
+/** Sets the timestamps of rows [0, n) and the row count to n (n <= capacity). */
+TSF_API tsf_status tsf_tablet_set_times(tsf_tablet *t, const int64_t *times, size_t n, tsf_error *err);
+/**
+ * Bulk column setter: rows [0, n) of column `col` from `values` (n elements of the column type's
+ * C representation, see tsf_type). `validity` (may be NULL = all present) is a bitmap, bit r at
+ * byte r/8, LSB first, 1 = present (the Arrow layout). Fixed-width values are copied; TEXT/STRING/
+ * BLOB tsf_bytes are borrowed until the tablet is written or reset.
+ */
+TSF_API tsf_status tsf_tablet_set_column(tsf_tablet *t, size_t col, const void *values, const uint8_t *validity,
+                                         size_t n, tsf_error *err);
+/** Per-value setters (row < capacity; the row count grows to row + 1). Bytes are copied. */
+TSF_API tsf_status tsf_tablet_set_time(tsf_tablet *t, size_t row, int64_t time, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_bool(tsf_tablet *t, size_t row, size_t col, int v, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_int32(tsf_tablet *t, size_t row, size_t col, int32_t v, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_int64(tsf_tablet *t, size_t row, size_t col, int64_t v, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_float(tsf_tablet *t, size_t row, size_t col, float v, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_double(tsf_tablet *t, size_t row, size_t col, double v, tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_bytes(tsf_tablet *t, size_t row, size_t col, const void *data, size_t len,
+                                        tsf_error *err);
+TSF_API tsf_status tsf_tablet_set_null(tsf_tablet *t, size_t row, size_t col, tsf_error *err);
+
+/**
+ * Writes the tablet's rows and resets it. Timestamps must strictly increase within a series
+ * (a non-aligned series, an aligned device, a table device) across the whole file; otherwise
+ * TSF_EINVAL names the device and the row and nothing of this tablet is written (everything
+ * accepted earlier stays). With options.sort_tablets the rows are sorted first.
+ */
+TSF_API tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err);
+
+/** One cell of the row API. */
+typedef struct tsf_value {
+    int is_null;
+    union {
+        int b;
+        int32_t i32;
+        int64_t i64;
+        float f;
+        double d;
+        tsf_bytes bytes;
+    } v;
+} tsf_value;
+
+/**
+ * Row API: writes one row of `target` (tree device or table) at `time`: values[i] goes to
+ * column `columns[i]` (columns NULL = all columns as in tsf_tablet_new). Goes through the same
+ * column path with a batch of one row.
+ */
+TSF_API tsf_status tsf_writer_write_row(tsf_writer *w, const char *target, int64_t time,
+                                        const char *const *columns, const tsf_value *values, size_t n,
+                                        tsf_error *err);
+
+/** Writes every buffered chunk group to the output (a completed chunk group survives a crash). */
+TSF_API tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err);
+/**
+ * Flushes, writes the index and tail, closes the output (renaming <path>.tmp to <path>) and frees
+ * the writer. On failure the writer is freed too and <path>.tmp is left for recovery.
+ */
+TSF_API tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err);
+/** Frees a writer without finishing the file (the .tmp stays). NULL is a no-op. */
+TSF_API void tsf_writer_abort(tsf_writer *w);
+/** Bytes written to the output so far. */
+TSF_API uint64_t tsf_writer_bytes_written(const tsf_writer *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,443 @@
+/*
+ * column.c - the column path of the writer: buffering a page of one column, its statistics in the
+ * same pass, sealing pages (spec tsfile-container-format.md §6: non-aligned body = uvarint timeLen
+ * + TS_2DIFF times + values; aligned time body = times; aligned value body = i32 rows + MSB-first
+ * bitmap + non-null values; an all-null value page is the 1-byte header 0x00), compressing them,
+ * and writing whole chunks (§5 header, §6.1 page headers with statistics iff more than one page)
+ * while recording ChunkMetadata (§8.2).
+ */
+#include <string.h>
+
+#include "../common/bytes.h"
+#include "writer.h"
+
+size_t tsf_type_width(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return 1;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_FLOAT: return 4;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+    case TSF_DOUBLE:
+    case TSF_VECTOR: return 8;
+    case TSF_TEXT:
+    case TSF_STRING:
+    case TSF_BLOB: return sizeof(tsf_bytes);
+    default: return 0;
+    }
+}
+
+static int is_binary(tsf_type t) { return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB; }
+
+tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, tsf_type type, tsf_encoding enc,
+                         tsf_compression comp, uint8_t mask, tsf_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->name = tsf_alloc(w->alloc, len + 1);
+    if (!c->name) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    memcpy(c->name, name, len);
+    c->name[len] = 0;
+    c->name_len = len;
+    c->type = type;
+    c->enc = enc;
+    c->comp = comp;
+    c->mask = mask;
+    c->width = tsf_type_width(type);
+    tsf_wbuf_init(&c->arena, w->alloc);
+    tsf_wbuf_init(&c->chunk, w->alloc);
+    tsf_wbuf_init(&c->pstats, w->alloc);
+    tsf_wbuf_init(&c->cmeta, w->alloc);
+    tsf_wstats_init(&c->pstat, type);
+    tsf_wstats_init(&c->cstat, type);
+    tsf_wstats_init(&c->sstat, type);
+    return TSF_OK;
+}
+
+void tsf_wcol_free(tsf_writer *w, wcol *c)
+{
+    const tsf_allocator *a = w->alloc;
+    if (c->name) tsf_free(a, c->name, c->name_len + 1);
+    if (c->vals) tsf_free(a, c->vals, c->vcap * c->width);
+    if (c->times) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
+    if (c->boff) tsf_free(a, c->boff, c->vcap * sizeof(size_t));
+    if (c->bitmap) tsf_free(a, c->bitmap, c->bmcap);
+    if (c->pages) tsf_free(a, c->pages, c->pcap * sizeof(wpage));
+    tsf_wbuf_free(&c->arena);
+    tsf_wbuf_free(&c->chunk);
+    tsf_wbuf_free(&c->pstats);
+    tsf_wbuf_free(&c->cmeta);
+    tsf_wstats_free(&c->pstat, a);
+    tsf_wstats_free(&c->cstat, a);
+    tsf_wstats_free(&c->sstat, a);
+    memset(c, 0, sizeof *c);
+}
+
+static int plain_like(const wcol *c)
+{
+    return c->enc == TSF_ENC_PLAIN || c->enc == TSF_ENC_DICTIONARY;
+}
+
+/*
+ * Byte limit of a page, as Java applies it: the estimate is first checked once a page holds
+ * MIN_CHECK (1500) points, so pages of fewer points are never cut by size; a hard limit of
+ * 16 x page_max_bytes bounds pages of huge binary values.
+ */
+#define MIN_CHECK 1500
+
+static int over_limit(const tsf_writer *w, size_t nvals, size_t est)
+{
+    size_t lim = w->opt.page_max_bytes;
+    size_t hard = lim > SIZE_MAX / 16 ? SIZE_MAX : lim * 16;
+    return (nvals >= MIN_CHECK && est >= lim) || est >= hard;
+}
+
+int tsf_wcol_full(const tsf_writer *w, const wcol *c)
+{
+    return over_limit(w, c->nvals, c->est);
+}
+
+/* Grows the pending arrays to hold `need` values (at most one page). */
+static tsf_status reserve_vals(tsf_writer *w, wcol *c, size_t need, int with_times, tsf_error *err)
+{
+    if (need <= c->vcap && (!with_times || need <= c->tcap)) return TSF_OK;
+    size_t nc = c->vcap ? c->vcap : 64;
+    while (nc < need) nc *= 2;
+    if (nc > w->opt.page_max_points && need <= w->opt.page_max_points) nc = w->opt.page_max_points;
+    if (nc > c->vcap) {
+        uint8_t *nv = tsf_realloc(w->alloc, c->vals, c->vcap * c->width, nc * c->width);
+        if (!nv) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+        c->vals = nv;
+        if (is_binary(c->type)) {
+            size_t *nb = tsf_realloc(w->alloc, c->boff, c->vcap * sizeof(size_t), nc * sizeof(size_t));
+            if (!nb) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+            c->boff = nb;
+        }
+        c->vcap = nc;
+    }
+    if (with_times && nc > c->tcap) {
+        int64_t *nt = tsf_realloc(w->alloc, c->times, c->tcap * sizeof(int64_t), nc * sizeof(int64_t));
+        if (!nt) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+        c->times = nt;
+        c->tcap = nc;
+    }
+    return TSF_OK;
+}
+
+static inline int bit_lsb(const uint8_t *v, size_t i) { return (v[i >> 3] >> (i & 7)) & 1; }
+
+/* Copies values [from, from+n) of a tablet column into the pending page at nvals. */
+static tsf_status copy_vals(tsf_writer *w, wcol *c, const void *vals, size_t from, size_t n, tsf_error *err)
+{
+    if (!is_binary(c->type)) {
+        memcpy(c->vals + c->nvals * c->width, (const uint8_t *)vals + from * c->width, n * c->width);
+        if (plain_like(c)) c->est += n * c->width;
+        w->mem += n * c->width;
+        return TSF_OK;
+    }
+    const tsf_bytes *src = (const tsf_bytes *)vals + from;
+    tsf_bytes *dst = (tsf_bytes *)c->vals + c->nvals;
+    size_t before = c->arena.len;
+    for (size_t i = 0; i < n; i++) {
+        c->boff[c->nvals + i] = c->arena.len;
+        tsf_wbuf_put(&c->arena, src[i].data, src[i].len);
+        dst[i].data = NULL;
+        dst[i].len = src[i].len;
+    }
+    if (c->arena.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (values of %s)", c->name);
+    c->est += c->arena.len - before + 4 * n;
+    w->mem += c->arena.len - before + n * sizeof(tsf_bytes);
+    return TSF_OK;
+}
+
+tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const void *vals, const uint8_t *valid,
+                           size_t vbit0, size_t k, tsf_error *err)
+{
+    tsf_status s;
+    size_t maxp = w->opt.page_max_points;
+    if (c->mask == 0x80) { /* aligned time column: the values are the times */
+        if ((s = reserve_vals(w, c, c->nvals + k, 0, err))) return s;
+        memcpy(c->vals + c->nvals * 8, times, k * 8);
+        tsf_wstats_update_time(&c->pstat, times[0], times[k - 1], k);
+        c->nvals += k;
+        w->mem += k * 8;
+        return TSF_OK;
+    }
+    if (c->mask == 0x40) { /* aligned value column: presence bits + present values */
+        size_t rows = c->prow + k;
+        size_t bmneed = (rows + 7) / 8;
+        if (bmneed > c->bmcap) {
+            size_t nc = c->bmcap ? c->bmcap : 64;
+            while (nc < bmneed) nc *= 2;
+            uint8_t *nb = tsf_realloc(w->alloc, c->bitmap, c->bmcap, nc);
+            if (!nb) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (bitmap of %s)", c->name);
+            memset(nb + c->bmcap, 0, nc - c->bmcap);
+            c->bitmap = nb;
+            c->bmcap = nc;
+        }
+        if (!vals) { /* column absent from the tablet: k null rows */
+            c->prow = rows;
+            return TSF_OK;
+        }
+        if ((s = reserve_vals(w, c, c->nvals + k, 0, err))) return s;
+        size_t start = c->nvals;
+        int64_t t0 = 0, t1 = 0;
+        if (!valid) {
+            for (size_t i = 0; i < k; i++) c->bitmap[(c->prow + i) >> 3] |= (uint8_t)(0x80u >> ((c->prow + i) & 7));
+            if ((s = copy_vals(w, c, vals, 0, k, err))) return s;
+            c->nvals += k;
+            t0 = times[0];
+            t1 = times[k - 1];
+        } else {
+            size_t i = 0;
+            while (i < k) {
+                while (i < k && !bit_lsb(valid, vbit0 + i)) i++;
+                size_t j = i;
+                while (j < k && bit_lsb(valid, vbit0 + j)) j++;
+                if (j == i) break;
+                for (size_t r = i; r < j; r++) c->bitmap[(c->prow + r) >> 3] |= (uint8_t)(0x80u >> ((c->prow + r) & 7));
+                if ((s = copy_vals(w, c, vals, i, j - i, err))) return s;
+                if (c->nvals == start) t0 = times[i];
+                t1 = times[j - 1];
+                c->nvals += j - i;
+                i = j;
+            }
+        }
+        c->prow = rows;
+        if (c->nvals > start) {
+            const void *pv = c->vals + start * c->width;
+            if (is_binary(c->type)) {
+                /* statistics read the tablet's bytes: rebuild pointers into the arena */
+                tsf_bytes *b = (tsf_bytes *)c->vals;
+                for (size_t i = start; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
+            }
+            tsf_wstats_update(&c->pstat, t0, t1, pv, c->nvals - start, w->alloc);
+            if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+        }
+        return TSF_OK;
+    }
+    /* non-aligned: present values with their times; seal when the page is full */
+    size_t i = 0;
+    while (i < k) {
+        if (valid) {
+            while (i < k && !bit_lsb(valid, vbit0 + i)) i++;
+            if (i == k) break;
+        }
+        size_t j = i;
+        size_t room = maxp - c->nvals;
+        if (valid) {
+            while (j < k && j - i < room && bit_lsb(valid, vbit0 + j)) j++;
+        } else {
+            j = k - i < room ? k : i + room;
+        }
+        size_t n = j - i;
+        if (is_binary(c->type)) { /* stop at the value that crosses the byte limit */
+            const tsf_bytes *bv = (const tsf_bytes *)vals;
+            size_t est = c->est;
+            size_t m = 0;
+            while (m < n) {
+                est += bv[i + m].len + 4;
+                m++;
+                if (over_limit(w, c->nvals + m, est)) break;
+            }
+            n = m;
+            j = i + n;
+        } else if (plain_like(c)) { /* est = nvals * width: the first count that is over */
+            size_t lim = w->opt.page_max_bytes, wd = c->width;
+            size_t hard = lim > SIZE_MAX / 16 ? SIZE_MAX : lim * 16;
+            size_t p1 = (lim + wd - 1) / wd, p2 = hard / wd + (hard % wd != 0);
+            if (p1 < MIN_CHECK) p1 = MIN_CHECK;
+            size_t trig = p1 < p2 ? p1 : p2;
+            if (c->nvals + n > trig && trig > c->nvals) {
+                n = trig - c->nvals;
+                j = i + n;
+            }
+        }
+        if ((s = reserve_vals(w, c, c->nvals + n, 1, err))) return s;
+        size_t start = c->nvals;
+        memcpy(c->times + start, times + i, n * sizeof(int64_t));
+        w->mem += n * sizeof(int64_t);
+        if ((s = copy_vals(w, c, vals, i, n, err))) return s;
+        c->nvals += n;
+        const void *pv = is_binary(c->type) ? (const void *)((const tsf_bytes *)vals + i)
+                                            : (const void *)(c->vals + start * c->width);
+        tsf_wstats_update(&c->pstat, times[i], times[j - 1], pv, n, w->alloc);
+        if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+        if (c->nvals >= maxp || tsf_wcol_full(w, c))
+            if ((s = tsf_wcol_seal(w, c, 0, err))) return s;
+        i = j;
+    }
+    return TSF_OK;
+}
+
+/* Points binary value descriptors at their arena copies. */
+static void fix_binary(wcol *c)
+{
+    if (!is_binary(c->type)) return;
+    tsf_bytes *b = (tsf_bytes *)c->vals;
+    for (size_t i = 0; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
+}
+
+static tsf_status add_page(tsf_writer *w, wcol *c, size_t body_off, size_t usize, size_t csize, tsf_error *err)
+{
+    if (c->npages == c->pcap) {
+        size_t nc = c->pcap ? c->pcap * 2 : 8;
+        wpage *np = tsf_realloc(w->alloc, c->pages, c->pcap * sizeof *np, nc * sizeof *np);
+        if (!np) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (pages of %s)", c->name);
+        c->pages = np;
+        c->pcap = nc;
+    }
+    if (usize > UINT32_MAX / 2 || csize > UINT32_MAX / 2)
+        return tsf_err(err, TSF_ERANGE, "writer: page of %s is too large (%zu bytes)", c->name, usize);
+    wpage *p = &c->pages[c->npages++];
+    p->body_off = body_off;
+    p->usize = (uint32_t)usize;
+    p->csize = (uint32_t)csize;
+    p->stats_off = c->pstats.len;
+    if (usize) {
+        tsf_wstats_serialize(&c->pstat, &c->pstats);
+        c->nonempty_pages++;
+    }
+    p->stats_len = c->pstats.len - p->stats_off;
+    if (c->pstats.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+    tsf_wstats_merge(&c->cstat, &c->pstat, w->alloc);
+    if (c->cstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+    tsf_wstats_reset(&c->pstat);
+    w->mem += csize + p->stats_len;
+    return TSF_OK;
+}
+
+tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
+{
+    tsf_status s;
+    size_t n = c->nvals;
+    size_t pend = n * c->width + (c->mask == 0 ? n * 8 : 0) + c->arena.len;
+    if (c->mask == 0x40) {
+        if (rows == 0) return TSF_OK;
+        if (n == 0) { /* all rows null: empty page */
+            if ((s = add_page(w, c, c->chunk.len, 0, 0, err))) return s;
+            goto reset;
+        }
+    } else if (n == 0) {
+        return TSF_OK;
+    }
+    fix_binary(c);
+    {
+        const tsf_codec *codec = w->codec;
+        tsf_type vt = c->mask == 0x80 ? TSF_INT64 : c->type;
+        size_t var = c->mask == 0x80 ? 0 : (is_binary(c->type) ? c->arena.len : 0);
+        size_t vbound = tsf_codec_encode_bound(vt, c->enc, n, var);
+        if (!vbound) return tsf_err(err, TSF_ENOTSUP, "writer: encoding %s unsupported for %s", tsf_encoding_name(c->enc), c->name);
+        size_t tbound = c->mask == 0 ? tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, n, 0) : 0;
+        size_t bmlen = c->mask == 0x40 ? (rows + 7) / 8 : 0;
+        size_t ubound = (c->mask == 0 ? TSF_UVARINT32_MAX + tbound : 0) + (c->mask == 0x40 ? 4 + bmlen : 0) + vbound;
+        int direct = c->comp == TSF_UNCOMPRESSED;
+        tsf_wbuf *dstb = direct ? &c->chunk : &w->scratch;
+        size_t body_off = c->chunk.len;
+        if (!direct) w->scratch.len = 0;
+        uint8_t *d0 = tsf_wbuf_reserve(dstb, ubound);
+        if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+        size_t u = 0, wrote = 0;
+        if (c->mask == 0) {
+            tsf_wbuf *tb = &w->scratch2;
+            tb->len = 0;
+            uint8_t *t = tsf_wbuf_reserve(tb, tbound);
+            if (!t) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+            if ((s = tsf_codec_encode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, c->times, n, t, tbound, &wrote, err)))
+                return s;
+            u += tsf_put_uvarint32(d0, (uint32_t)wrote);
+            memcpy(d0 + u, t, wrote);
+            u += wrote;
+        } else if (c->mask == 0x40) {
+            tsf_store_be32(d0, (uint32_t)rows);
+            memcpy(d0 + 4, c->bitmap, bmlen);
+            u = 4 + bmlen;
+        }
+        if ((s = tsf_codec_encode(codec, vt, c->enc, c->vals, n, d0 + u, vbound, &wrote, err))) return s;
+        u += wrote;
+        size_t csize = u;
+        if (!direct) {
+            size_t cb = tsf_compress_bound(c->comp, u);
+            if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
+            uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
+            if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+            if ((s = tsf_compress(c->comp, w->scratch.p, u, cd, cb, &csize, err))) return s;
+        }
+        c->chunk.len += csize;
+        if ((s = add_page(w, c, body_off, u, csize, err))) return s;
+    }
+reset:
+    w->mem -= pend < w->mem ? pend : w->mem;
+    c->nvals = 0;
+    c->arena.len = 0;
+    c->est = 0;
+    if (c->mask == 0x40) {
+        memset(c->bitmap, 0, (c->prow + 7) / 8 < c->bmcap ? (c->prow + 7) / 8 : c->bmcap);
+        c->prow = 0;
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *err)
+{
+    tsf_status s;
+    if (c->npages == 0 && !force) return TSF_OK;
+    int multi = c->npages > 1;
+    int empty = c->nonempty_pages == 0;
+    uint64_t data = 0;
+    if (!empty)
+        for (size_t i = 0; i < c->npages; i++) {
+            const wpage *p = &c->pages[i];
+            if (!p->usize) {
+                data += 1;
+                continue;
+            }
+            data += tsf_uvarint32_size(p->usize) + tsf_uvarint32_size(p->csize) + (multi ? p->stats_len : 0) + p->csize;
+        }
+    if (data > INT32_MAX) return tsf_err(err, TSF_ERANGE, "writer: chunk of %s exceeds 2 GiB", c->name);
+    uint8_t marker = (uint8_t)(((multi && !empty) ? 0x01 : 0x05) | c->mask);
+    uint64_t off = tsf_w_pos(w);
+    uint8_t hdr[32];
+    size_t h = 0;
+    tsf_wbuf hb;
+    tsf_wbuf_init(&hb, w->alloc);
+    tsf_wbuf_u8(&hb, marker);
+    tsf_wbuf_varstr(&hb, c->name, c->name_len);
+    tsf_wbuf_uvarint(&hb, (uint32_t)data);
+    tsf_wbuf_u8(&hb, (uint8_t)c->type);
+    tsf_wbuf_u8(&hb, (uint8_t)c->comp);
+    tsf_wbuf_u8(&hb, (uint8_t)c->enc);
+    if (hb.oom) {
+        tsf_wbuf_free(&hb);
+        return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    }
+    s = tsf_w_out(w, hb.p, hb.len, err);
+    tsf_wbuf_free(&hb);
+    if (s) return s;
+    if (!empty)
+        for (size_t i = 0; i < c->npages && !s; i++) {
+            const wpage *p = &c->pages[i];
+            h = tsf_put_uvarint32(hdr, p->usize);
+            if (p->usize) h += tsf_put_uvarint32(hdr + h, p->csize);
+            if ((s = tsf_w_out(w, hdr, h, err))) break;
+            if (p->usize && multi && (s = tsf_w_out(w, c->pstats.p + p->stats_off, p->stats_len, err))) break;
+            if (p->usize) s = tsf_w_out(w, c->chunk.p + p->body_off, p->csize, err);
+        }
+    if (s) return s;
+    /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
+    tsf_wbuf_be64(&c->cmeta, off);
+    tsf_wstats_serialize(&c->cstat, &c->cmeta);
+    if (c->cmeta.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (chunk metadata)");
+    c->nchunks++;
+    tsf_wstats_merge(&c->sstat, &c->cstat, w->alloc);
+    if (c->sstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+    size_t freed = c->chunk.len + c->pstats.len;
+    w->mem -= freed < w->mem ? freed : w->mem;
+    tsf_wstats_reset(&c->cstat);
+    c->chunk.len = 0;
+    c->pstats.len = 0;
+    c->npages = 0;
+    c->nonempty_pages = 0;
+    return TSF_OK;
+}

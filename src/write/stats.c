@@ -1,0 +1,310 @@
+/*
+ * stats.c - writer statistics (spec tsfile-container-format.md §7). One pass per batch; Java's
+ * comparison semantics are kept: min/max with < and > (a NaN first value stays min/max), sums in
+ * the Java accumulator type (INT32/DATE/BOOLEAN int64, INT64/TIMESTAMP/FLOAT/DOUBLE double) added
+ * value by value within a page and page sum by page sum when merging.
+ */
+#include <string.h>
+
+#include "../common/bytes.h"
+#include "stats.h"
+
+void tsf_wstats_init(tsf_wstats *s, tsf_type type)
+{
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    s->start = INT64_MAX;
+    s->end = INT64_MIN;
+}
+
+void tsf_wstats_reset(tsf_wstats *s)
+{
+    tsf_sbin f = s->first, l = s->last, mi = s->min, ma = s->max;
+    tsf_type t = s->type;
+    int oom = s->oom;
+    memset(s, 0, sizeof *s);
+    s->type = t;
+    s->start = INT64_MAX;
+    s->end = INT64_MIN;
+    s->oom = oom;
+    f.len = l.len = mi.len = ma.len = 0;
+    s->first = f;
+    s->last = l;
+    s->min = mi;
+    s->max = ma;
+}
+
+static void sbin_free(tsf_sbin *b, const tsf_allocator *a)
+{
+    if (b->p) tsf_free(a, b->p, b->cap);
+    memset(b, 0, sizeof *b);
+}
+
+void tsf_wstats_free(tsf_wstats *s, const tsf_allocator *a)
+{
+    sbin_free(&s->first, a);
+    sbin_free(&s->last, a);
+    sbin_free(&s->min, a);
+    sbin_free(&s->max, a);
+}
+
+static int sbin_set(tsf_sbin *b, const uint8_t *p, size_t n, const tsf_allocator *a)
+{
+    if (n > b->cap) {
+        size_t nc = n < 16 ? 16 : n;
+        uint8_t *np = tsf_alloc(a, nc);
+        if (!np) return -1;
+        if (b->p) tsf_free(a, b->p, b->cap);
+        b->p = np;
+        b->cap = nc;
+    }
+    if (n) memcpy(b->p, p, n);
+    b->len = n;
+    return 0;
+}
+
+static int bin_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+    size_t m = na < nb ? na : nb;
+    int c = m ? memcmp(a, b, m) : 0;
+    if (c) return c;
+    return na < nb ? -1 : na > nb;
+}
+
+#define NUM_UPDATE(F, T, SUMT)                                                                      \
+    do {                                                                                            \
+        const T *v = (const T *)values;                                                             \
+        size_t i = 0;                                                                               \
+        if (s->count == 0) {                                                                        \
+            s->v.F.min = s->v.F.max = s->v.F.first = v[0];                                          \
+            s->v.F.sum = (SUMT)v[0];                                                                \
+            i = 1;                                                                                  \
+        }                                                                                           \
+        T mn = s->v.F.min, mx = s->v.F.max;                                                         \
+        SUMT sum = s->v.F.sum;                                                                      \
+        for (; i < n; i++) {                                                                        \
+            if (v[i] < mn) mn = v[i];                                                               \
+            if (v[i] > mx) mx = v[i];                                                               \
+            sum += (SUMT)v[i];                                                                      \
+        }                                                                                           \
+        s->v.F.min = mn;                                                                            \
+        s->v.F.max = mx;                                                                            \
+        s->v.F.sum = sum;                                                                           \
+        s->v.F.last = v[n - 1];                                                                     \
+    } while (0)
+
+void tsf_wstats_update_time(tsf_wstats *s, int64_t t0, int64_t t1, size_t n)
+{
+    if (!n) return;
+    if (s->count == 0) s->start = t0;
+    s->end = t1;
+    s->count += n;
+}
+
+void tsf_wstats_update(tsf_wstats *s, int64_t t0, int64_t t1, const void *values, size_t n,
+                       const tsf_allocator *a)
+{
+    if (!n) return;
+    switch (s->type) {
+    case TSF_BOOLEAN: {
+        const uint8_t *v = values;
+        if (s->count == 0) s->v.i.first = v[0] != 0;
+        int64_t sum = s->v.i.sum;
+        for (size_t i = 0; i < n; i++) sum += v[i] != 0;
+        s->v.i.sum = sum;
+        s->v.i.last = v[n - 1] != 0;
+        break;
+    }
+    case TSF_INT32:
+    case TSF_DATE: NUM_UPDATE(i, int32_t, int64_t); break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP: NUM_UPDATE(l, int64_t, double); break;
+    case TSF_FLOAT: NUM_UPDATE(f, float, double); break;
+    case TSF_DOUBLE: NUM_UPDATE(d, double, double); break;
+    case TSF_TEXT:
+    case TSF_STRING: {
+        const tsf_bytes *v = values;
+        int bad = 0;
+        if (s->count == 0) bad |= sbin_set(&s->first, v[0].data, v[0].len, a);
+        bad |= sbin_set(&s->last, v[n - 1].data, v[n - 1].len, a);
+        if (s->type == TSF_STRING) {
+            size_t imin = 0, imax = 0;
+            for (size_t i = 1; i < n; i++) {
+                if (bin_cmp(v[i].data, v[i].len, v[imin].data, v[imin].len) < 0) imin = i;
+                if (bin_cmp(v[i].data, v[i].len, v[imax].data, v[imax].len) > 0) imax = i;
+            }
+            if (s->count == 0 || bin_cmp(v[imin].data, v[imin].len, s->min.p, s->min.len) < 0)
+                bad |= sbin_set(&s->min, v[imin].data, v[imin].len, a);
+            if (s->count == 0 || bin_cmp(v[imax].data, v[imax].len, s->max.p, s->max.len) > 0)
+                bad |= sbin_set(&s->max, v[imax].data, v[imax].len, a);
+        }
+        if (bad) s->oom = 1;
+        break;
+    }
+    default: break; /* BLOB: prefix only */
+    }
+    if (s->count == 0) s->start = t0;
+    s->end = t1;
+    s->count += n;
+}
+
+#define NUM_MERGE(F)                                                                                \
+    do {                                                                                            \
+        if (dst->count == 0) {                                                                      \
+            dst->v.F.min = src->v.F.min;                                                            \
+            dst->v.F.max = src->v.F.max;                                                            \
+            dst->v.F.first = src->v.F.first;                                                        \
+            dst->v.F.sum = src->v.F.sum;                                                            \
+        } else {                                                                                    \
+            if (src->v.F.min < dst->v.F.min) dst->v.F.min = src->v.F.min;                           \
+            if (src->v.F.max > dst->v.F.max) dst->v.F.max = src->v.F.max;                           \
+            dst->v.F.sum += src->v.F.sum;                                                           \
+        }                                                                                           \
+        dst->v.F.last = src->v.F.last;                                                              \
+    } while (0)
+
+void tsf_wstats_merge(tsf_wstats *dst, const tsf_wstats *src, const tsf_allocator *a)
+{
+    if (src->count == 0) return;
+    switch (dst->type) {
+    case TSF_BOOLEAN:
+        if (dst->count == 0) dst->v.i.first = src->v.i.first;
+        dst->v.i.last = src->v.i.last;
+        dst->v.i.sum += src->v.i.sum;
+        break;
+    case TSF_INT32:
+    case TSF_DATE: NUM_MERGE(i); break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP: NUM_MERGE(l); break;
+    case TSF_FLOAT: NUM_MERGE(f); break;
+    case TSF_DOUBLE: NUM_MERGE(d); break;
+    case TSF_TEXT:
+    case TSF_STRING: {
+        int bad = 0;
+        if (dst->count == 0) bad |= sbin_set(&dst->first, src->first.p, src->first.len, a);
+        bad |= sbin_set(&dst->last, src->last.p, src->last.len, a);
+        if (dst->type == TSF_STRING) {
+            if (dst->count == 0 || bin_cmp(src->min.p, src->min.len, dst->min.p, dst->min.len) < 0)
+                bad |= sbin_set(&dst->min, src->min.p, src->min.len, a);
+            if (dst->count == 0 || bin_cmp(src->max.p, src->max.len, dst->max.p, dst->max.len) > 0)
+                bad |= sbin_set(&dst->max, src->max.p, src->max.len, a);
+        }
+        if (bad) dst->oom = 1;
+        break;
+    }
+    default: break;
+    }
+    if (dst->count == 0) dst->start = src->start;
+    dst->end = src->end;
+    dst->count += src->count;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    if (f != f) return 0x7fc00000u; /* Java floatToIntBits canonical NaN */
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static uint64_t f64_bits(double d)
+{
+    uint64_t u;
+    if (d != d) return 0x7ff8000000000000ull; /* Java doubleToLongBits canonical NaN */
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static void put_bin(tsf_wbuf *b, const tsf_sbin *x)
+{
+    tsf_wbuf_be32(b, (uint32_t)x->len);
+    tsf_wbuf_put(b, x->p, x->len);
+}
+
+void tsf_wstats_serialize(const tsf_wstats *s, tsf_wbuf *b)
+{
+    uint8_t *d = tsf_wbuf_reserve(b, 10);
+    if (!d) return;
+    {
+        uint64_t c = s->count;
+        size_t k = 0;
+        while (c >= 0x80) {
+            d[k++] = (uint8_t)(c | 0x80);
+            c >>= 7;
+        }
+        d[k++] = (uint8_t)c;
+        b->len += k;
+    }
+    tsf_wbuf_be64(b, (uint64_t)s->start);
+    tsf_wbuf_be64(b, (uint64_t)s->end);
+    switch (s->type) {
+    case TSF_BOOLEAN:
+        tsf_wbuf_u8(b, (uint8_t)s->v.i.first);
+        tsf_wbuf_u8(b, (uint8_t)s->v.i.last);
+        tsf_wbuf_be64(b, (uint64_t)s->v.i.sum);
+        break;
+    case TSF_INT32:
+    case TSF_DATE:
+        tsf_wbuf_be32(b, (uint32_t)s->v.i.min);
+        tsf_wbuf_be32(b, (uint32_t)s->v.i.max);
+        tsf_wbuf_be32(b, (uint32_t)s->v.i.first);
+        tsf_wbuf_be32(b, (uint32_t)s->v.i.last);
+        tsf_wbuf_be64(b, (uint64_t)s->v.i.sum);
+        break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        tsf_wbuf_be64(b, (uint64_t)s->v.l.min);
+        tsf_wbuf_be64(b, (uint64_t)s->v.l.max);
+        tsf_wbuf_be64(b, (uint64_t)s->v.l.first);
+        tsf_wbuf_be64(b, (uint64_t)s->v.l.last);
+        tsf_wbuf_be64(b, f64_bits(s->v.l.sum));
+        break;
+    case TSF_FLOAT:
+        tsf_wbuf_be32(b, f32_bits(s->v.f.min));
+        tsf_wbuf_be32(b, f32_bits(s->v.f.max));
+        tsf_wbuf_be32(b, f32_bits(s->v.f.first));
+        tsf_wbuf_be32(b, f32_bits(s->v.f.last));
+        tsf_wbuf_be64(b, f64_bits(s->v.f.sum));
+        break;
+    case TSF_DOUBLE:
+        tsf_wbuf_be64(b, f64_bits(s->v.d.min));
+        tsf_wbuf_be64(b, f64_bits(s->v.d.max));
+        tsf_wbuf_be64(b, f64_bits(s->v.d.first));
+        tsf_wbuf_be64(b, f64_bits(s->v.d.last));
+        tsf_wbuf_be64(b, f64_bits(s->v.d.sum));
+        break;
+    case TSF_TEXT:
+        put_bin(b, &s->first);
+        put_bin(b, &s->last);
+        break;
+    case TSF_STRING:
+        put_bin(b, &s->first);
+        put_bin(b, &s->last);
+        put_bin(b, &s->min);
+        put_bin(b, &s->max);
+        break;
+    default: break; /* BLOB, VECTOR: prefix only */
+    }
+}
+
+size_t tsf_wstats_size(const tsf_wstats *s)
+{
+    size_t n = 16;
+    uint64_t c = s->count;
+    do {
+        n++;
+        c >>= 7;
+    } while (c);
+    switch (s->type) {
+    case TSF_BOOLEAN: return n + 10;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_FLOAT: return n + 24;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+    case TSF_DOUBLE: return n + 40;
+    case TSF_TEXT: return n + 8 + s->first.len + s->last.len;
+    case TSF_STRING: return n + 16 + s->first.len + s->last.len + s->min.len + s->max.len;
+    default: return n;
+    }
+}

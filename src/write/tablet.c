@@ -1,0 +1,774 @@
+/*
+ * tablet.c - tablets (column batches) and the write path of the writer (spec
+ * tsfile-container-format.md §4.1a, §6.4, §10.1, §20): validation of the whole tablet before
+ * anything is buffered (strictly increasing times per series / aligned device / table device),
+ * the optional stable sort (last duplicate wins), page-sized column batches for non-aligned
+ * series, lockstep row batches for aligned and table devices, chunk-group flushes when the
+ * memory budget is reached, and the row API on top of a one-row tablet.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "writer.h"
+
+typedef struct tcol {
+    size_t idx;      /* tree: index in dev->cols; table: index in table columns */
+    tsf_type type;
+    size_t width;
+    int category;    /* table: TAG/FIELD/ATTRIBUTE; tree: FIELD */
+    size_t field;    /* table FIELD: index in device cols */
+} tcol;
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t cap, used;
+} arena_block;
+
+struct tsf_tablet {
+    tsf_writer *w;
+    wdevice *dev; /* tree target */
+    int table;    /* table target, or -1 */
+    size_t ncols;
+    tcol *cols;
+    size_t cap, rows;
+    int64_t *times;
+    uint8_t **vals;
+    uint8_t **valid; /* LSB-first presence bits */
+    arena_block *arena;
+    /* sort / table scratch */
+    size_t *perm;
+};
+
+static int is_bin(tsf_type t) { return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB; }
+
+static void arena_free(tsf_tablet *t)
+{
+    arena_block *b = t->arena;
+    while (b) {
+        arena_block *n = b->next;
+        tsf_free(t->w->alloc, b, sizeof *b + b->cap);
+        b = n;
+    }
+    t->arena = NULL;
+}
+
+static void *arena_alloc(tsf_tablet *t, size_t n)
+{
+    arena_block *b = t->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 65536 ? n : 65536;
+        b = tsf_alloc(t->w->alloc, sizeof *b + cap);
+        if (!b) return NULL;
+        b->cap = cap;
+        b->used = 0;
+        b->next = t->arena;
+        t->arena = b;
+    }
+    void *p = (uint8_t *)(b + 1) + b->used;
+    b->used += n;
+    return p;
+}
+
+void tsf_tablet_free(tsf_tablet *t)
+{
+    if (!t) return;
+    const tsf_allocator *a = t->w->alloc;
+    for (size_t i = 0; i < t->ncols; i++) {
+        if (t->vals && t->vals[i]) tsf_free(a, t->vals[i], t->cap * t->cols[i].width);
+        if (t->valid && t->valid[i]) tsf_free(a, t->valid[i], (t->cap + 7) / 8);
+    }
+    if (t->vals) tsf_free(a, t->vals, t->ncols * sizeof *t->vals);
+    if (t->valid) tsf_free(a, t->valid, t->ncols * sizeof *t->valid);
+    if (t->cols) tsf_free(a, t->cols, t->ncols * sizeof *t->cols);
+    if (t->times) tsf_free(a, t->times, t->cap * sizeof *t->times);
+    if (t->perm) tsf_free(a, t->perm, t->cap * 2 * sizeof *t->perm);
+    arena_free(t);
+    tsf_free(a, t, sizeof *t);
+}
+
+void tsf_tablet_reset(tsf_tablet *t)
+{
+    if (!t) return;
+    size_t used = (t->rows + 7) / 8;
+    for (size_t i = 0; i < t->ncols; i++) memset(t->valid[i], 0, used);
+    t->rows = 0;
+    arena_free(t);
+}
+
+size_t tsf_tablet_rows(const tsf_tablet *t) { return t ? t->rows : 0; }
+
+static tsf_status find_tree_col(wdevice *d, const char *name, size_t *idx)
+{
+    for (size_t i = 0; i < d->ncols; i++)
+        if (strcmp(d->cols[i].name, name) == 0) {
+            *idx = i;
+            return TSF_OK;
+        }
+    return TSF_ENOTFOUND;
+}
+
+tsf_status tsf_tablet_new(tsf_writer *w, const char *target, const char *const *columns, size_t ncols,
+                          size_t capacity, tsf_tablet **out, tsf_error *err)
+{
+    if (!w || !target || !out) return tsf_err(err, TSF_EINVAL, "tsf_tablet_new: NULL argument");
+    *out = NULL;
+    if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_tablet_new: writer is closed");
+    if (capacity == 0 || capacity > ((size_t)1 << 32))
+        return tsf_err(err, TSF_EINVAL, "tsf_tablet_new: capacity %zu out of range", capacity);
+    tsf_tablet *t = tsf_calloc(w->alloc, 1, sizeof *t);
+    if (!t) return tsf_err(err, TSF_ENOMEM, "tsf_tablet_new: out of memory");
+    t->w = w;
+    t->table = -1;
+    t->cap = capacity;
+    tsf_status s = TSF_OK;
+    int ti = strncmp(target, "root", 4) == 0 && (target[4] == '.' || !target[4]) ? -1 : tsf_w_table_index(w, target);
+    if (ti < 0) {
+        size_t n = strlen(target);
+        char *buf = tsf_alloc(w->alloc, n + 1);
+        tsf_ix_seg segs[TSF_W_MAX_SEGS + 3];
+        size_t ns;
+        if (!buf) {
+            tsf_free(w->alloc, t, sizeof *t);
+            return tsf_err(err, TSF_ENOMEM, "tsf_tablet_new: out of memory");
+        }
+        s = tsf_w_split_path(w, target, segs, &ns, buf, err);
+        if (!s) {
+            t->dev = tsf_w_find_device(w, segs, ns, NULL);
+            if (!t->dev || t->dev->table >= 0)
+                s = tsf_err(err, TSF_ENOTFOUND, "tsf_tablet_new: unknown device or table '%s'", target);
+        }
+        tsf_free(w->alloc, buf, n + 1);
+        if (s) {
+            tsf_free(w->alloc, t, sizeof *t);
+            return s;
+        }
+    }
+    t->table = ti;
+    const wtable *tb = ti >= 0 ? &w->tables[ti] : NULL;
+    if (!columns) ncols = tb ? tb->ntags + tb->nfields : t->dev->ncols;
+    if (ncols == 0) {
+        tsf_free(w->alloc, t, sizeof *t);
+        return tsf_err(err, TSF_EINVAL, "tsf_tablet_new: no columns for '%s'", target);
+    }
+    t->ncols = ncols;
+    t->cols = tsf_calloc(w->alloc, ncols, sizeof *t->cols);
+    t->vals = tsf_calloc(w->alloc, ncols, sizeof *t->vals);
+    t->valid = tsf_calloc(w->alloc, ncols, sizeof *t->valid);
+    t->times = tsf_alloc(w->alloc, capacity * sizeof *t->times);
+    if (!t->cols || !t->vals || !t->valid || !t->times) goto oom;
+    for (size_t i = 0; i < ncols; i++) {
+        tcol *c = &t->cols[i];
+        if (tb) {
+            size_t ci = 0;
+            if (!columns) {
+                ci = i < tb->ntags ? tb->tag_idx[i] : tb->field_idx[i - tb->ntags];
+            } else {
+                if (!columns[i]) goto bad_null;
+                for (ci = 0; ci < tb->ncols; ci++)
+                    if (strcasecmp(tb->cols[ci].name, columns[i]) == 0) break;
+                if (ci == tb->ncols) {
+                    s = tsf_err(err, TSF_ENOTFOUND, "tsf_tablet_new: table '%s' has no column '%s'", tb->name,
+                                columns[i]);
+                    goto fail;
+                }
+            }
+            c->idx = ci;
+            c->type = (tsf_type)tb->cols[ci].data_type;
+            c->category = tb->cols[ci].category;
+            for (size_t f = 0; f < tb->nfields; f++)
+                if (tb->field_idx[f] == ci) c->field = f;
+        } else {
+            size_t ci = i;
+            if (columns) {
+                if (!columns[i]) goto bad_null;
+                if (find_tree_col(t->dev, columns[i], &ci)) {
+                    s = tsf_err(err, TSF_ENOTFOUND, "tsf_tablet_new: unknown series %s.%s", t->dev->path, columns[i]);
+                    goto fail;
+                }
+            }
+            c->idx = ci;
+            c->type = t->dev->cols[ci].type;
+            c->category = TSF_COLUMN_FIELD;
+            c->field = ci;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (t->cols[j].idx == c->idx) {
+                s = tsf_err(err, TSF_EINVAL, "tsf_tablet_new: column %zu repeats column %zu", i, j);
+                goto fail;
+            }
+        c->width = tsf_type_width(c->type);
+        t->vals[i] = tsf_alloc(w->alloc, capacity * c->width);
+        t->valid[i] = tsf_calloc(w->alloc, (capacity + 7) / 8, 1);
+        if (!t->vals[i] || !t->valid[i]) goto oom;
+    }
+    *out = t;
+    return TSF_OK;
+bad_null:
+    s = tsf_err(err, TSF_EINVAL, "tsf_tablet_new: column name is NULL");
+    goto fail;
+oom:
+    s = tsf_err(err, TSF_ENOMEM, "tsf_tablet_new: out of memory");
+fail:
+    tsf_tablet_free(t);
+    return s;
+}
+
+/* ---- setters ------------------------------------------------------------------------------ */
+
+tsf_status tsf_tablet_set_times(tsf_tablet *t, const int64_t *times, size_t n, tsf_error *err)
+{
+    if (!t || (!times && n)) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_times: NULL argument");
+    if (n > t->cap) return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_times: %zu rows exceed capacity %zu", n, t->cap);
+    memcpy(t->times, times, n * sizeof *times);
+    if (n < t->rows)
+        for (size_t i = 0; i < t->ncols; i++) /* rows beyond n become unset */
+            for (size_t r = n; r < t->rows; r++) t->valid[i][r >> 3] &= (uint8_t) ~(1u << (r & 7));
+    t->rows = n;
+    return TSF_OK;
+}
+
+static void set_valid_range(uint8_t *v, size_t n)
+{
+    memset(v, 0xff, n / 8);
+    if (n & 7) v[n / 8] |= (uint8_t)((1u << (n & 7)) - 1);
+}
+
+tsf_status tsf_tablet_set_column(tsf_tablet *t, size_t col, const void *values, const uint8_t *validity, size_t n,
+                                 tsf_error *err)
+{
+    if (!t || (!values && n)) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_column: NULL argument");
+    if (col >= t->ncols) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_column: column %zu out of range", col);
+    if (n > t->cap) return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_column: %zu rows exceed capacity %zu", n, t->cap);
+    tcol *c = &t->cols[col];
+    memcpy(t->vals[col], values, n * c->width);
+    if (c->type == TSF_BOOLEAN) /* normalise to 0/1 */
+        for (size_t i = 0; i < n; i++) t->vals[col][i] = t->vals[col][i] != 0;
+    if (validity) {
+        memcpy(t->valid[col], validity, (n + 7) / 8);
+        if (n & 7) t->valid[col][n / 8] &= (uint8_t)((1u << (n & 7)) - 1);
+    } else {
+        set_valid_range(t->valid[col], n);
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_tablet_set_time(tsf_tablet *t, size_t row, int64_t time, tsf_error *err)
+{
+    if (!t) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_time: tablet is NULL");
+    if (row >= t->cap) return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_time: row %zu out of capacity %zu", row, t->cap);
+    t->times[row] = time;
+    if (row >= t->rows) t->rows = row + 1;
+    return TSF_OK;
+}
+
+static tsf_status cell(tsf_tablet *t, size_t row, size_t col, tsf_type want, const char *fn, tsf_error *err)
+{
+    if (!t) return tsf_err(err, TSF_EINVAL, "%s: tablet is NULL", fn);
+    if (col >= t->ncols) return tsf_err(err, TSF_EINVAL, "%s: column %zu out of range", fn, col);
+    if (row >= t->cap) return tsf_err(err, TSF_ERANGE, "%s: row %zu out of capacity %zu", fn, row, t->cap);
+    tsf_type ty = t->cols[col].type;
+    int ok = ty == want || (want == TSF_INT32 && ty == TSF_DATE) || (want == TSF_INT64 && ty == TSF_TIMESTAMP) ||
+             (want == TSF_TEXT && is_bin(ty));
+    if (!ok)
+        return tsf_err(err, TSF_EINVAL, "%s: column %zu is %s, not %s", fn, col, tsf_type_name(ty),
+                       want == TSF_TEXT ? "TEXT/STRING/BLOB" : tsf_type_name(want));
+    t->valid[col][row >> 3] |= (uint8_t)(1u << (row & 7));
+    if (row >= t->rows) t->rows = row + 1;
+    return TSF_OK;
+}
+
+#define SETTER(NAME, CT, TY, EXPR)                                                                  \
+    tsf_status NAME(tsf_tablet *t, size_t row, size_t col, CT v, tsf_error *err)                    \
+    {                                                                                               \
+        tsf_status s = cell(t, row, col, TY, #NAME, err);                                           \
+        if (s) return s;                                                                            \
+        EXPR;                                                                                       \
+        return TSF_OK;                                                                              \
+    }
+
+SETTER(tsf_tablet_set_bool, int, TSF_BOOLEAN, t->vals[col][row] = v != 0)
+SETTER(tsf_tablet_set_int32, int32_t, TSF_INT32, memcpy(t->vals[col] + row * 4, &v, 4))
+SETTER(tsf_tablet_set_int64, int64_t, TSF_INT64, memcpy(t->vals[col] + row * 8, &v, 8))
+SETTER(tsf_tablet_set_float, float, TSF_FLOAT, memcpy(t->vals[col] + row * 4, &v, 4))
+SETTER(tsf_tablet_set_double, double, TSF_DOUBLE, memcpy(t->vals[col] + row * 8, &v, 8))
+
+tsf_status tsf_tablet_set_bytes(tsf_tablet *t, size_t row, size_t col, const void *data, size_t len, tsf_error *err)
+{
+    if (!data && len) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_bytes: data is NULL");
+    tsf_status s = cell(t, row, col, TSF_TEXT, "tsf_tablet_set_bytes", err);
+    if (s) return s;
+    void *copy = len ? arena_alloc(t, len) : NULL;
+    if (len && !copy) {
+        t->valid[col][row >> 3] &= (uint8_t) ~(1u << (row & 7));
+        return tsf_err(err, TSF_ENOMEM, "tsf_tablet_set_bytes: out of memory");
+    }
+    if (len) memcpy(copy, data, len);
+    tsf_bytes b = {copy, len};
+    memcpy(t->vals[col] + row * sizeof b, &b, sizeof b);
+    return TSF_OK;
+}
+
+tsf_status tsf_tablet_set_null(tsf_tablet *t, size_t row, size_t col, tsf_error *err)
+{
+    if (!t) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_null: tablet is NULL");
+    if (col >= t->ncols) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_null: column %zu out of range", col);
+    if (row >= t->cap) return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_null: row %zu out of capacity", row);
+    t->valid[col][row >> 3] &= (uint8_t) ~(1u << (row & 7));
+    if (row >= t->rows) t->rows = row + 1;
+    return TSF_OK;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static inline int vbit(const uint8_t *v, size_t i) { return (v[i >> 3] >> (i & 7)) & 1; }
+
+/* NULL when rows [a, b) are all present (the fast path), else the bitmap. */
+static const uint8_t *valid_or_null(const tsf_tablet *t, size_t col, size_t a, size_t b)
+{
+    const uint8_t *v = t->valid[col];
+    size_t i = a;
+    while (i < b && (i & 7)) {
+        if (!vbit(v, i)) return v;
+        i++;
+    }
+    while (i + 8 <= b) {
+        if (v[i >> 3] != 0xff) return v;
+        i += 8;
+    }
+    for (; i < b; i++)
+        if (!vbit(v, i)) return v;
+    return NULL;
+}
+
+/* Table device of row r: [table, tags...] with trailing nulls stripped. */
+static size_t row_segs(const tsf_tablet *t, const wtable *tb, size_t r, tsf_ix_seg *segs)
+{
+    segs[0].data = tb->name;
+    segs[0].len = strlen(tb->name);
+    for (size_t k = 0; k < tb->ntags; k++) {
+        segs[1 + k].data = NULL;
+        segs[1 + k].len = 0;
+    }
+    for (size_t i = 0; i < t->ncols; i++) {
+        const tcol *c = &t->cols[i];
+        if (c->category != TSF_COLUMN_TAG || !vbit(t->valid[i], r)) continue;
+        size_t k = 0;
+        while (tb->tag_idx[k] != c->idx) k++;
+        tsf_bytes b;
+        memcpy(&b, t->vals[i] + r * sizeof b, sizeof b);
+        segs[1 + k].data = b.data ? (const char *)b.data : "";
+        segs[1 + k].len = b.len;
+    }
+    size_t n = 1 + tb->ntags;
+    while (n > 1 && !segs[n - 1].data) n--;
+    return n;
+}
+
+static int same_tags(const tsf_tablet *t, size_t a, size_t b)
+{
+    for (size_t i = 0; i < t->ncols; i++) {
+        if (t->cols[i].category != TSF_COLUMN_TAG) continue;
+        int va = vbit(t->valid[i], a), vb = vbit(t->valid[i], b);
+        if (va != vb) return 0;
+        if (!va) continue;
+        tsf_bytes x, y;
+        memcpy(&x, t->vals[i] + a * sizeof x, sizeof x);
+        memcpy(&y, t->vals[i] + b * sizeof y, sizeof y);
+        if (x.len != y.len || (x.len && memcmp(x.data, y.data, x.len))) return 0;
+    }
+    return 1;
+}
+
+static int tag_cmp(const tsf_tablet *t, size_t a, size_t b)
+{
+    for (size_t i = 0; i < t->ncols; i++) {
+        if (t->cols[i].category != TSF_COLUMN_TAG) continue;
+        int va = vbit(t->valid[i], a), vb = vbit(t->valid[i], b);
+        if (va != vb) return va ? 1 : -1;
+        if (!va) continue;
+        tsf_bytes x, y;
+        memcpy(&x, t->vals[i] + a * sizeof x, sizeof x);
+        memcpy(&y, t->vals[i] + b * sizeof y, sizeof y);
+        int c = tsf_ix_str_cmp((const char *)x.data, x.len, (const char *)y.data, y.len);
+        if (c) return c;
+    }
+    return 0;
+}
+
+static int row_cmp(const tsf_tablet *t, size_t a, size_t b)
+{
+    if (t->table >= 0) {
+        int c = tag_cmp(t, a, b);
+        if (c) return c;
+    }
+    return t->times[a] < t->times[b] ? -1 : t->times[a] > t->times[b];
+}
+
+/* Stable sort by (tags, time), then keep the last of equal keys; permutes the tablet in place. */
+static tsf_status sort_tablet(tsf_tablet *t, tsf_error *err)
+{
+    size_t n = t->rows;
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++) sorted = row_cmp(t, i - 1, i) < 0;
+    if (sorted) return TSF_OK;
+    if (!t->perm) {
+        t->perm = tsf_alloc(t->w->alloc, t->cap * 2 * sizeof *t->perm);
+        if (!t->perm) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (sort)");
+    }
+    size_t *a = t->perm, *b = t->perm + t->cap;
+    for (size_t i = 0; i < n; i++) a[i] = i;
+    for (size_t width = 1; width < n; width *= 2) { /* bottom-up merge sort: stable */
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) b[k++] = row_cmp(t, a[j], a[i]) < 0 ? a[j++] : a[i++];
+            while (i < mid) b[k++] = a[i++];
+            while (j < hi) b[k++] = a[j++];
+        }
+        size_t *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    size_t m = 0; /* dedupe: last of equal keys wins */
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && row_cmp(t, a[i], a[i + 1]) == 0) continue;
+        a[m++] = a[i];
+    }
+    /* apply the permutation through a scratch copy of each column */
+    size_t maxw = 8;
+    for (size_t c = 0; c < t->ncols; c++)
+        if (t->cols[c].width > maxw) maxw = t->cols[c].width;
+    uint8_t *tmp = tsf_alloc(t->w->alloc, n * maxw + (n + 7) / 8);
+    if (!tmp) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (sort)");
+    int64_t *tt = (int64_t *)tmp;
+    for (size_t i = 0; i < m; i++) tt[i] = t->times[a[i]];
+    memcpy(t->times, tt, m * 8);
+    for (size_t c = 0; c < t->ncols; c++) {
+        size_t wd = t->cols[c].width;
+        uint8_t *bm = tmp + n * maxw;
+        memset(bm, 0, (n + 7) / 8);
+        for (size_t i = 0; i < m; i++) {
+            memcpy(tmp + i * wd, t->vals[c] + a[i] * wd, wd);
+            if (vbit(t->valid[c], a[i])) bm[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+        memcpy(t->vals[c], tmp, m * wd);
+        memcpy(t->valid[c], bm, (n + 7) / 8);
+    }
+    tsf_free(t->w->alloc, tmp, n * maxw + (n + 7) / 8);
+    t->rows = m;
+    return TSF_OK;
+}
+
+/* ---- write path --------------------------------------------------------------------------- */
+
+tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
+{
+    tsf_status s;
+    if (!d->aligned) {
+        for (size_t i = 0; i < d->ncols; i++)
+            if ((s = tsf_wcol_seal(w, &d->cols[i], 0, err))) return s;
+        return TSF_OK;
+    }
+    if (!d->rows) return TSF_OK;
+    if ((s = tsf_wcol_seal(w, &d->tcol, d->rows, err))) return s;
+    for (size_t i = 0; i < d->ncols; i++)
+        if ((s = tsf_wcol_seal(w, &d->cols[i], d->rows, err))) return s;
+    d->rows = 0;
+    return TSF_OK;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+    const wdevice *x = *(wdevice *const *)a, *y = *(wdevice *const *)b;
+    return tsf_ix_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
+}
+
+/* Writes one chunk group per device with data, devices ascending (as Java's TreeMap). */
+tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
+{
+    tsf_status s = TSF_OK;
+    size_t n = 0;
+    for (size_t i = 0; i < w->ndevs; i++) n += w->devs[i]->dirty;
+    if (!n) return TSF_OK;
+    wdevice **list = tsf_alloc(w->alloc, n * sizeof *list);
+    if (!list) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (flush)");
+    n = 0;
+    for (size_t i = 0; i < w->ndevs; i++)
+        if (w->devs[i]->dirty) list[n++] = w->devs[i];
+    qsort(list, n, sizeof *list, cmp_dev);
+    tsf_wbuf hb;
+    tsf_wbuf_init(&hb, w->alloc);
+    for (size_t i = 0; i < n && !s; i++) {
+        wdevice *d = list[i];
+        if ((s = tsf_w_seal_device(w, d, err))) break;
+        hb.len = 0;
+        tsf_wbuf_u8(&hb, 0x00);
+        tsf_ix_put_device(&hb, d->segs, d->nsegs);
+        if (hb.oom) {
+            s = tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+            break;
+        }
+        if ((s = tsf_w_out(w, hb.p, hb.len, err))) break;
+        if (d->aligned) {
+            if ((s = tsf_wcol_flush_chunk(w, &d->tcol, 0, err))) break;
+            for (size_t j = 0; j < d->ncols && !s; j++) s = tsf_wcol_flush_chunk(w, &d->cols[j], 1, err);
+        } else {
+            for (size_t j = 0; j < d->ncols && !s; j++) s = tsf_wcol_flush_chunk(w, &d->cols[j], 0, err);
+        }
+        d->dirty = 0;
+    }
+    tsf_wbuf_free(&hb);
+    tsf_free(w->alloc, list, n * sizeof *list);
+    return s;
+}
+
+tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err)
+{
+    if (!w) return tsf_err(err, TSF_EINVAL, "tsf_writer_flush: writer is NULL");
+    if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_flush: writer is closed");
+    if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_flush: an earlier output error stopped this writer");
+    tsf_status s = tsf_w_flush_all(w, err);
+    if (s) return s;
+    /* hand the completed chunk groups to the OS */
+    if (w->out.len) {
+        tsf_status s2 = tsf_w_out(w, NULL, 0, err);
+        (void)s2;
+    }
+    return TSF_OK;
+}
+
+static tsf_status check_increasing(const tsf_tablet *t, size_t a, size_t b, const char *dev, tsf_error *err)
+{
+    for (size_t r = a + 1; r < b; r++)
+        if (t->times[r] <= t->times[r - 1])
+            return tsf_err(err, TSF_EINVAL,
+                           "writer: device %s: row %zu time %lld is not after row %zu time %lld (timestamps must "
+                           "strictly increase; see sort_tablets)",
+                           dev, r, (long long)t->times[r], r - 1, (long long)t->times[r - 1]);
+    return TSF_OK;
+}
+
+/* Appends rows [a, b) of the tablet to an aligned device in page-sized row batches. */
+static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t a, size_t b, tsf_error *err)
+{
+    tsf_status s;
+    size_t maxp = w->opt.page_max_points;
+    size_t r = a;
+    while (r < b) {
+        size_t k = maxp - d->rows;
+        if (k > b - r) k = b - r;
+        if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) return s;
+        int full = 0;
+        for (size_t j = 0; j < d->ncols; j++) {
+            /* find the tablet column feeding device column j */
+            size_t tc = SIZE_MAX;
+            for (size_t i = 0; i < t->ncols; i++)
+                if (t->cols[i].category == TSF_COLUMN_FIELD && t->cols[i].field == j) {
+                    tc = i;
+                    break;
+                }
+            wcol *c = &d->cols[j];
+            if (tc == SIZE_MAX) {
+                s = tsf_wcol_append(w, c, t->times + r, NULL, NULL, 0, k, err);
+            } else {
+                const uint8_t *v = valid_or_null(t, tc, r, r + k);
+                s = tsf_wcol_append(w, c, t->times + r, t->vals[tc] + r * c->width, v, r, k, err);
+            }
+            if (s) return s;
+            full |= tsf_wcol_full(w, c);
+        }
+        d->rows += k;
+        r += k;
+        if (d->rows >= maxp || full)
+            if ((s = tsf_w_seal_device(w, d, err))) return s;
+    }
+    d->last_time = t->times[b - 1];
+    d->has_time = 1;
+    d->dirty = 1;
+    return TSF_OK;
+}
+
+typedef struct run {
+    size_t a, b;
+    wdevice *d;
+} run;
+
+static tsf_status write_table(tsf_writer *w, tsf_tablet *t, tsf_error *err)
+{
+    const wtable *tb = &w->tables[t->table];
+    tsf_ix_seg segs[1 + 256];
+    tsf_ix_seg *sp = tb->ntags <= 256 ? segs : tsf_alloc(w->alloc, (1 + tb->ntags) * sizeof *sp);
+    if (!sp) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    size_t nruns = 0;
+    for (size_t r = 0; r < t->rows; r++)
+        if (r == 0 || !same_tags(t, r - 1, r)) nruns++;
+    run *runs = tsf_alloc(w->alloc, nruns * sizeof *runs);
+    tsf_status s = TSF_OK;
+    if (!runs) {
+        s = tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+        goto done;
+    }
+    /* pass 1: devices and validation (nothing is buffered yet) */
+    uint64_t epoch = ++w->epoch;
+    size_t ri = 0;
+    for (size_t r = 0; r < t->rows && !s; ri++) {
+        size_t e = r + 1;
+        while (e < t->rows && same_tags(t, e - 1, e)) e++;
+        size_t ns = row_segs(t, tb, r, sp);
+        wdevice *d = tsf_w_find_device(w, sp, ns, NULL);
+        if (!d) {
+            if ((s = tsf_w_add_device(w, sp, ns, 1, t->table, &d, err))) break;
+            for (size_t f = 0; f < tb->nfields && !s; f++) {
+                const tsf_ix_column *col = &tb->cols[tb->field_idx[f]];
+                if (d->ncols == d->ccap) {
+                    size_t nc = d->ccap ? d->ccap * 2 : 4;
+                    wcol *ncols = tsf_realloc(w->alloc, d->cols, d->ccap * sizeof *ncols, nc * sizeof *ncols);
+                    if (!ncols) {
+                        s = tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+                        break;
+                    }
+                    d->cols = ncols;
+                    d->ccap = nc;
+                }
+                s = tsf_wcol_init(w, &d->cols[d->ncols], col->name, strlen(col->name), (tsf_type)col->data_type,
+                                  (tsf_encoding)col->encoding, (tsf_compression)col->compression, 0x40, err);
+                if (!s) d->ncols++;
+            }
+            if (s) break;
+        }
+        if (d->check_epoch != epoch) {
+            d->check_epoch = epoch;
+            d->check_has = d->has_time;
+            d->check_time = d->last_time;
+        }
+        if ((s = check_increasing(t, r, e, d->path, err))) break;
+        if (d->check_has && t->times[r] <= d->check_time) {
+            s = tsf_err(err, TSF_EINVAL, "writer: device %s: row %zu time %lld is not after the last written time %lld",
+                        d->path, r, (long long)t->times[r], (long long)d->check_time);
+            break;
+        }
+        d->check_has = 1;
+        d->check_time = t->times[e - 1];
+        runs[ri].a = r;
+        runs[ri].b = e;
+        runs[ri].d = d;
+        r = e;
+    }
+    /* pass 2: append */
+    for (size_t i = 0; i < nruns && !s; i++) s = write_aligned(w, t, runs[i].d, runs[i].a, runs[i].b, err);
+done:
+    if (runs) tsf_free(w->alloc, runs, nruns * sizeof *runs);
+    if (sp != segs) tsf_free(w->alloc, sp, (1 + tb->ntags) * sizeof *sp);
+    return s;
+}
+
+static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
+{
+    wdevice *d = t->dev;
+    size_t n = t->rows;
+    tsf_status s = check_increasing(t, 0, n, d->path, err);
+    if (s) return s;
+    if (d->aligned) {
+        if (d->has_time && t->times[0] <= d->last_time)
+            return tsf_err(err, TSF_EINVAL, "writer: device %s: row 0 time %lld is not after the last written time %lld",
+                           d->path, (long long)t->times[0], (long long)d->last_time);
+        return write_aligned(w, t, d, 0, n, err);
+    }
+    /* non-aligned: each series checks its own first present row */
+    for (size_t i = 0; i < t->ncols; i++) {
+        wcol *c = &d->cols[t->cols[i].idx];
+        if (!c->has_time) continue;
+        size_t r = 0;
+        while (r < n && !vbit(t->valid[i], r)) r++;
+        if (r < n && t->times[r] <= c->last_time)
+            return tsf_err(err, TSF_EINVAL,
+                           "writer: device %s: row %zu time %lld is not after the last written time %lld of series %s",
+                           d->path, r, (long long)t->times[r], (long long)c->last_time, c->name);
+    }
+    for (size_t i = 0; i < t->ncols; i++) {
+        wcol *c = &d->cols[t->cols[i].idx];
+        const uint8_t *v = valid_or_null(t, i, 0, n);
+        if ((s = tsf_wcol_append(w, c, t->times, t->vals[i], v, 0, n, err))) return s;
+        size_t r = n;
+        while (r > 0 && v && !vbit(v, r - 1)) r--;
+        if (r > 0) {
+            c->last_time = t->times[r - 1];
+            c->has_time = 1;
+            d->dirty = 1;
+        }
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
+{
+    if (!w || !t) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_tablet: NULL argument");
+    if (t->w != w) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_tablet: tablet belongs to another writer");
+    if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_write_tablet: writer is closed");
+    if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_write_tablet: an earlier output error stopped this writer");
+    tsf_status s = TSF_OK;
+    if (t->rows) {
+        if (w->opt.sort_tablets && (s = sort_tablet(t, err))) return s;
+        s = t->table >= 0 ? write_table(w, t, err) : write_tree(w, t, err);
+        if (s) return s;
+        if (w->mem >= w->opt.memory_budget && (s = tsf_w_flush_all(w, err))) return s;
+    }
+    tsf_tablet_reset(t);
+    return TSF_OK;
+}
+
+/* ---- row API ------------------------------------------------------------------------------ */
+
+tsf_status tsf_writer_write_row(tsf_writer *w, const char *target, int64_t time, const char *const *columns,
+                                const tsf_value *values, size_t n, tsf_error *err)
+{
+    if (!w || !target || (!values && n)) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_row: NULL argument");
+    if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_write_row: writer is closed");
+    tsf_status s;
+    tsf_tablet *t = w->row_tablet;
+    int reuse = t && w->row_target && strcmp(w->row_target, target) == 0 && t->ncols == n;
+    if (reuse && columns) { /* same column list? */
+        const wtable *tb = t->table >= 0 ? &w->tables[t->table] : NULL;
+        for (size_t i = 0; i < n && reuse; i++) {
+            const char *nm = tb ? tb->cols[t->cols[i].idx].name : t->dev->cols[t->cols[i].idx].name;
+            reuse = columns[i] && strcasecmp(nm, columns[i]) == 0;
+        }
+    }
+    if (!reuse) {
+        if (t) tsf_tablet_free(t);
+        w->row_tablet = NULL;
+        if (w->row_target) tsf_free(w->alloc, w->row_target, strlen(w->row_target) + 1);
+        w->row_target = NULL;
+        if ((s = tsf_tablet_new(w, target, columns, n, 1, &t, err))) return s;
+        if (t->ncols != n) {
+            tsf_tablet_free(t);
+            return tsf_err(err, TSF_EINVAL, "tsf_writer_write_row: %zu values for %zu columns", n, t->ncols);
+        }
+        size_t len = strlen(target);
+        w->row_target = tsf_alloc(w->alloc, len + 1);
+        if (!w->row_target) {
+            tsf_tablet_free(t);
+            return tsf_err(err, TSF_ENOMEM, "tsf_writer_write_row: out of memory");
+        }
+        memcpy(w->row_target, target, len + 1);
+        w->row_tablet = t;
+    }
+    tsf_tablet_reset(t);
+    if ((s = tsf_tablet_set_time(t, 0, time, err))) return s;
+    for (size_t i = 0; i < n; i++) {
+        const tsf_value *v = &values[i];
+        if (v->is_null) continue;
+        switch (t->cols[i].type) {
+        case TSF_BOOLEAN: s = tsf_tablet_set_bool(t, 0, i, v->v.b, err); break;
+        case TSF_INT32:
+        case TSF_DATE: s = tsf_tablet_set_int32(t, 0, i, v->v.i32, err); break;
+        case TSF_INT64:
+        case TSF_TIMESTAMP: s = tsf_tablet_set_int64(t, 0, i, v->v.i64, err); break;
+        case TSF_FLOAT: s = tsf_tablet_set_float(t, 0, i, v->v.f, err); break;
+        case TSF_DOUBLE: s = tsf_tablet_set_double(t, 0, i, v->v.d, err); break;
+        default: s = tsf_tablet_set_bytes(t, 0, i, v->v.bytes.data, v->v.bytes.len, err); break;
+        }
+        if (s) return s;
+    }
+    return tsf_writer_write_tablet(w, t, err);
+}

@@ -1,0 +1,159 @@
+/*
+ * writer.h - internal structures of the TsFile writer (spec tsfile-container-format.md §4-§8,
+ * §17, §20): devices and their columns, the page/chunk buffers of each column, the output sink.
+ */
+#ifndef TSF_WRITE_WRITER_H
+#define TSF_WRITE_WRITER_H
+
+#include "../codec/codec.h"
+#include "../format/index.h"
+#include "stats.h"
+
+/* A sealed page of the chunk being built. */
+typedef struct wpage {
+    size_t body_off;   /* in wcol.chunk */
+    uint32_t usize;    /* uncompressed body size; 0 = empty aligned value page */
+    uint32_t csize;    /* stored body size */
+    size_t stats_off;  /* serialized page statistics in wcol.pstats */
+    size_t stats_len;
+} wpage;
+
+/* One column: a non-aligned series, an aligned value column, or an aligned time column. */
+typedef struct wcol {
+    char *name;
+    size_t name_len;
+    tsf_type type; /* TSF_VECTOR for a time column */
+    tsf_encoding enc;
+    tsf_compression comp;
+    uint8_t mask; /* 0, 0x80 time, 0x40 value */
+    size_t width; /* C width of one value (tsf_bytes for binary) */
+
+    /* pending page: non-null values (and their times when non-aligned) */
+    uint8_t *vals;
+    size_t nvals, vcap;
+    int64_t *times;   /* non-aligned only */
+    size_t tcap;
+    tsf_wbuf arena;   /* binary payloads of the pending page */
+    size_t *boff;     /* offsets of binary payloads in arena (vals holds tsf_bytes with len) */
+    uint8_t *bitmap;  /* aligned value: MSB-first presence bits of the pending page rows */
+    size_t bmcap;
+    size_t prow;      /* aligned value: rows of the pending page */
+    size_t est;       /* estimated encoded bytes of the pending page */
+    tsf_wstats pstat; /* statistics of the pending page */
+
+    /* the chunk being built */
+    tsf_wbuf chunk;
+    tsf_wbuf pstats;
+    wpage *pages;
+    size_t npages, pcap;
+    size_t nonempty_pages;
+    tsf_wstats cstat;
+
+    /* across the file */
+    tsf_wbuf cmeta; /* ChunkMetadata entries: i64 offset + statistics */
+    uint32_t nchunks;
+    tsf_wstats sstat;
+    int64_t last_time; /* non-aligned: last written time */
+    int has_time;
+} wcol;
+
+typedef struct wdevice {
+    tsf_ix_seg *segs;
+    size_t nsegs;
+    char *path;      /* toString(): segments joined by '.' */
+    size_t path_len;
+    size_t path_cap;
+    int aligned;
+    int table;       /* index in w->tables, or -1 */
+    wcol *cols;      /* registration order (table: FIELD columns in schema order) */
+    size_t ncols, ccap;
+    wcol tcol;       /* aligned: the time column */
+    size_t rows;     /* aligned: rows of the pending page */
+    int64_t last_time;
+    int has_time;
+    int dirty;       /* has data in the current chunk group */
+    int64_t check_time; /* validation scratch */
+    int check_has;
+    uint64_t check_epoch;
+} wdevice;
+
+typedef struct wtable {
+    char *name;
+    tsf_ix_column *cols; /* names owned */
+    size_t ncols;
+    size_t *tag_idx, ntags;
+    size_t *field_idx, nfields;
+} wtable;
+
+struct tsf_writer {
+    tsf_allocator alloc_copy;
+    const tsf_allocator *alloc;
+    tsf_writer_options opt;
+    tsf_codec *codec;
+
+    /* output */
+    int fd;
+    char *path, *tmp_path;
+    tsf_write_callbacks cb;
+    int use_cb;
+    tsf_wbuf out;
+    uint64_t flushed; /* bytes handed to the OS / callback */
+    int failed;       /* an output error happened: only close/abort are allowed */
+    int closed;
+
+    wdevice **devs;
+    size_t ndevs, dcap;
+    /* open-addressing map: device path -> index in devs */
+    size_t *map;
+    size_t mapcap;
+
+    wtable *tables;
+    size_t ntables, tcap;
+
+    size_t mem;        /* buffered bytes (pending pages + chunk buffers) */
+    uint64_t epoch;    /* validation epoch */
+
+    tsf_wbuf scratch, scratch2; /* page assembly / compression */
+    tsf_tablet *row_tablet;     /* cached for the row API */
+    char *row_target;
+};
+
+/* output */
+tsf_status tsf_w_out(tsf_writer *w, const void *p, size_t n, tsf_error *err);
+uint64_t tsf_w_pos(const tsf_writer *w);
+
+/* columns (column.c) */
+tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, tsf_type type, tsf_encoding enc,
+                         tsf_compression comp, uint8_t mask, tsf_error *err);
+void tsf_wcol_free(tsf_writer *w, wcol *c);
+size_t tsf_type_width(tsf_type t);
+/*
+ * Appends rows [0, k) of a tablet column: `times` and `vals` point at the batch's first row,
+ * `valid` (NULL = all present) is the tablet's LSB-first bitmap with the batch starting at bit
+ * vbit0. Non-aligned columns keep only present values and seal full pages themselves; aligned
+ * value columns also record the presence bits (the device seals pages by rows).
+ */
+tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const void *vals, const uint8_t *valid,
+                           size_t vbit0, size_t k, tsf_error *err);
+/* Seals the pending page (rows = aligned page rows, 0 for non-aligned). */
+tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err);
+/* Writes the chunk (header + pages) and records its metadata; `force` writes a 0-byte chunk. */
+tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *err);
+/* Has the pending page reached the byte limit? */
+int tsf_wcol_full(const tsf_writer *w, const wcol *c);
+
+/* tablets (tablet.c) */
+tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err);
+tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
+
+/* devices (writer.c) */
+wdevice *tsf_w_find_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, size_t *hash_out);
+tsf_status tsf_w_add_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, int aligned, int table,
+                            wdevice **out, tsf_error *err);
+tsf_status tsf_w_split_path(tsf_writer *w, const char *path, tsf_ix_seg *segs, size_t *nsegs, char *buf,
+                            tsf_error *err);
+int tsf_w_table_index(const tsf_writer *w, const char *name);
+
+#define TSF_W_MAX_SEGS 64
+
+#endif

@@ -40,9 +40,14 @@ static chimp_params params_of(tsf_type type)
     p.thr = is32 ? 11 : 13;
     p.sigb = is32 ? 5 : 6;
     switch (type) {
-    case TSF_FLOAT: p.marker = 0x7fc00000u; break;
-    case TSF_DOUBLE: p.marker = 0x7ff8000000000000ull; break;
-    default: p.marker = is32 ? 0x80000000u : 0x8000000000000000ull;
+    case TSF_FLOAT:
+        p.marker = 0x7fc00000u;
+        break;
+    case TSF_DOUBLE:
+        p.marker = 0x7ff8000000000000ull;
+        break;
+    default:
+        p.marker = is32 ? 0x80000000u : 0x8000000000000000ull;
     }
     return p;
 }
@@ -176,7 +181,8 @@ static int chimp_next(tsf_bitr *r, const chimp_params *p, uint64_t *ring, unsign
         x = ring[idx] ^ (tsf_bitr_read(r, sig) << (p->W - sig - lz));
         break;
     }
-    default: x = ring[tsf_bitr_read57(r, p->logp) & (P - 1)];
+    default:
+        x = ring[tsf_bitr_read57(r, p->logp) & (P - 1)];
     }
     if (r->overrun) return -1;
     *cur = (*cur + 1) & (P - 1);
@@ -185,8 +191,8 @@ static int chimp_next(tsf_bitr *r, const chimp_params *p, uint64_t *ring, unsign
     return 0;
 }
 
-static tsf_status chimp_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len, void *values,
-                               size_t n, size_t *consumed, tsf_error *err)
+static tsf_status chimp_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                               void *values, size_t n, size_t *consumed, tsf_error *err)
 {
     (void)c;
     const chimp_params p = params_of(type);
@@ -218,8 +224,8 @@ static tsf_status chimp_decode(const tsf_codec *c, tsf_type type, const uint8_t 
         return tsf_err(err, TSF_ECORRUPT, "CHIMP: missing end marker after %zu values, byte offset %zu", n,
                        at >> 3);
     if (v != p.marker)
-        return tsf_err(err, TSF_ECORRUPT, "CHIMP: value after the last one is not the end marker (byte offset %zu)",
-                       at >> 3);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "CHIMP: value after the last one is not the end marker (byte offset %zu)", at >> 3);
     size_t used = (r.pos >> 3) + 1;
     if (used > len) return tsf_err(err, TSF_ECORRUPT, "CHIMP: missing flush byte at byte offset %zu", len);
     *consumed = used;

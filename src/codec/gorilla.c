@@ -55,11 +55,15 @@ static unsigned width_of(tsf_type type)
 uint64_t tsf_gorilla_marker(tsf_type type)
 {
     switch (type) {
-    case TSF_FLOAT: return 0x7fc00000u;
-    case TSF_DOUBLE: return 0x7ff8000000000000ull;
+    case TSF_FLOAT:
+        return 0x7fc00000u;
+    case TSF_DOUBLE:
+        return 0x7ff8000000000000ull;
     case TSF_INT32:
-    case TSF_DATE: return 0x80000000u;
-    default: return 0x8000000000000000ull;
+    case TSF_DATE:
+        return 0x80000000u;
+    default:
+        return 0x8000000000000000ull;
     }
 }
 
@@ -363,16 +367,16 @@ static size_t gorilla_bound(tsf_type type, size_t n, size_t var_bytes)
     return tsf_gorilla_bound_n(n, width_of(type));
 }
 
-tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
-                                   size_t cap, size_t *written, tsf_error *err)
+tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n,
+                                   uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
     const unsigned W = width_of(type);
     const uint64_t marker = tsf_gorilla_marker(type);
     size_t need = tsf_gorilla_bound_n(n, W);
     *written = 0;
     if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "GORILLA encode: dst capacity %zu < bound %zu for %zu values", cap, need,
-                       n);
+        return tsf_err(err, TSF_ERANGE, "GORILLA encode: dst capacity %zu < bound %zu for %zu values", cap,
+                       need, n);
     if (c->path == TSF_PATH_PER_VALUE) {
         tsf_gorilla_enc e;
         tsf_gorilla_enc_init(&e, W, dst, cap);
@@ -392,8 +396,8 @@ tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void
     return TSF_OK;
 }
 
-static tsf_status gorilla_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
-                                 size_t cap, size_t *written, tsf_error *err)
+static tsf_status gorilla_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n,
+                                 uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
     return tsf_gorilla_encode_bits(c, type, values, n, dst, cap, written, err);
 }
@@ -413,7 +417,8 @@ static tsf_status dec_tail(tsf_gorilla_iter *it, tsf_type type, void *values, si
         size_t at = it->r.pos;
         if (tsf_gorilla_iter_next(it, &v) != 0) {
             it->r.pos = at;
-            return corrupt_at(err, it, i, it->r.overrun ? "truncated stream" : "invalid leading/length window");
+            return corrupt_at(err, it, i,
+                              it->r.overrun ? "truncated stream" : "invalid leading/length window");
         }
         st_bits(values, i, v, W);
     }
@@ -463,8 +468,8 @@ tsf_status tsf_gorilla_decode_bits(const tsf_codec *c, tsf_type type, const uint
     return dec_tail(&it, type, values, i, n, consumed, err);
 }
 
-static tsf_status gorilla_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len, void *values,
-                                 size_t n, size_t *consumed, tsf_error *err)
+static tsf_status gorilla_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                                 void *values, size_t n, size_t *consumed, tsf_error *err)
 {
     return tsf_gorilla_decode_bits(c, type, src, len, values, n, consumed, err);
 }

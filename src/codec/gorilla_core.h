@@ -11,10 +11,10 @@
 
 typedef struct tsf_gorilla_enc {
     tsf_bitw w;
-    unsigned W;         /* 32 or 64 */
-    int first;          /* no value written yet */
-    uint64_t prev;      /* stored value */
-    unsigned lz, tz;    /* stored window (lz 65 = none yet) */
+    unsigned W;      /* 32 or 64 */
+    int first;       /* no value written yet */
+    uint64_t prev;   /* stored value */
+    unsigned lz, tz; /* stored window (lz 65 = none yet) */
 } tsf_gorilla_enc;
 
 typedef struct tsf_gorilla_iter {
@@ -22,7 +22,7 @@ typedef struct tsf_gorilla_iter {
     unsigned W;
     int started;
     uint64_t prev;
-    unsigned lz, len;   /* stored window; lz + len > W means none yet */
+    unsigned lz, len; /* stored window; lz + len > W means none yet */
 } tsf_gorilla_iter;
 
 /* End marker bits of a type: Integer/Long.MIN_VALUE, or Float/Double.NaN canonical bits. */
@@ -40,8 +40,8 @@ int tsf_gorilla_iter_next(tsf_gorilla_iter *it, uint64_t *out);
 /* Encoded-size bound of n values of width W (includes 8 bytes of writer slack). */
 size_t tsf_gorilla_bound_n(size_t n, unsigned W);
 /* Whole-page GORILLA stream of n values of `type` (numeric), as the vtable entries. */
-tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
-                                   size_t cap, size_t *written, tsf_error *err);
+tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n,
+                                   uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
 tsf_status tsf_gorilla_decode_bits(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
                                    void *values, size_t n, size_t *consumed, tsf_error *err);
 

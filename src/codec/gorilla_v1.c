@@ -71,8 +71,10 @@ static tsf_status v1_encode(const tsf_codec *c, tsf_type type, const void *value
     if (cap < need)
         return tsf_err(err, TSF_ERANGE, "GORILLA_V1 encode: dst capacity %zu < bound %zu", cap, need);
     uint64_t prev = n ? canon_bits(values, 0, W) : nan;
-    if (W == 32) tsf_store_le32(dst, (uint32_t)prev);
-    else tsf_store_le64(dst, prev);
+    if (W == 32)
+        tsf_store_le32(dst, (uint32_t)prev);
+    else
+        tsf_store_le64(dst, prev);
     tsf_bitw w;
     tsf_bitw_init(&w, dst + W / 8, cap - W / 8);
     for (size_t i = 1; i <= n; i++) {

@@ -26,8 +26,8 @@
 enum { RLBE_BLOCK = 10000 };
 
 typedef struct rlbe_kind {
-    unsigned W;     /* 32 or 64 */
-    unsigned lcb;   /* bits of the length code */
+    unsigned W;   /* 32 or 64 */
+    unsigned lcb; /* bits of the length code */
     int is_float;
 } rlbe_kind;
 

@@ -27,7 +27,7 @@
 enum { GROUP = 8 }; /* residuals per group (Block_size) */
 
 typedef struct sp_kind {
-    unsigned W;     /* 32 or 64 */
+    unsigned W; /* 32 or 64 */
     int is_float;
 } sp_kind;
 
@@ -42,7 +42,7 @@ static sp_kind kind_of(tsf_type t)
 /* ---- the "fire" predictor (IntFire: shift 2, bw 8; LongFire: shift 3, bw 16) ------------------ */
 
 typedef struct fire {
-    int32_t acc;   /* a Java int in both variants */
+    int32_t acc;    /* a Java int in both variants */
     uint64_t delta; /* int (32-bit, sign-extended) or long, as two's complement bits */
 } fire;
 
@@ -89,8 +89,7 @@ TSF_INLINE uint64_t map_residual(uint64_t e, unsigned W)
 static uint64_t canon(uint64_t bits, sp_kind k)
 {
     if (!k.is_float) return bits;
-    if (k.W == 32)
-        return ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu)) ? 0x7fc00000u : bits;
+    if (k.W == 32) return ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu)) ? 0x7fc00000u : bits;
     return ((bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (bits & 0xfffffffffffffull))
                ? 0x7ff8000000000000ull
                : bits;
@@ -135,26 +134,28 @@ static tsf_status sp_decode(const tsf_codec *c, tsf_type type, const uint8_t *sr
     *consumed = 0;
     while (i < n) {
         if (pos >= len)
-            return tsf_err(err, TSF_ECORRUPT, "SPRINTZ: stream ends at byte offset %zu after %zu of %zu values",
-                           pos, i, n);
+            return tsf_err(err, TSF_ECORRUPT,
+                           "SPRINTZ: stream ends at byte offset %zu after %zu of %zu values", pos, i, n);
         size_t at = pos;
         unsigned b = src[pos++];
         if (b & 0x80) { /* tail */
             size_t cnt = b & 0x7f;
-            if (cnt == 0)
-                return tsf_err(err, TSF_ECORRUPT, "SPRINTZ: empty tail at byte offset %zu", at);
+            if (cnt == 0) return tsf_err(err, TSF_ECORRUPT, "SPRINTZ: empty tail at byte offset %zu", at);
             uint64_t tmp[127];
             size_t used = 0;
             tsf_status s;
-            if (k.is_float) s = tsf_gorilla_decode_bits(c, type, src + pos, len - pos, tmp, cnt, &used, err);
-            else if (W == 32) s = tsf_rle_decode_i32(c, src + pos, len - pos, (int32_t *)tmp, cnt, &used, err);
-            else s = tsf_rle_decode_i64(c, src + pos, len - pos, (int64_t *)tmp, cnt, &used, err);
+            if (k.is_float)
+                s = tsf_gorilla_decode_bits(c, type, src + pos, len - pos, tmp, cnt, &used, err);
+            else if (W == 32)
+                s = tsf_rle_decode_i32(c, src + pos, len - pos, (int32_t *)tmp, cnt, &used, err);
+            else
+                s = tsf_rle_decode_i64(c, src + pos, len - pos, (int64_t *)tmp, cnt, &used, err);
             if (s != TSF_OK) {
                 char inner[TSF_ERROR_MESSAGE_SIZE] = "corrupt";
                 if (err) memcpy(inner, err->message, sizeof inner);
                 inner[sizeof inner - 1] = 0;
-                return tsf_err(err, TSF_ECORRUPT, "SPRINTZ: tail of %zu values at byte offset %zu: %.160s", cnt,
-                               at, inner);
+                return tsf_err(err, TSF_ECORRUPT, "SPRINTZ: tail of %zu values at byte offset %zu: %.160s",
+                               cnt, at, inner);
             }
             size_t take = cnt < n - i ? cnt : n - i;
             memcpy((uint8_t *)values + i * (W / 8), tmp, take * (W / 8));
@@ -217,7 +218,8 @@ static tsf_status sp_encode(const tsf_codec *c, tsf_type type, const void *value
     const sp_kind k = kind_of(type);
     const unsigned W = k.W;
     size_t need = sp_bound(type, n, 0);
-    if (cap < need) return tsf_err(err, TSF_ERANGE, "SPRINTZ encode: dst capacity %zu < bound %zu", cap, need);
+    if (cap < need)
+        return tsf_err(err, TSF_ERANGE, "SPRINTZ encode: dst capacity %zu < bound %zu", cap, need);
     size_t pos = 0, i = 0;
     for (; n - i >= GROUP + 1; i += GROUP + 1) {
         uint64_t seed = ld(values, i, W), res[GROUP], prev = canon(seed, k);
@@ -234,7 +236,8 @@ static tsf_status sp_encode(const tsf_codec *c, tsf_type type, const void *value
             prev = v;
         }
         dst[pos++] = (uint8_t)bw;
-        if (W == 32 && !k.is_float) pos += tsf_put_uvarint32(dst + pos, (uint32_t)seed);
+        if (W == 32 && !k.is_float)
+            pos += tsf_put_uvarint32(dst + pos, (uint32_t)seed);
         else if (W == 32) {
             tsf_store_be32(dst + pos, (uint32_t)seed);
             pos += 4;
@@ -253,9 +256,12 @@ static tsf_status sp_encode(const tsf_codec *c, tsf_type type, const void *value
         dst[pos++] = (uint8_t)(0x80 | cnt);
         const void *tv = (const uint8_t *)values + i * (W / 8);
         tsf_status s;
-        if (k.is_float) s = tsf_gorilla_encode_bits(c, tail_type(type, k), tv, cnt, dst + pos, cap - pos, &used, err);
-        else if (W == 32) s = tsf_rle_encode_i32(c, (const int32_t *)tv, cnt, dst + pos, cap - pos, &used, err);
-        else s = tsf_rle_encode_i64(c, (const int64_t *)tv, cnt, dst + pos, cap - pos, &used, err);
+        if (k.is_float)
+            s = tsf_gorilla_encode_bits(c, tail_type(type, k), tv, cnt, dst + pos, cap - pos, &used, err);
+        else if (W == 32)
+            s = tsf_rle_encode_i32(c, (const int32_t *)tv, cnt, dst + pos, cap - pos, &used, err);
+        else
+            s = tsf_rle_encode_i64(c, (const int64_t *)tv, cnt, dst + pos, cap - pos, &used, err);
         if (s != TSF_OK) return s;
         pos += used;
     }

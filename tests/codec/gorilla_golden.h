@@ -15,13 +15,13 @@
 #include "test.h"
 
 typedef struct golden_page {
-    uint8_t *file;        /* whole file (caller frees via golden_page_free) */
-    const uint8_t *vals;  /* value stream of page 0 */
+    uint8_t *file;       /* whole file (caller frees via golden_page_free) */
+    const uint8_t *vals; /* value stream of page 0 */
     size_t vals_len;
-    size_t count;         /* values in page 0 */
+    size_t count; /* values in page 0 */
     tsf_type type;
     int encoding;
-    uint64_t *expect;     /* raw bits (FLOAT/INT32/DATE in the low 32 bits) */
+    uint64_t *expect; /* raw bits (FLOAT/INT32/DATE in the low 32 bits) */
 } golden_page;
 
 static void golden_page_free(golden_page *g)
@@ -53,11 +53,14 @@ static size_t golden_stats_suffix(tsf_type t)
     switch (t) {
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 24;
+    case TSF_FLOAT:
+        return 24;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 40;
-    default: return 0;
+    case TSF_DOUBLE:
+        return 40;
+    default:
+        return 0;
     }
 }
 

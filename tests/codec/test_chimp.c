@@ -76,10 +76,11 @@ static void test_roundtrip(void)
             for (size_t i = 0; i < 10000; i++) {
                 uint64_t r = tsf_test_rand(&seed), x;
                 if (i < 8) { /* edge values, markers included */
-                    const uint64_t e64[] = {0x8000000000000000ull, 0x7fffffffffffffffull, 0, ~0ull,
-                                            0x7ff8000000000000ull, 0x7ff0000000000000ull, 1, 0x8000000000000000ull};
-                    const uint64_t e32[] = {0x80000000u, 0x7fffffffu, 0, 0xffffffffu, 0x7fc00000u, 0x7f800000u, 1,
-                                            0x80000000u};
+                    const uint64_t e64[] = {
+                        0x8000000000000000ull, 0x7fffffffffffffffull, 0, ~0ull,
+                        0x7ff8000000000000ull, 0x7ff0000000000000ull, 1, 0x8000000000000000ull};
+                    const uint64_t e32[] = {0x80000000u, 0x7fffffffu, 0, 0xffffffffu,
+                                            0x7fc00000u, 0x7f800000u, 1, 0x80000000u};
                     x = is32 ? e32[i] : e64[i];
                 } else if (shape == 0) {
                     x = r;
@@ -90,8 +91,10 @@ static void test_roundtrip(void)
                     float f = (float)walk;
                     uint32_t u;
                     memcpy(&u, &f, 4);
-                    if (is32) x = u;
-                    else memcpy(&x, &walk, 8);
+                    if (is32)
+                        x = u;
+                    else
+                        memcpy(&x, &walk, 8);
                 } else { /* values sharing low bits: ring candidates with many trailing zeros */
                     x = ((r & 7) << 20) ^ (i % 3 ? 0x123456789ull : 0);
                 }
@@ -127,16 +130,20 @@ static void test_garbage(void)
     /* `10` before any leading-zero count was stored is corrupt */
     const uint8_t bad[] = {0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0};
     int32_t o[2];
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_CHIMP, bad, sizeof bad, o, 2, NULL, NULL), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_CHIMP, bad, sizeof bad, o, 2, NULL, NULL),
+                 TSF_ECORRUPT);
     tsf_codec_close(c);
 }
 
 static void test_golden_first_pages(void)
 {
     const char *files[] = {
-        "tree_nonaligned_int32_chimp_uncompressed.tsfile", "tree_nonaligned_int64_chimp_uncompressed.tsfile",
-        "tree_nonaligned_date_chimp_uncompressed.tsfile",  "tree_nonaligned_timestamp_chimp_uncompressed.tsfile",
-        "tree_nonaligned_float_chimp_uncompressed.tsfile", "tree_nonaligned_double_chimp_uncompressed.tsfile",
+        "tree_nonaligned_int32_chimp_uncompressed.tsfile",
+        "tree_nonaligned_int64_chimp_uncompressed.tsfile",
+        "tree_nonaligned_date_chimp_uncompressed.tsfile",
+        "tree_nonaligned_timestamp_chimp_uncompressed.tsfile",
+        "tree_nonaligned_float_chimp_uncompressed.tsfile",
+        "tree_nonaligned_double_chimp_uncompressed.tsfile",
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         golden_page g;
@@ -153,7 +160,9 @@ static void test_golden_first_pages(void)
             void *out = malloc(g.count * 8);
             size_t used = 0, w = 0;
             tsf_error err;
-            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_CHIMP, g.vals, g.vals_len, out, g.count, &used, &err), &err);
+            CHECK_OK(
+                tsf_codec_decode(c, g.type, TSF_ENC_CHIMP, g.vals, g.vals_len, out, g.count, &used, &err),
+                &err);
             CHECK_EQ_INT(used, g.vals_len);
             size_t bad = 0;
             for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];

@@ -104,13 +104,37 @@ static float fbits(uint32_t u)
 
 static void test_edge_values(void)
 {
-    const double d[] = {dbits(0x7ff8000000000000ull), INFINITY, -INFINITY, -0.0, 0.0, dbits(1), dbits(0x7ff4000000000123ull),
-                        dbits(0xfff8000000000001ull), 1e308, -1e-308, dbits(0x7ff8000000000000ull), 1.0,
-                        dbits(0x000fffffffffffffull), dbits(0x8000000000000001ull), 0.0, 0.0};
+    const double d[] = {dbits(0x7ff8000000000000ull),
+                        INFINITY,
+                        -INFINITY,
+                        -0.0,
+                        0.0,
+                        dbits(1),
+                        dbits(0x7ff4000000000123ull),
+                        dbits(0xfff8000000000001ull),
+                        1e308,
+                        -1e-308,
+                        dbits(0x7ff8000000000000ull),
+                        1.0,
+                        dbits(0x000fffffffffffffull),
+                        dbits(0x8000000000000001ull),
+                        0.0,
+                        0.0};
     size_t nd = sizeof d / sizeof d[0];
     for (size_t n = 0; n <= nd; n++) check_stream(TSF_DOUBLE, d, n, NULL, 0);
-    const float f[] = {fbits(0x7fc00000u), INFINITY, -INFINITY, -0.0f, 0.0f, fbits(1), fbits(0x7fa00001u),
-                       fbits(0xffc00001u), 3.4e38f, -1e-38f, fbits(0x7fc00000u), 1.0f, fbits(0x007fffffu)};
+    const float f[] = {fbits(0x7fc00000u),
+                       INFINITY,
+                       -INFINITY,
+                       -0.0f,
+                       0.0f,
+                       fbits(1),
+                       fbits(0x7fa00001u),
+                       fbits(0xffc00001u),
+                       3.4e38f,
+                       -1e-38f,
+                       fbits(0x7fc00000u),
+                       1.0f,
+                       fbits(0x007fffffu)};
     size_t nf = sizeof f / sizeof f[0];
     for (size_t n = 0; n <= nf; n++) check_stream(TSF_FLOAT, f, n, NULL, 0);
     const int32_t i[] = {INT32_MIN, INT32_MAX, 0, -1, 1, INT32_MIN, INT32_MIN, 0, INT32_MAX, -2, 7};
@@ -135,18 +159,24 @@ static void fill(tsf_type type, void *v, size_t n, int shape, uint64_t *seed)
     for (size_t i = 0; i < n; i++) {
         uint64_t r = tsf_test_rand(seed), bits;
         switch (shape) {
-        case 0: bits = r; break;
+        case 0:
+            bits = r;
+            break;
         case 1:
             walk += (double)(r >> 11) / 9007199254740992.0 - 0.5;
-            if (type == TSF_DOUBLE) memcpy(&bits, &walk, 8);
+            if (type == TSF_DOUBLE)
+                memcpy(&bits, &walk, 8);
             else if (type == TSF_FLOAT) {
                 float f = (float)walk;
                 uint32_t u;
                 memcpy(&u, &f, 4);
                 bits = u;
-            } else bits = (uint64_t)(int64_t)(walk * 1000);
+            } else
+                bits = (uint64_t)(int64_t)(walk * 1000);
             break;
-        case 2: bits = (r & 3) ? prev : r >> (r & 63); break;
+        case 2:
+            bits = (r & 3) ? prev : r >> (r & 63);
+            break;
         default: { /* same / within the window / new window, 1/3 each */
             unsigned k = (unsigned)(r % 3);
             uint64_t q = tsf_test_rand(seed);
@@ -249,7 +279,8 @@ static void test_invalid_windows(void)
     uint8_t s[32] = {0, 0, 0, 1, 0x80}; /* INT32 first 1, then `10` with no window */
     int32_t out[2];
     tsf_error err;
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, s, sizeof s, out, 2, NULL, &err), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, s, sizeof s, out, 2, NULL, &err),
+                 TSF_ECORRUPT);
     /* `11` lz 31, len-1 = 1 (len 2): 31 + 2 > 32 */
     uint8_t s2[32] = {0, 0, 0, 1, 0xfe, 0x10};
     CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_GORILLA, s2, sizeof s2, out, 2, NULL, &err),
@@ -273,9 +304,12 @@ static void test_invalid_windows(void)
 static void test_golden_first_pages(void)
 {
     const char *files[] = {
-        "tree_nonaligned_double_gorilla_uncompressed.tsfile", "tree_nonaligned_float_gorilla_uncompressed.tsfile",
-        "tree_nonaligned_int32_gorilla_uncompressed.tsfile",  "tree_nonaligned_int64_gorilla_uncompressed.tsfile",
-        "tree_nonaligned_date_gorilla_uncompressed.tsfile",   "tree_nonaligned_timestamp_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_double_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_float_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_int32_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_int64_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_date_gorilla_uncompressed.tsfile",
+        "tree_nonaligned_timestamp_gorilla_uncompressed.tsfile",
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         golden_page g;
@@ -296,8 +330,9 @@ static void test_golden_first_pages(void)
             tsf_codec *c = open_path(PATHS[p]);
             size_t used = 0;
             tsf_error err;
-            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_GORILLA, g.vals, g.vals_len, out, g.count, &used, &err),
-                     &err);
+            CHECK_OK(
+                tsf_codec_decode(c, g.type, TSF_ENC_GORILLA, g.vals, g.vals_len, out, g.count, &used, &err),
+                &err);
             CHECK_EQ_INT(used, g.vals_len); /* marker + flush byte end the page exactly */
             size_t bad = 0;
             for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];
@@ -376,9 +411,18 @@ static void test_v1_roundtrip(void)
     for (size_t i = 0; i < 300; i++) {
         uint64_t r = tsf_test_rand(&seed);
         if (i < 12) {
-            const uint64_t edge[] = {0x7ff8000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
-                                     0x8000000000000000ull, 0, 1, 0x7ff4000000000123ull, 0, 0,
-                                     0x3ff0000000000000ull, 0x000fffffffffffffull, 0xfff8000000000001ull};
+            const uint64_t edge[] = {0x7ff8000000000000ull,
+                                     0x7ff0000000000000ull,
+                                     0xfff0000000000000ull,
+                                     0x8000000000000000ull,
+                                     0,
+                                     1,
+                                     0x7ff4000000000123ull,
+                                     0,
+                                     0,
+                                     0x3ff0000000000000ull,
+                                     0x000fffffffffffffull,
+                                     0xfff8000000000001ull};
             d[i] = edge[i];
         } else if (i % 3 == 0) {
             d[i] = r;
@@ -407,7 +451,12 @@ static void test_v1_zero_then_10(void)
        then `0`, then the NaN via `11` lz 1 len 12 (0x7ff8 >> 51 ...). Decoded: 0, 0, 0. */
     uint8_t s[16] = {0};
     /* bits: 10 | 0 | 11 000001 0001100 111111111111 (lz 1, len 12 = 0xfff, tz 51) */
-    const char *bits = "10" "0" "11" "000001" "0001100" "111111111111";
+    const char *bits = "10"
+                       "0"
+                       "11"
+                       "000001"
+                       "0001100"
+                       "111111111111";
     size_t nb = strlen(bits);
     for (size_t i = 0; i < nb; i++)
         if (bits[i] == '1') s[8 + i / 8] |= (uint8_t)(0x80 >> (i % 8));
@@ -415,7 +464,8 @@ static void test_v1_zero_then_10(void)
     size_t used = 0;
     tsf_error err;
     tsf_codec *c = v1_open_default();
-    CHECK_OK(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, 8 + (nb + 7) / 8, out, 3, &used, &err), &err);
+    CHECK_OK(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, 8 + (nb + 7) / 8, out, 3, &used, &err),
+             &err);
     CHECK_EQ_INT(used, 8 + (nb + 7) / 8);
     CHECK(out[0] == 0.0 && out[1] == 0.0 && out[2] == 0.0);
     /* the same stream with one value too many has no closing NaN */
@@ -433,8 +483,8 @@ static void test_v1_garbage(void)
         uint8_t *s = malloc(len ? len : 1);
         for (size_t i = 0; i < len; i++) s[i] = (uint8_t)tsf_test_rand(&seed);
         double out[100];
-        tsf_status st = tsf_codec_decode(c, (it & 1) ? TSF_FLOAT : TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, len, out, n,
-                                         NULL, NULL);
+        tsf_status st = tsf_codec_decode(c, (it & 1) ? TSF_FLOAT : TSF_DOUBLE, TSF_ENC_GORILLA_V1, s, len,
+                                         out, n, NULL, NULL);
         CHECK(st == TSF_OK || st == TSF_ECORRUPT);
         free(s);
     }
@@ -460,7 +510,8 @@ static void test_v1_golden_first_pages(void)
             void *out = malloc(g.count * 8);
             size_t used = 0, w = 0;
             tsf_error err;
-            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_GORILLA_V1, g.vals, g.vals_len, out, g.count, &used, &err),
+            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_GORILLA_V1, g.vals, g.vals_len, out, g.count, &used,
+                                      &err),
                      &err);
             CHECK_EQ_INT(used, g.vals_len);
             size_t bad = 0;

@@ -40,8 +40,8 @@ static void test_hand_int32(void)
 static void test_hand_floats(void)
 {
     /* FLOAT words: bits(1.5), bits(0.25) (30-bit segment of 2), bits(-0.5) (32-bit, sign dropped) */
-    const uint8_t f[] = {0x00, 0x00, 0x00, 0x03, 0x79, 0xff, 0x80, 0x00, 0x01, 0xf4,
-                         0x00, 0x00, 0x04, 0x19, 0xf8, 0x00, 0x00, 0x00};
+    const uint8_t f[] = {0x00, 0x00, 0x00, 0x03, 0x79, 0xff, 0x80, 0x00, 0x01,
+                         0xf4, 0x00, 0x00, 0x04, 0x19, 0xf8, 0x00, 0x00, 0x00};
     tsf_codec *c = open_default();
     float fo[3];
     size_t used = 0;
@@ -100,8 +100,8 @@ static void test_roundtrip(void)
                 walk += (int64_t)(r % 17) - 8;
                 uint64_t x = shape == 0 ? r : shape == 1 ? (uint64_t)walk : (i % 50 < 25 ? 5 : r >> (r & 63));
                 if (i < 6) {
-                    const uint64_t e[] = {0x8000000000000000ull, 0x7fffffffffffffffull, 0, ~0ull, 0x80000000u,
-                                          0x7fffffffu};
+                    const uint64_t e[] = {
+                        0x8000000000000000ull, 0x7fffffffffffffffull, 0, ~0ull, 0x80000000u, 0x7fffffffu};
                     x = e[i];
                 }
                 if (t < 2) {
@@ -146,9 +146,12 @@ static void test_garbage(void)
     const uint8_t endless[] = {0, 0, 0, 1, 0x04, 0x00, 0, 0, 0, 0, 0, 0, 0, 0};
     int32_t o[4];
     tsf_error err;
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, zero, sizeof zero, o, 1, NULL, &err), TSF_ECORRUPT);
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, big, sizeof big, o, 1, NULL, &err), TSF_ECORRUPT);
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, lc0, sizeof lc0, o, 1, NULL, &err), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, zero, sizeof zero, o, 1, NULL, &err),
+                 TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, big, sizeof big, o, 1, NULL, &err),
+                 TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, lc0, sizeof lc0, o, 1, NULL, &err),
+                 TSF_ECORRUPT);
     CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, longrun, sizeof longrun, o, 2, NULL, &err),
                  TSF_ECORRUPT);
     CHECK(strstr(err.message, "run longer") != NULL);
@@ -160,9 +163,12 @@ static void test_garbage(void)
 static void test_golden_first_pages(void)
 {
     const char *files[] = {
-        "tree_nonaligned_int32_rlbe_uncompressed.tsfile", "tree_nonaligned_int64_rlbe_uncompressed.tsfile",
-        "tree_nonaligned_date_rlbe_uncompressed.tsfile",  "tree_nonaligned_timestamp_rlbe_uncompressed.tsfile",
-        "tree_nonaligned_float_rlbe_uncompressed.tsfile", "tree_nonaligned_double_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_int32_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_int64_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_date_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_timestamp_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_float_rlbe_uncompressed.tsfile",
+        "tree_nonaligned_double_rlbe_uncompressed.tsfile",
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         golden_page g;
@@ -179,7 +185,8 @@ static void test_golden_first_pages(void)
             uint8_t *out = malloc(g.count * 8);
             size_t used = 0, w = 0;
             tsf_error err;
-            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_RLBE, g.vals, g.vals_len, out, g.count, &used, &err), &err);
+            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_RLBE, g.vals, g.vals_len, out, g.count, &used, &err),
+                     &err);
             CHECK_EQ_INT(used, g.vals_len);
             size_t bad = 0;
             for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];

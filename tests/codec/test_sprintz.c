@@ -122,21 +122,26 @@ static void test_garbage(void)
         free(s);
     }
     /* bit width above the type width, and an empty tail */
-    const uint8_t wide[] = {33, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const uint8_t wide[] = {33, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                            0,  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     int32_t o[9];
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_SPRINTZ, wide, sizeof wide, o, 9, NULL, NULL), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_SPRINTZ, wide, sizeof wide, o, 9, NULL, NULL),
+                 TSF_ECORRUPT);
     const uint8_t empty_tail[] = {0x80, 0, 0};
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_SPRINTZ, empty_tail, 3, o, 1, NULL, NULL), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_SPRINTZ, empty_tail, 3, o, 1, NULL, NULL),
+                 TSF_ECORRUPT);
     tsf_codec_close(c);
 }
 
 static void test_golden_first_pages(void)
 {
     const char *files[] = {
-        "tree_nonaligned_int32_sprintz_uncompressed.tsfile", "tree_nonaligned_int64_sprintz_uncompressed.tsfile",
-        "tree_nonaligned_date_sprintz_uncompressed.tsfile",  "tree_nonaligned_timestamp_sprintz_uncompressed.tsfile",
-        "tree_nonaligned_float_sprintz_uncompressed.tsfile", "tree_nonaligned_double_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_int32_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_int64_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_date_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_timestamp_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_float_sprintz_uncompressed.tsfile",
+        "tree_nonaligned_double_sprintz_uncompressed.tsfile",
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         golden_page g, in;
@@ -157,8 +162,9 @@ static void test_golden_first_pages(void)
             uint8_t *out = malloc(g.count * 8);
             size_t used = 0, w = 0;
             tsf_error err;
-            CHECK_OK(tsf_codec_decode(c, g.type, TSF_ENC_SPRINTZ, g.vals, g.vals_len, out, g.count, &used, &err),
-                     &err);
+            CHECK_OK(
+                tsf_codec_decode(c, g.type, TSF_ENC_SPRINTZ, g.vals, g.vals_len, out, g.count, &used, &err),
+                &err);
             CHECK_EQ_INT(used, g.vals_len);
             size_t bad = 0;
             for (size_t i = 0; i < g.count; i++) bad += golden_bits(g.type, out, i) != g.expect[i];
@@ -167,8 +173,10 @@ static void test_golden_first_pages(void)
             size_t es = esize(g.type);
             for (size_t i = 0; i < g.count; i++) {
                 uint32_t u = (uint32_t)in.expect[i];
-                if (es == 4) memcpy(out + 4 * i, &u, 4);
-                else memcpy(out + 8 * i, &in.expect[i], 8);
+                if (es == 4)
+                    memcpy(out + 4 * i, &u, 4);
+                else
+                    memcpy(out + 8 * i, &in.expect[i], 8);
             }
             size_t cap = tsf_codec_encode_bound(g.type, TSF_ENC_SPRINTZ, g.count, 0);
             uint8_t *enc = malloc(cap);

@@ -4,13 +4,29 @@
  * LLVMFuzzerTestOneInput. ctest uses it to replay each harness's committed corpus.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The input being replayed, named when a harness traps or crashes (driver state, not library state). */
+static const char *current_input;
+
+static void on_fatal(int sig)
+{
+    const char *p = current_input ? current_input : "(none)";
+    static const char msg[] = "\nstandalone_driver: crashed on input ";
+    if (write(2, msg, sizeof msg - 1) < 0 || write(2, p, strlen(p)) < 0 || write(2, "\n", 1) < 0) {
+        /* nothing more to do */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
 
 static int run_file(const char *path)
 {
@@ -25,7 +41,9 @@ static int run_file(const char *path)
     uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
     size_t got = n > 0 ? fread(buf, 1, (size_t)n, f) : 0;
     fclose(f);
+    current_input = path;
     LLVMFuzzerTestOneInput(buf, got);
+    current_input = NULL;
     free(buf);
     return 0;
 }
@@ -60,6 +78,11 @@ static int run_path(const char *path, int *count)
 int main(int argc, char **argv)
 {
     int count = 0, rc = 0;
+    signal(SIGILL, on_fatal);
+    signal(SIGSEGV, on_fatal);
+    signal(SIGABRT, on_fatal);
+    signal(SIGFPE, on_fatal);
+    signal(SIGBUS, on_fatal);
     for (int i = 1; i < argc; i++) rc |= run_path(argv[i], &count);
     printf("replayed %d inputs\n", count);
     if (count == 0) {

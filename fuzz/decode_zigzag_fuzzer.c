@@ -1,0 +1,11 @@
+/*
+ * decode_zigzag_fuzzer.c - libFuzzer harness for ZIGZAG decoding (spec: tsfile-encodings.md): any bytes as a
+ * ZIGZAG page stream of a chosen type and value count, decoded on every codec path, which must agree.
+ * Input layout and oracles: fuzz_common.h.
+ */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fz_decode_harness(TSF_ENC_ZIGZAG, data, size);
+}

@@ -1,0 +1,221 @@
+/*
+ * mutate.c - writes to the learned index: upsert, delete (tombstones), the per-leaf overflow log,
+ * copy-on-write leaf rebuilds, sync (group commit) and compaction (learned-index.md sections 1.4, 4.3,
+ * 4.5 "Crash consistency"; doc/index.md).
+ *
+ * Tiers, newest first: dynamic leaf blocks, the overflow log (newest chunk first, newest record first),
+ * the sorted base of a sorted leaf. Commit points are 8-byte aligned words: a block's header word
+ * (count + tombstone mask), a chunk's header word (count + tombstone mask), a leaf's overflow head, and
+ * a leaf-table entry. Ordering rules, which make any subset of unsynced pages that reaches the disk
+ * safe (page-cache crashes) as well as PM-style flushes:
+ *   - a new chunk is persisted before the leaf's overflow head points to it;
+ *   - records moved out of a full block are persisted in the log before the block is cleared;
+ *   - a rebuilt leaf is persisted before its leaf-table entry is switched (the old leaf is never
+ *     written again, so a crash before the switch keeps it whole).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/index_internal.h"
+
+/* Appends one record to the leaf's overflow log (a new chunk when the newest is full). */
+static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v, int tomb, tsf_error *err)
+{
+    ix_chunk *c = L->nchunks ? &L->chunks[L->nchunks - 1] : NULL;
+    uint8_t *p = c ? ix_at(ix, c->off) : NULL;
+    uint64_t w = p ? ld64(p) : 0, cnt = w & 0xff;
+    if (!c || cnt >= IX_CHUNK_SLOTS) {
+        uint64_t off;
+        tsf_status s = ix_alloc(ix, IX_CHUNK, &off, err);
+        if (s != TSF_OK) return s;
+        p = ix_at(ix, off);
+        memset(p, 0, IX_CHUNK);
+        st64(p + 16, k);
+        st64(p + 24, v);
+        st64(p + 8, c ? c->off : 0);
+        st64(p, 1 | (uint64_t)(tomb != 0) << 8);
+        pm_dirty(&ix->pm, off, IX_CHUNK);
+        s = pm_persist(&ix->pm, off, IX_CHUNK, err); /* before the link */
+        if (s != TSF_OK) return s;
+        s = ix_chunk_push(ix, L, off, err);
+        if (s != TSF_OK) return s;
+        commit64(ix_at(ix, L->off + LF_O_OVF_HEAD), off);
+        pm_dirty(&ix->pm, L->off + LF_O_OVF_HEAD, 8);
+    } else {
+        st64(p + 16 + cnt * 16, k);
+        st64(p + 24 + cnt * 16, v);
+        commit64(p, (w & ~UINT64_C(0xff)) + (cnt + 1) + ((uint64_t)(tomb != 0) << (8 + cnt)));
+        c->fp[cnt] = ix_fp(k);
+        pm_dirty(&ix->pm, c->off, 16 + (cnt + 1) * 16);
+    }
+    L->ovf_records++;
+    return TSF_OK;
+}
+
+/* Moves a full dynamic block into the overflow log in one batch, then empties it. */
+static tsf_status ix_migrate(tsf_index *ix, ix_leaf *L, uint64_t b, tsf_error *err)
+{
+    uint8_t *blk = ix_block(ix, L, b);
+    uint64_t w = ld64(blk), cnt = w & 0xff;
+    uint32_t first = L->nchunks ? L->nchunks - 1 : 0;
+    for (uint64_t s = 0; s < cnt; s++) {
+        tsf_status st = ix_ovf_append(ix, L, ld64(blk + 16 + s * 16), ld64(blk + 24 + s * 16),
+                                      (int)(w >> (8 + s) & 1), err);
+        if (st != TSF_OK) return st;
+    }
+    for (uint32_t c = first; c < L->nchunks; c++) {
+        tsf_status st = pm_persist(&ix->pm, L->chunks[c].off, IX_CHUNK, err);
+        if (st != TSF_OK) return st;
+    }
+    tsf_status st = pm_persist(&ix->pm, L->off + LF_O_OVF_HEAD, 8, err);
+    if (st != TSF_OK) return st;
+    commit64(blk, 0);
+    pm_dirty(&ix->pm, L->off + IX_BLOCK + b * IX_BLOCK, 8);
+    L->meta[b * 16 + 15] = 0;
+    return TSF_OK;
+}
+
+/* Dynamic leaves: upsert (or tombstone) in the predicted block. */
+static tsf_status ix_block_put(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v, int tomb, tsf_error *err)
+{
+    uint64_t b = ix_model(k, L->origin, L->mul, L->nblocks);
+    uint8_t *blk = ix_block(ix, L, b), *m = L->meta + b * 16;
+    uint64_t boff = L->off + IX_BLOCK + b * IX_BLOCK;
+    uint64_t w = ld64(blk), cnt = w & 0xff, tm = (w >> 8) & 0x7fff;
+    if (!ix->dup || tomb) {
+        for (uint64_t s = cnt; s-- > 0;) {
+            if ((!ix->nometa && m[s] != ix_fp(k)) || ld64(blk + 16 + s * 16) != k) continue;
+            if (tomb) {
+                tm |= UINT64_C(1) << s;
+            } else {
+                st64(blk + 24 + s * 16, v);
+                tm &= ~(UINT64_C(1) << s);
+            }
+            commit64(blk, cnt | tm << 8);
+            pm_dirty(&ix->pm, boff, 32 + s * 16);
+            return TSF_OK;
+        }
+    }
+    if (cnt == IX_SLOTS) {
+        tsf_status s = ix_migrate(ix, L, b, err);
+        if (s != TSF_OK) return s;
+        cnt = tm = 0;
+    }
+    st64(blk + 16 + cnt * 16, k);
+    st64(blk + 24 + cnt * 16, v);
+    tm |= (uint64_t)(tomb != 0) << cnt;
+    commit64(blk, (cnt + 1) | tm << 8);
+    m[cnt] = ix_fp(k);
+    m[15] = (uint8_t)(cnt + 1);
+    pm_dirty(&ix->pm, boff, 32 + cnt * 16);
+    return TSF_OK;
+}
+
+/* Copy-on-write rebuild of one leaf: merged live pairs -> a new leaf -> switch the leaf-table entry. */
+static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
+{
+    ix_leaf *L = &ix->leaves[id];
+    tsf_status s = ix_leaf_view(ix, L, err);
+    if (s != TSF_OK) return s;
+    uint64_t bytes = ix_leaf_bytes(ix, L->vk, L->vn), off;
+    s = ix_alloc(ix, bytes, &off, err);
+    if (s != TSF_OK) return s;
+    ix_leaf_write(ix, off, id, L->lo, L->hi, L->vk, L->vv, L->vn);
+    pm_dirty(&ix->pm, off, bytes);
+    s = pm_persist(&ix->pm, off, bytes, err);
+    if (s != TSF_OK) return s;
+    commit64(ix_at(ix, ix->leaf_table + id * 8), off);
+    pm_dirty(&ix->pm, ix->leaf_table + id * 8, 8);
+    ix_leaf_drop(ix, L);
+    ix_leaf_load(ix, L, off);
+    L->view_ok = 1; /* the merged pairs are exactly the new leaf's content */
+    ix->rebuilds++;
+    return ix_leaf_ready(ix, L, err);
+}
+
+static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
+{
+    ix_leaf *L = &ix->leaves[id];
+    L->view_ok = 0;
+    uint64_t cap = ix->mode == TSF_INDEX_SORTED ? L->nbase : (uint64_t)L->nblocks * IX_SLOTS;
+    uint64_t limit = cap * ix->ovf_pct / 100;
+    if (limit < 2 * IX_CHUNK_SLOTS) limit = 2 * IX_CHUNK_SLOTS;
+    return L->ovf_records - L->ovf_built > limit ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
+}
+
+static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, tsf_error *err)
+{
+    uint64_t id = ix_route(ix, key);
+    ix_leaf *L = &ix->leaves[id];
+    tsf_status s = ix_leaf_ready(ix, L, err);
+    if (s != TSF_OK) return s;
+    s = ix->mode == TSF_INDEX_SORTED ? ix_ovf_append(ix, L, key, val, tomb, err)
+                                     : ix_block_put(ix, L, key, val, tomb, err);
+    if (s != TSF_OK) return s;
+    return ix_after_write(ix, id, err);
+}
+
+tsf_status tsf_index_insert(tsf_index *ix, uint64_t key, uint64_t val, tsf_error *err)
+{
+    if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
+    if (ix->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle");
+    return ix_write(ix, key, val, 0, err);
+}
+
+tsf_status tsf_index_delete(tsf_index *ix, uint64_t key, tsf_error *err)
+{
+    if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
+    if (ix->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle");
+    uint64_t v;
+    tsf_status s = tsf_index_get(ix, key, &v, err);
+    if (s != TSF_OK) return s;
+    return ix_write(ix, key, 0, 1, err);
+}
+
+tsf_status tsf_index_sync(tsf_index *ix, tsf_error *err)
+{
+    if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
+    if (ix->readonly) return TSF_OK;
+    return ix_commit(ix, err);
+}
+
+typedef struct ix_collect {
+    uint64_t *k, *v, n, cap;
+    const tsf_allocator *a;
+    int oom;
+} ix_collect;
+
+static int ix_collect_fn(uint64_t k, uint64_t v, void *arg)
+{
+    ix_collect *c = arg;
+    if (c->n == c->cap) {
+        uint64_t nc = c->cap ? c->cap * 2 : 1024;
+        uint64_t *a = tsf_realloc(c->a, c->k, c->cap * 8, nc * 8);
+        if (a) c->k = a;
+        uint64_t *b = a ? tsf_realloc(c->a, c->v, c->cap * 8, nc * 8) : NULL;
+        if (b) c->v = b;
+        if (!a || !b) {
+            c->oom = 1;
+            return 1;
+        }
+        c->cap = nc;
+    }
+    c->k[c->n] = k;
+    c->v[c->n] = v;
+    c->n++;
+    return 0;
+}
+
+tsf_status tsf_index_compact(tsf_index *ix, tsf_error *err)
+{
+    if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
+    if (ix->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle");
+    ix_collect c = {0};
+    c.a = ix->alloc;
+    tsf_status s = tsf_index_scan(ix, 0, UINT64_MAX, ix_collect_fn, &c, err);
+    if (s == TSF_OK && c.oom) s = tsf_err(err, TSF_ENOMEM, "index: compaction buffer");
+    if (s == TSF_OK) s = ix_build(ix, c.k, c.v, c.n, err);
+    tsf_free(ix->alloc, c.k, c.cap * 8);
+    tsf_free(ix->alloc, c.v, c.cap * 8);
+    return s;
+}

@@ -1,0 +1,259 @@
+/*
+ * pmem.c - persistence layer of the learned index (doc/index.md "Persistence"; design note
+ * learned-index.md section 4.1 point 4). The file is mapped into a large reserved address range so it
+ * can grow without moving. Durability back-ends:
+ *   MSYNC  - MAP_SHARED; persist = msync(MS_SYNC) of the page range.
+ *   DAX    - MAP_SHARED_VALIDATE|MAP_SYNC; persist = clflush per 64-byte line + sfence.
+ *   SHADOW - MAP_PRIVATE: stores land in a private copy (the "shadow"); persist = pwrite of the pages
+ *            to the file. Closing drops what was never persisted, which is a power cut. With a seed,
+ *            each still-dirty page is written back or dropped at random, like an OS page cache that
+ *            flushed some pages on its own before the power went.
+ *   NONE   - MAP_SHARED, no flushes.
+ * Dirty pages are tracked in a bitmap so that a sync (group commit) persists exactly what changed.
+ */
+#include "index/pmem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+#define PM_RESERVE_MIN (UINT64_C(64) << 30)
+
+static int pm_map_flags(const pmem *pm)
+{
+    if (pm->dur == TSF_INDEX_DUR_SHADOW) return MAP_PRIVATE | MAP_FIXED;
+    if (pm->dur == TSF_INDEX_DUR_DAX) return MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED;
+    return MAP_SHARED | MAP_FIXED;
+}
+
+/* Maps file bytes [from, to) at base + from. */
+static tsf_status pm_map_range(pmem *pm, uint64_t from, uint64_t to, tsf_error *err)
+{
+    if (to <= from) return TSF_OK;
+    int prot = pm->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
+    void *p = mmap(pm->base + from, to - from, prot, pm_map_flags(pm), pm->fd, (off_t)from);
+    if (p == MAP_FAILED) {
+        if (pm->dur == TSF_INDEX_DUR_DAX)
+            return tsf_err(err, TSF_ENOTSUP, "index: DAX mapping (MAP_SYNC) not supported here: %s",
+                           strerror(errno));
+        return tsf_err(err, TSF_EIO, "index: mmap of %llu bytes failed: %s",
+                       (unsigned long long)(to - from), strerror(errno));
+    }
+    return TSF_OK;
+}
+
+static tsf_status pm_dirty_resize(pmem *pm, uint64_t size, tsf_error *err)
+{
+    uint64_t words = (size / PM_PAGE + 64) / 64;
+    if (words <= pm->dirty_words) return TSF_OK;
+    uint64_t nw = words + words / 2;
+    uint64_t *d = tsf_realloc(pm->alloc, pm->dirty, pm->dirty_words * 8, nw * 8);
+    if (!d) return tsf_err(err, TSF_ENOMEM, "index: dirty bitmap of %llu words", (unsigned long long)nw);
+    memset(d + pm->dirty_words, 0, (nw - pm->dirty_words) * 8);
+    pm->dirty = d;
+    pm->dirty_words = nw;
+    return TSF_OK;
+}
+
+tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int truncate,
+                   const tsf_allocator *alloc, tsf_error *err)
+{
+    memset(pm, 0, sizeof *pm);
+    pm->fd = -1;
+    pm->alloc = alloc;
+    pm->dur = dur;
+    pm->readonly = readonly;
+    if (path == NULL) {
+        pm->fd = memfd_create("tsf_index", MFD_CLOEXEC);
+        pm->dur = TSF_INDEX_DUR_NONE;
+    } else {
+        int fl = readonly ? O_RDONLY : O_RDWR | O_CREAT;
+        if (truncate && !readonly) fl |= O_TRUNC;
+        pm->fd = open(path, fl | O_CLOEXEC, 0644);
+    }
+    if (pm->fd < 0)
+        return tsf_err(err, TSF_EIO, "index: cannot open %s: %s", path ? path : "(memfd)", strerror(errno));
+    struct stat st;
+    if (fstat(pm->fd, &st) != 0) {
+        tsf_status s = tsf_err(err, TSF_EIO, "index: fstat: %s", strerror(errno));
+        pm_close(pm);
+        return s;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    pm->reserve = PM_RESERVE_MIN;
+    while (pm->reserve < size * 4) pm->reserve *= 2;
+    void *b = mmap(NULL, pm->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (b == MAP_FAILED) {
+        pm_close(pm);
+        return tsf_err(err, TSF_ENOMEM, "index: cannot reserve %llu bytes of address space",
+                       (unsigned long long)pm->reserve);
+    }
+    pm->base = b;
+    tsf_status s = pm_dirty_resize(pm, size, err);
+    if (s == TSF_OK) {
+        /* A partial trailing page is mapped too; callers only use whole 256-byte units below size. */
+        s = pm_map_range(pm, 0, size, err);
+    }
+    if (s != TSF_OK) {
+        pm_close(pm);
+        return s;
+    }
+    pm->size = size;
+    return TSF_OK;
+}
+
+static uint64_t pm_rand(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void pm_write_back(pmem *pm, uint64_t off, uint64_t len)
+{
+    if (off >= pm->size) return;
+    if (off + len > pm->size) len = pm->size - off;
+    while (len > 0) {
+        ssize_t w = pwrite(pm->fd, pm->base + off, len, (off_t)off);
+        if (w <= 0) return;
+        off += (uint64_t)w;
+        len -= (uint64_t)w;
+    }
+}
+
+void pm_close(pmem *pm)
+{
+    if (pm->base && pm->dur == TSF_INDEX_DUR_SHADOW && pm->shadow_seed && pm->dirty) {
+        /* Power cut with a page cache that wrote some pages back on its own. */
+        uint64_t s = pm->shadow_seed;
+        for (uint64_t p = 0; p * PM_PAGE < pm->size; p++)
+            if ((pm->dirty[p / 64] >> (p % 64) & 1) && (pm_rand(&s) & 1))
+                pm_write_back(pm, p * PM_PAGE, PM_PAGE);
+    }
+    if (pm->base) munmap(pm->base, pm->reserve);
+    if (pm->fd >= 0) close(pm->fd);
+    tsf_free(pm->alloc, pm->dirty, pm->dirty_words * 8);
+    memset(pm, 0, sizeof *pm);
+    pm->fd = -1;
+}
+
+tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
+{
+    if (new_size <= pm->size) return TSF_OK;
+    if (pm->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle cannot grow the file");
+    if (new_size > pm->reserve)
+        return tsf_err(err, TSF_ENOMEM, "index: file would exceed the reserved %llu bytes of address space",
+                       (unsigned long long)pm->reserve);
+    tsf_status s = pm_dirty_resize(pm, new_size, err);
+    if (s != TSF_OK) return s;
+    if (ftruncate(pm->fd, (off_t)new_size) != 0)
+        return tsf_err(err, TSF_EIO, "index: cannot grow file to %llu bytes: %s",
+                       (unsigned long long)new_size, strerror(errno));
+    /* Remap from the page holding the old end (it may have been partial). */
+    uint64_t from = pm->size / PM_PAGE * PM_PAGE;
+    if (pm->dur == TSF_INDEX_DUR_SHADOW && from < pm->size) {
+        /* A private page that was already written must keep its contents: persist it to the file
+           first would break the power-cut model, so copy it back after remapping instead. */
+        uint8_t keep[PM_PAGE];
+        uint64_t n = pm->size - from;
+        memcpy(keep, pm->base + from, n);
+        s = pm_map_range(pm, from, new_size, err);
+        if (s == TSF_OK) memcpy(pm->base + from, keep, n);
+    } else {
+        s = pm_map_range(pm, from, new_size, err);
+    }
+    if (s != TSF_OK) return s;
+    pm->size = new_size;
+    return TSF_OK;
+}
+
+tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
+{
+    if (new_size >= pm->size || pm->readonly) return TSF_OK;
+    uint64_t keep = (new_size + PM_PAGE - 1) / PM_PAGE * PM_PAGE;
+    if (keep < pm->size)
+        mmap(pm->base + keep, pm->reserve - keep, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+             MAP_FIXED, -1, 0);
+    if (ftruncate(pm->fd, (off_t)new_size) != 0)
+        return tsf_err(err, TSF_EIO, "index: cannot shrink file: %s", strerror(errno));
+    for (uint64_t p = keep / PM_PAGE; p < pm->dirty_words * 64; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
+    pm->size = new_size;
+    return TSF_OK;
+}
+
+void pm_dirty(pmem *pm, uint64_t off, uint64_t len)
+{
+    if (pm->dur == TSF_INDEX_DUR_NONE || len == 0) return;
+    for (uint64_t p = off / PM_PAGE, e = (off + len - 1) / PM_PAGE; p <= e; p++)
+        pm->dirty[p / 64] |= UINT64_C(1) << (p % 64);
+}
+
+/* Persists whole pages [p0, p1] (inclusive page numbers) and clears their dirty bits. */
+static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error *err)
+{
+    uint64_t off = p0 * PM_PAGE, len = (p1 - p0 + 1) * PM_PAGE;
+    if (off >= pm->size) return TSF_OK;
+    if (off + len > pm->size) len = pm->size - off;
+    for (uint64_t p = p0; p <= p1; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
+    pm->persists++;
+    if (pm->persist_limit && pm->persists > pm->persist_limit) return TSF_OK; /* the power is gone */
+    switch (pm->dur) {
+    case TSF_INDEX_DUR_MSYNC:
+        if (msync(pm->base + off, len, MS_SYNC) != 0)
+            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off, strerror(errno));
+        break;
+    case TSF_INDEX_DUR_SHADOW:
+        pm_write_back(pm, off, len);
+        break;
+    case TSF_INDEX_DUR_DAX:
+#if defined(__x86_64__)
+        for (uint64_t o = 0; o < len; o += 64) _mm_clflush(pm->base + off + o);
+        _mm_sfence();
+#else
+        if (msync(pm->base + off, len, MS_SYNC) != 0)
+            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off, strerror(errno));
+#endif
+        break;
+    default:
+        break;
+    }
+    return TSF_OK;
+}
+
+tsf_status pm_persist(pmem *pm, uint64_t off, uint64_t len, tsf_error *err)
+{
+    if (pm->dur == TSF_INDEX_DUR_NONE || len == 0) return TSF_OK;
+    return pm_persist_pages(pm, off / PM_PAGE, (off + len - 1) / PM_PAGE, err);
+}
+
+tsf_status pm_persist_all(pmem *pm, tsf_error *err)
+{
+    if (pm->dur == TSF_INDEX_DUR_NONE) return TSF_OK;
+    uint64_t pages = (pm->size + PM_PAGE - 1) / PM_PAGE;
+    for (uint64_t p = 0; p < pages;) {
+        if (!(pm->dirty[p / 64] >> (p % 64) & 1)) {
+            p++;
+            continue;
+        }
+        uint64_t q = p;
+        while (q + 1 < pages && (pm->dirty[(q + 1) / 64] >> ((q + 1) % 64) & 1)) q++;
+        tsf_status s = pm_persist_pages(pm, p, q, err);
+        if (s != TSF_OK) return s;
+        p = q + 1;
+    }
+    return TSF_OK;
+}

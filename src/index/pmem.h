@@ -1,0 +1,47 @@
+/*
+ * pmem.h - the persistence layer of the learned index: a growable memory-mapped file with explicit
+ * persist points, dirty-page tracking for group commit, and a shadow test mode (power-cut simulation).
+ */
+#ifndef TSF_INDEX_PMEM_H
+#define TSF_INDEX_PMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/internal.h"
+#include "tsf_index.h"
+
+#define PM_PAGE 4096u
+
+typedef struct pmem {
+    int fd;
+    uint32_t dur;          /* tsf_index_durability */
+    int readonly;
+    uint8_t *base;         /* start of the reserved address range */
+    uint64_t reserve;      /* bytes of address space reserved */
+    uint64_t size;         /* mapped = file size */
+    uint64_t *dirty;       /* one bit per page not yet persisted */
+    uint64_t dirty_words;
+    const tsf_allocator *alloc;
+    uint64_t persists;     /* persist operations so far */
+    uint64_t persist_limit; /* SHADOW: drop persists after this many (0 = never) */
+    uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at close */
+} pmem;
+
+/* Opens (creating when needed) path, or anonymous memory when path is NULL. */
+tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int truncate,
+                   const tsf_allocator *alloc, tsf_error *err);
+/* Unmaps; in SHADOW mode unsynced pages are dropped (or kept at random with shadow_seed). */
+void pm_close(pmem *pm);
+/* Grows the file (and mapping) to at least new_size bytes. */
+tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err);
+/* Shrinks the file to new_size (after compaction moved everything below it). */
+tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err);
+/* Records that [off, off+len) was written. */
+void pm_dirty(pmem *pm, uint64_t off, uint64_t len);
+/* Makes [off, off+len) durable now (ordering point). */
+tsf_status pm_persist(pmem *pm, uint64_t off, uint64_t len, tsf_error *err);
+/* Makes every dirty page durable. */
+tsf_status pm_persist_all(pmem *pm, tsf_error *err);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * verify.c - statistics and the full invariant check of the learned index (doc/index.md "Invariants").
+ * The check re-derives every node's and leaf's key range from the parent models, then checks that
+ * every stored key lies in its leaf's range and routes back to that leaf (routing exactness), that
+ * sorted bases are ordered within their measured error bound, that dynamic records sit in the block
+ * their leaf model predicts, and that all DRAM metadata (fingerprints, bloom words, chunk lists)
+ * equals what the file holds.
+ */
+#include <string.h>
+
+#include "index/index_internal.h"
+
+tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
+{
+    if (!ix || !st) return TSF_EINVAL;
+    memset(st, 0, sizeof *st);
+    st->height = ix->height;
+    st->mode = ix->mode;
+    st->leaves = ix->n_leaves;
+    st->internal_nodes = ix->n_nodes;
+    st->file_bytes = ix->pm.size;
+    st->epoch = ix->epoch;
+    st->leaf_rebuilds = ix->rebuilds;
+    st->persist_ops = ix->pm.persists;
+    uint64_t dram = sizeof *ix + ix->n_leaves * sizeof(ix_leaf) + ix->pm.dirty_words * 8;
+    for (uint64_t i = 0; i < ix->n_leaves; i++) {
+        ix_leaf *L = &ix->leaves[i];
+        tsf_status s = ix_leaf_ready(ix, L, NULL);
+        if (s != TSF_OK) return s;
+        dram += (uint64_t)L->nblocks * (ix->mode == TSF_INDEX_SORTED ? 8 : 16);
+        dram += (uint64_t)L->cap_chunks * sizeof(ix_chunk);
+        st->cache_bytes += L->vcap * 16;
+        st->overflow_records += L->ovf_records;
+        if (L->nchunks > st->max_overflow_depth) st->max_overflow_depth = L->nchunks;
+        st->records += L->ovf_records;
+        if (ix->mode == TSF_INDEX_SORTED) {
+            st->records += L->nbase;
+        } else {
+            for (uint64_t b = 0; b < L->nblocks; b++) st->records += L->meta[b * 16 + 15];
+        }
+    }
+    st->dram_bytes = dram;
+    return TSF_OK;
+}
+
+static tsf_status ix_check_key(tsf_index *ix, uint64_t id, uint64_t k, uint64_t off, tsf_error *err)
+{
+    const ix_leaf *L = &ix->leaves[id];
+    if (k < L->lo || k > L->hi)
+        return tsf_err(err, TSF_ECORRUPT, "index check: key %llu at byte %llu outside leaf %llu range",
+                       (unsigned long long)k, (unsigned long long)off, (unsigned long long)id);
+    if (ix_route(ix, k) != id)
+        return tsf_err(err, TSF_ECORRUPT, "index check: key %llu at byte %llu does not route to leaf %llu",
+                       (unsigned long long)k, (unsigned long long)off, (unsigned long long)id);
+    return TSF_OK;
+}
+
+static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
+{
+    ix_leaf *L = &ix->leaves[id];
+    tsf_status s = ix_leaf_ready(ix, L, err);
+    if (s != TSF_OK) return s;
+    if (ld64(ix_at(ix, ix->leaf_table + id * 8)) != L->off)
+        return tsf_err(err, TSF_ECORRUPT, "index check: leaf table entry %llu differs from the directory",
+                       (unsigned long long)id);
+    int sorted = ix->mode == TSF_INDEX_SORTED;
+    uint64_t ovf = 0;
+    for (uint64_t b = 0; b < L->nblocks; b++) {
+        const uint8_t *blk = ix_block(ix, L, b);
+        uint64_t cnt = ld64(blk) & 0xff, bloom = 0;
+        for (uint64_t s2 = 0; s2 < cnt; s2++) {
+            uint64_t k = ld64(blk + 16 + s2 * 16), off = (uint64_t)(blk - ix->pm.base) + 16 + s2 * 16;
+            s = ix_check_key(ix, id, k, off, err);
+            if (s != TSF_OK) return s;
+            if (sorted) {
+                uint64_t i = b * IX_SLOTS + s2, p = ix_model(k, L->origin, L->mul, L->nbase);
+                if ((p > i && p - i > L->err_lo) || (i > p && i - p > L->err_hi))
+                    return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu beyond the error bound",
+                                   (unsigned long long)off);
+                bloom |= UINT64_C(1) << (ix_hash(k) & 63);
+            } else {
+                if (ix_model(k, L->origin, L->mul, L->nblocks) != b)
+                    return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu not in its predicted block",
+                                   (unsigned long long)off);
+                if (L->meta[b * 16 + s2] != ix_fp(k))
+                    return tsf_err(err, TSF_ECORRUPT, "index check: stale fingerprint for byte %llu",
+                                   (unsigned long long)off);
+            }
+        }
+        if (sorted ? ld64(L->meta + b * 8) != bloom : L->meta[b * 16 + 15] != cnt)
+            return tsf_err(err, TSF_ECORRUPT, "index check: stale block metadata of leaf %llu block %llu",
+                           (unsigned long long)id, (unsigned long long)b);
+    }
+    uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD);
+    for (uint32_t c = L->nchunks; c-- > 0;) {
+        if (L->chunks[c].off != off)
+            return tsf_err(err, TSF_ECORRUPT, "index check: overflow chain of leaf %llu differs from DRAM",
+                           (unsigned long long)id);
+        const uint8_t *p = ix_at(ix, off);
+        uint64_t cnt = ld64(p) & 0xff;
+        for (uint64_t r = 0; r < cnt; r++) {
+            uint64_t k = ld64(p + 16 + r * 16);
+            s = ix_check_key(ix, id, k, off + 16 + r * 16, err);
+            if (s != TSF_OK) return s;
+            if (L->chunks[c].fp[r] != ix_fp(k))
+                return tsf_err(err, TSF_ECORRUPT, "index check: stale overflow fingerprint at byte %llu",
+                               (unsigned long long)(off + 16 + r * 16));
+        }
+        ovf += cnt;
+        off = ld64(p + 8);
+    }
+    if (off != 0 || ovf != L->ovf_records)
+        return tsf_err(err, TSF_ECORRUPT, "index check: overflow of leaf %llu: chain or count differs",
+                       (unsigned long long)id);
+    if (!sorted || L->nchunks) {
+        s = ix_leaf_view(ix, L, err);
+        if (s != TSF_OK) return s;
+        for (uint64_t i = 1; i < L->vn; i++)
+            if (L->vk[i] < L->vk[i - 1] || (L->vk[i] == L->vk[i - 1] && !ix->dup))
+                return tsf_err(err, TSF_ECORRUPT, "index check: merged view of leaf %llu out of order",
+                               (unsigned long long)id);
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_index_check(tsf_index *ix, tsf_error *err)
+{
+    if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
+    tsf_status s = ix_walk_nodes(ix, 0, err);
+    if (s != TSF_OK) return s;
+    uint64_t next = 0; /* the leaves' non-empty ranges tile [0, 2^64) in order */
+    int done = 0;
+    for (uint64_t id = 0; id < ix->n_leaves; id++) {
+        const ix_leaf *L = &ix->leaves[id];
+        if (L->lo <= L->hi) {
+            if (done || L->lo != next)
+                return tsf_err(err, TSF_ECORRUPT, "index check: leaf %llu range does not follow its predecessor",
+                               (unsigned long long)id);
+            if (L->hi == UINT64_MAX) done = 1;
+            else next = L->hi + 1;
+        }
+        s = ix_check_leaf(ix, id, err);
+        if (s != TSF_OK) return s;
+    }
+    if (!done) return tsf_err(err, TSF_ECORRUPT, "index check: leaf ranges do not cover the key space");
+    return TSF_OK;
+}

@@ -1,0 +1,374 @@
+/*
+ * Differential tests of the learned index (src/index) against a sorted array / reference map: every key
+ * generator, 1e3 to 1e6 keys, both leaf modes, gets of present and absent keys, lower bound, floor,
+ * range scans, inserts, upserts, deletes, duplicates, compaction, empty index, single key, extreme keys,
+ * and the full invariant check after each phase.
+ */
+#include <stdlib.h>
+
+#include "index_ref.h"
+
+static uint64_t val_of(uint64_t k)
+{
+    return k * 31 + 7;
+}
+
+/* Compares the whole index with ref (sorted keys a[0..n) and their values in m). */
+static void diff_all(tsf_index *ix, const ref_map *m, uint64_t seed, size_t probes)
+{
+    size_t n;
+    uint64_t *a = ref_sorted(m, &n);
+    tsf_error err;
+    uint64_t s = seed, k, v;
+    CHECK_OK(tsf_index_check(ix, &err), &err);
+    size_t step = n > 200000 ? n / 200000 : 1, bad = 0;
+    for (size_t i = 0; i < n && bad < 5; i += step) {
+        uint64_t want = 0;
+        ref_get(m, a[i], &want);
+        tsf_status st = tsf_index_get(ix, a[i], &v, &err);
+        if (st != TSF_OK || v != want) {
+            fprintf(stderr, "get(%llu): status %d value %llu want %llu\n", (unsigned long long)a[i], st,
+                    (unsigned long long)v, (unsigned long long)want);
+            bad++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+    for (size_t p = 0; p < probes && bad < 5; p++) {
+        uint64_t r = tsf_test_rand(&s), x;
+        switch (r % 5) {
+        case 0: x = tsf_test_rand(&s); break;
+        case 1: x = n ? a[r / 5 % n] : r; break;
+        case 2: x = n ? a[r / 5 % n] + 1 : r; break;
+        case 3: x = n ? a[r / 5 % n] - 1 : r; break;
+        default: x = (r & 64) ? 0 : UINT64_MAX; break;
+        }
+        size_t i = ref_lb(a, n, x);
+        int present = i < n && a[i] == x;
+        tsf_status st = tsf_index_get(ix, x, &v, &err);
+        if ((st == TSF_OK) != present) bad++;
+        /* lower bound */
+        st = tsf_index_lower_bound(ix, x, &k, &v, &err);
+        uint64_t want = 0;
+        if (i < n) {
+            ref_get(m, a[i], &want);
+            if (st != TSF_OK || k != a[i] || v != want) bad++;
+        } else if (st != TSF_ENOTFOUND) {
+            bad++;
+        }
+        /* floor: last <= x */
+        size_t f = present ? i + 1 : i;
+        st = tsf_index_floor(ix, x, &k, &v, &err);
+        if (f > 0) {
+            ref_get(m, a[f - 1], &want);
+            if (st != TSF_OK || k != a[f - 1] || v != want) bad++;
+        } else if (st != TSF_ENOTFOUND) {
+            bad++;
+        }
+        /* a short scan from x */
+        if (p % 16 == 0) {
+            uint64_t kk[40], vv[40];
+            scan_buf b = {kk, vv, 0, 40, 40};
+            uint64_t hi = x + (r >> 3) % 10000000;
+            if (hi < x) hi = UINT64_MAX;
+            CHECK_OK(tsf_index_scan(ix, x, hi, scan_collect, &b, &err), &err);
+            size_t e = i;
+            while (e < n && a[e] <= hi && e - i < 40) e++;
+            if (b.n != e - i) bad++;
+            for (size_t q = 0; q < b.n && q < 40 && i + q < n; q++) {
+                ref_get(m, a[i + q], &want);
+                if (kk[q] != a[i + q] || vv[q] != want) bad++;
+            }
+        }
+        if (bad) fprintf(stderr, "probe %llu failed\n", (unsigned long long)x);
+    }
+    CHECK_EQ_INT(bad, 0);
+    /* full scan */
+    scan_buf b = {malloc((n + 1) * 8), malloc((n + 1) * 8), 0, n + 1, 0};
+    CHECK_OK(tsf_index_scan(ix, 0, UINT64_MAX, scan_collect, &b, &err), &err);
+    CHECK_EQ_INT(b.n, n);
+    if (b.n == n) CHECK_MEM(b.k, a, n * 8);
+    free(b.k);
+    free(b.v);
+    free(a);
+}
+
+static tsf_index *open_mem(uint32_t mode, uint32_t flags)
+{
+    tsf_index_options o;
+    tsf_index_options_init(&o);
+    o.mode = mode;
+    o.flags = flags;
+    tsf_index *ix = NULL;
+    tsf_error err;
+    tsf_status s = tsf_index_open(NULL, &o, &ix, &err);
+    CHECK_OK(s, &err);
+    return ix;
+}
+
+/* Bulk load of every generator at several sizes, both modes, then the differential comparison. */
+static void run_static(size_t n, int gens_mask)
+{
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+    for (int mode = 0; mode < 2; mode++)
+        for (int g = 0; g < GEN_COUNT; g++) {
+            if (!(gens_mask >> g & 1)) continue;
+            size_t m = ref_gen(g, k, n, 1000 + g);
+            for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+            tsf_index *ix = open_mem((uint32_t)mode, 0);
+            if (!ix) continue;
+            tsf_error err;
+            CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+            ref_map r;
+            ref_init(&r, m);
+            for (size_t i = 0; i < m; i++) ref_put(&r, k[i], v[i]);
+            int before = tsf_test_failures;
+            diff_all(ix, &r, 7 + g, 20000);
+            if (tsf_test_failures != before)
+                fprintf(stderr, "  (generator %s, mode %d, n %zu)\n", GEN_NAMES[g], mode, m);
+            tsf_index_stats st;
+            CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
+            CHECK_EQ_INT(st.records, m);
+            CHECK(st.height >= 1);
+            if (mode == TSF_INDEX_SORTED && m >= 100000) CHECK(st.dram_bytes < m); /* <= 1 B/key */
+            if (mode == TSF_INDEX_DYNAMIC && m >= 100000) CHECK(st.dram_bytes < m * 9 / 2);
+            ref_free(&r);
+            tsf_index_close(ix);
+        }
+    free(k);
+    free(v);
+}
+
+static void test_static_1e3(void)
+{
+    run_static(1000, 0x3f);
+}
+static void test_static_1e5(void)
+{
+    run_static(100000, 0x3f);
+}
+static void test_static_1e6(void)
+{
+    run_static(1000000, (1 << GEN_UNIFORM) | (1 << GEN_CLUSTERED) | (1 << GEN_TIMESTAMPS));
+}
+
+/* Inserts, upserts and deletes after a bulk load, with compaction and the differential check. */
+static void run_mutations(uint32_t mode, int gen, size_t n, size_t ops)
+{
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+    size_t m = ref_gen(gen, k, n, 77 + gen);
+    size_t half = m / 2; /* even positions loaded, odd ones inserted later */
+    uint64_t *lk = malloc((half + 1) * 8), *lv = malloc((half + 1) * 8);
+    size_t ln = 0;
+    for (size_t i = 0; i < m; i += 2) {
+        lk[ln] = k[i];
+        lv[ln++] = val_of(k[i]);
+    }
+    tsf_index *ix = open_mem(mode, 0);
+    tsf_error err;
+    ref_map r;
+    ref_init(&r, m + ops);
+    CHECK_OK(tsf_index_bulk_load(ix, lk, lv, ln, &err), &err);
+    for (size_t i = 0; i < ln; i++) ref_put(&r, lk[i], lv[i]);
+    uint64_t s = 99 + gen + mode;
+    for (size_t o = 0; o < ops; o++) {
+        uint64_t x = tsf_test_rand(&s), key = k[x % m], val = x >> 7;
+        switch (x >> 60) {
+        case 0: case 1: case 2: /* delete an existing or absent key */
+        {
+            uint64_t t;
+            int had = ref_get(&r, key, &t);
+            tsf_status st = tsf_index_delete(ix, key, &err);
+            if (had) CHECK_OK(st, &err);
+            else CHECK_EQ_INT(st, TSF_ENOTFOUND);
+            ref_del(&r, key);
+            break;
+        }
+        case 3: /* a brand-new random key */
+            key = tsf_test_rand(&s);
+            /* fall through */
+        default:
+            CHECK_OK(tsf_index_insert(ix, key, val, &err), &err);
+            ref_put(&r, key, val);
+            break;
+        }
+        if (tsf_test_failures) break;
+        if (o == ops / 2) diff_all(ix, &r, o, 2000);
+    }
+    diff_all(ix, &r, 5, 10000);
+    tsf_index_stats st;
+    CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
+    CHECK(st.overflow_records > 0 || st.leaf_rebuilds > 0);
+    CHECK_OK(tsf_index_compact(ix, &err), &err);
+    CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
+    CHECK_EQ_INT(st.records, r.live);
+    CHECK_EQ_INT(st.overflow_records, mode == TSF_INDEX_SORTED ? 0 : st.overflow_records);
+    diff_all(ix, &r, 6, 10000);
+    /* more writes after the compaction */
+    for (size_t o = 0; o < ops / 4; o++) {
+        uint64_t x = tsf_test_rand(&s);
+        CHECK_OK(tsf_index_insert(ix, x, x ^ 1, &err), &err);
+        ref_put(&r, x, x ^ 1);
+    }
+    diff_all(ix, &r, 8, 5000);
+    ref_free(&r);
+    tsf_index_close(ix);
+    free(k);
+    free(v);
+    free(lk);
+    free(lv);
+}
+
+static void test_mutations_sorted(void)
+{
+    for (int g = 0; g < GEN_COUNT; g++) run_mutations(TSF_INDEX_SORTED, g, 20000, 30000);
+    run_mutations(TSF_INDEX_SORTED, GEN_UNIFORM, 200000, 200000);
+}
+
+static void test_mutations_dynamic(void)
+{
+    for (int g = 0; g < GEN_COUNT; g++) run_mutations(TSF_INDEX_DYNAMIC, g, 20000, 30000);
+    run_mutations(TSF_INDEX_DYNAMIC, GEN_TIMESTAMPS, 200000, 200000);
+}
+
+/* The ablation without block metadata must answer exactly the same. */
+static void test_no_block_meta(void)
+{
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        uint64_t *k = malloc(50000 * 8), *v = malloc(50000 * 8);
+        size_t m = ref_gen(GEN_CLUSTERED, k, 50000, 3);
+        for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+        tsf_index *ix = open_mem(mode, TSF_INDEX_NO_BLOCK_META);
+        tsf_error err;
+        CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+        ref_map r;
+        ref_init(&r, m + 10000);
+        for (size_t i = 0; i < m; i++) ref_put(&r, k[i], v[i]);
+        uint64_t s = 1;
+        for (int i = 0; i < 10000; i++) {
+            uint64_t x = tsf_test_rand(&s) % (UINT64_C(1) << 62);
+            CHECK_OK(tsf_index_insert(ix, x, i, &err), &err);
+            ref_put(&r, x, (uint64_t)i);
+        }
+        diff_all(ix, &r, 11, 5000);
+        ref_free(&r);
+        tsf_index_close(ix);
+        free(k);
+        free(v);
+    }
+}
+
+/* Empty index, single key, inserts into an empty index, extreme keys 0 / 2^64-1 / INT64_MIN. */
+static void test_edges(void)
+{
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        tsf_index *ix = open_mem(mode, 0);
+        tsf_error err;
+        uint64_t k, v;
+        CHECK_EQ_INT(tsf_index_get(ix, 0, &v, &err), TSF_ENOTFOUND);
+        CHECK_EQ_INT(tsf_index_lower_bound(ix, 0, &k, &v, &err), TSF_ENOTFOUND);
+        CHECK_EQ_INT(tsf_index_floor(ix, UINT64_MAX, &k, &v, &err), TSF_ENOTFOUND);
+        CHECK_EQ_INT(tsf_index_delete(ix, 5, &err), TSF_ENOTFOUND);
+        CHECK_OK(tsf_index_check(ix, &err), &err);
+        uint64_t one = UINT64_MAX, onev = 0;
+        CHECK_OK(tsf_index_bulk_load(ix, &one, &onev, 1, &err), &err);
+        CHECK_OK(tsf_index_get(ix, UINT64_MAX, &v, &err), &err);
+        CHECK(v == 0);
+        CHECK_EQ_INT(tsf_index_get(ix, UINT64_MAX - 1, &v, &err), TSF_ENOTFOUND);
+        CHECK_OK(tsf_index_floor(ix, UINT64_MAX - 1, &k, &v, &err) == TSF_ENOTFOUND ? TSF_OK : TSF_EINVAL, &err);
+        CHECK_OK(tsf_index_lower_bound(ix, 0, &k, &v, &err), &err);
+        CHECK(k == UINT64_MAX);
+        /* zero key and zero value are ordinary */
+        CHECK_OK(tsf_index_insert(ix, 0, 0, &err), &err);
+        CHECK_OK(tsf_index_get(ix, 0, &v, &err), &err);
+        CHECK(v == 0);
+        uint64_t t64 = tsf_index_key_from_i64(INT64_MIN); /* == 0: an upsert of the same key */
+        CHECK(t64 == 0);
+        CHECK_OK(tsf_index_insert(ix, t64, 12, &err), &err);
+        CHECK_OK(tsf_index_get(ix, 0, &v, &err), &err);
+        CHECK(v == 12);
+        CHECK_OK(tsf_index_floor(ix, 1, &k, &v, &err), &err);
+        CHECK(k == 0);
+        CHECK(tsf_index_key_to_i64(t64) == INT64_MIN);
+        CHECK(tsf_index_key_from_i64(-1) < tsf_index_key_from_i64(0));
+        CHECK_OK(tsf_index_delete(ix, 0, &err), &err);
+        CHECK_EQ_INT(tsf_index_get(ix, 0, &v, &err), TSF_ENOTFOUND);
+        CHECK_OK(tsf_index_floor(ix, 1, &k, &v, &err) == TSF_ENOTFOUND ? TSF_OK : TSF_EINVAL, &err);
+        CHECK_OK(tsf_index_check(ix, &err), &err);
+        /* an empty index grows by inserts alone (rebuilds of the single leaf) */
+        CHECK_OK(tsf_index_bulk_load(ix, NULL, NULL, 0, &err), &err);
+        ref_map r;
+        ref_init(&r, 5000);
+        uint64_t s = 5;
+        for (int i = 0; i < 5000; i++) {
+            uint64_t x = tsf_test_rand(&s);
+            CHECK_OK(tsf_index_insert(ix, x, (uint64_t)i, &err), &err);
+            ref_put(&r, x, (uint64_t)i);
+        }
+        diff_all(ix, &r, 3, 2000);
+        ref_free(&r);
+        /* unsorted input is refused */
+        uint64_t bk[3] = {3, 2, 5}, bv[3] = {0, 0, 0};
+        CHECK_EQ_INT(tsf_index_bulk_load(ix, bk, bv, 3, &err), TSF_EINVAL);
+        tsf_index_close(ix);
+    }
+}
+
+/* Duplicates: bulk load and inserts keep every copy in order; a delete removes them all. */
+static void test_duplicates(void)
+{
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        tsf_index *ix = open_mem(mode, TSF_INDEX_ALLOW_DUPLICATES);
+        tsf_error err;
+        size_t n = 3000;
+        uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+        for (size_t i = 0; i < n; i++) {
+            k[i] = (i / 3) * 10; /* each key three times */
+            v[i] = i;
+        }
+        CHECK_OK(tsf_index_bulk_load(ix, k, v, n, &err), &err);
+        CHECK_OK(tsf_index_insert(ix, 50, 9999, &err), &err);
+        uint64_t kk[8], vv[8];
+        scan_buf b = {kk, vv, 0, 8, 0};
+        CHECK_OK(tsf_index_scan(ix, 50, 50, scan_collect, &b, &err), &err);
+        CHECK_EQ_INT(b.n, 4);
+        CHECK(vv[0] == 15 && vv[1] == 16 && vv[2] == 17 && vv[3] == 9999);
+        uint64_t val;
+        CHECK_OK(tsf_index_get(ix, 50, &val, &err), &err);
+        CHECK(val == 9999); /* the newest copy */
+        CHECK_OK(tsf_index_delete(ix, 50, &err), &err);
+        CHECK_EQ_INT(tsf_index_get(ix, 50, &val, &err), TSF_ENOTFOUND);
+        b.n = 0;
+        CHECK_OK(tsf_index_scan(ix, 40, 60, scan_collect, &b, &err), &err);
+        CHECK_EQ_INT(b.n, 6);
+        CHECK_OK(tsf_index_check(ix, &err), &err);
+        CHECK_OK(tsf_index_compact(ix, &err), &err);
+        b.n = 0;
+        CHECK_OK(tsf_index_scan(ix, 0, UINT64_MAX, scan_collect, &b, &err), &err);
+        CHECK_EQ_INT(b.n, n - 3);
+        CHECK_OK(tsf_index_check(ix, &err), &err);
+        /* without the flag, equal keys in a bulk load are refused */
+        tsf_index *ix2 = open_mem(mode, 0);
+        CHECK_EQ_INT(tsf_index_bulk_load(ix2, k, v, n, &err), TSF_EINVAL);
+        tsf_index_close(ix2);
+        free(k);
+        free(v);
+        tsf_index_close(ix);
+    }
+}
+
+/* Optional argument: run only the tests whose name contains it. */
+#define RUN(fn)                                                                                          \
+    if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
+
+int main(int argc, char **argv)
+{
+    RUN(test_edges);
+    RUN(test_duplicates);
+    RUN(test_static_1e3);
+    RUN(test_static_1e5);
+    RUN(test_static_1e6);
+    RUN(test_mutations_sorted);
+    RUN(test_mutations_dynamic);
+    RUN(test_no_block_meta);
+    return tsf_test_finish();
+}

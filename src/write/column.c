@@ -146,7 +146,10 @@ static tsf_status copy_vals(tsf_writer *w, wcol *c, const void *vals, size_t fro
         dst[i].len = src[i].len;
     }
     if (c->arena.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (values of %s)", c->name);
-    c->est += c->arena.len - before + 4 * n;
+    if (c->mask == 0x40) /* aligned: the same estimate as the non-aligned path computes */
+        for (size_t i = 0; i < n; i++)
+            c->est += c->enc == TSF_ENC_DICTIONARY ? src[i].len / 4 + 1 : src[i].len + 4;
+    /* non-aligned binary: the caller counts while choosing the batch */
     w->mem += c->arena.len - before + n * sizeof(tsf_bytes);
     return TSF_OK;
 }
@@ -237,12 +240,14 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
             size_t est = c->est;
             size_t m = 0;
             while (m < n) {
-                est += bv[i + m].len + 4;
+                /* DICTIONARY pages hold each distinct value once: count a quarter of the bytes */
+                est += c->enc == TSF_ENC_DICTIONARY ? bv[i + m].len / 4 + 1 : bv[i + m].len + 4;
                 m++;
                 if (over_limit(w, c->nvals + m, est)) break;
             }
             n = m;
             j = i + n;
+            c->est = est;
         } else if (plain_like(c)) { /* est = nvals * width: the first count that is over */
             size_t lim = w->opt.page_max_bytes, wd = c->width;
             size_t hard = lim > SIZE_MAX / 16 ? SIZE_MAX : lim * 16;

@@ -28,13 +28,15 @@ static inline __m256i td_scan8(__m256i x)
     return _mm256_add_epi32(x, t);
 }
 
+/* Prefix sum of d' alone; out[k] = carry + (k+1)*minDelta + P[k]; carry += 8*minDelta + P[7]. */
 size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
     if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
     const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
     const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
-    const __m256i md = _mm256_set1_epi32((int)mind);
+    const __m256i k = _mm256_mullo_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32((int)mind));
+    const __m256i k8 = _mm256_set1_epi32((int)(8u * mind));
     const __m256i last = _mm256_set1_epi32(7);
     const size_t o1 = (4 * w) >> 3, need = o1 + 16;
     __m256i carry = _mm256_set1_epi32((int)out[0]);
@@ -42,21 +44,11 @@ size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mi
     for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
         const uint8_t *p = d + (i >> 3) * w;
         __m256i x = _mm256_shuffle_epi8(td_load2(p, o1), ctrl);
-        x = _mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs);
-        x = _mm256_add_epi32(td_scan8(_mm256_add_epi32(x, md)), carry);
-        _mm256_storeu_si256((__m256i *)(out + i + 1), x);
-        carry = _mm256_permutevar8x32_epi32(x, last);
+        __m256i ps = td_scan8(_mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs));
+        _mm256_storeu_si256((__m256i *)(out + i + 1), _mm256_add_epi32(_mm256_add_epi32(ps, k), carry));
+        carry = _mm256_add_epi32(carry, _mm256_add_epi32(k8, _mm256_permutevar8x32_epi32(ps, last)));
     }
     return i;
-}
-
-/* Inclusive prefix sum of 4 int64 lanes. */
-static inline __m256i td_scan4q(__m256i x)
-{
-    x = _mm256_add_epi64(x, _mm256_slli_si256(x, 8));
-    __m256i t = _mm256_permute4x64_epi64(x, 0x50); /* lanes 0,0,1,1 */
-    t = _mm256_blend_epi32(_mm256_setzero_si256(), t, 0xf0);
-    return _mm256_add_epi64(x, t);
 }
 
 size_t tsf_td_dec64_avx2(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
@@ -65,21 +57,25 @@ size_t tsf_td_dec64_avx2(const uint8_t *d, size_t avail, unsigned w, uint64_t mi
     const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
     const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
-    const __m256i md = _mm256_set1_epi64x((long long)mind);
+    const __m256i klo = _mm256_setr_epi64x((long long)mind, (long long)(2 * mind), (long long)(3 * mind),
+                                           (long long)(4 * mind));
+    const __m256i khi = _mm256_add_epi64(klo, _mm256_set1_epi64x((long long)(4 * mind)));
+    const __m256i k8 = _mm256_set1_epi64x((long long)(8 * mind));
+    const __m256i last = _mm256_set1_epi32(7);
+    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffll);
     const size_t o1 = (4 * w) >> 3, need = o1 + 16;
     __m256i carry = _mm256_set1_epi64x((long long)out[0]);
     size_t i = 0;
     for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
         const uint8_t *p = d + (i >> 3) * w;
         __m256i x = _mm256_shuffle_epi8(td_load2(p, o1), ctrl);
-        x = _mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs);
-        __m256i lo = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(x)), md);
-        __m256i hi = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(x, 1)), md);
-        lo = _mm256_add_epi64(td_scan4q(lo), carry);
-        _mm256_storeu_si256((__m256i *)(out + i + 1), lo);
-        hi = _mm256_add_epi64(td_scan4q(hi), _mm256_permute4x64_epi64(lo, 0xff));
-        _mm256_storeu_si256((__m256i *)(out + i + 5), hi);
-        carry = _mm256_permute4x64_epi64(hi, 0xff);
+        __m256i ps = td_scan8(_mm256_srl_epi32(_mm256_sllv_epi32(x, shl), rs));
+        __m256i lo = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(ps)), klo);
+        __m256i hi = _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(ps, 1)), khi);
+        _mm256_storeu_si256((__m256i *)(out + i + 1), _mm256_add_epi64(lo, carry));
+        _mm256_storeu_si256((__m256i *)(out + i + 5), _mm256_add_epi64(hi, carry));
+        __m256i step = _mm256_add_epi64(k8, _mm256_and_si256(_mm256_permutevar8x32_epi32(ps, last), lo32));
+        carry = _mm256_add_epi64(carry, step);
     }
     return i;
 }

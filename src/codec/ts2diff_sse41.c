@@ -35,6 +35,7 @@ static inline __m128i td_mul_of(const uint32_t *shl)
     return _mm_cvttps_epi32(_mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(s, 23), _mm_set1_epi32(0x3f800000))));
 }
 
+/* Prefix sum of d' alone; out[k] = carry + (k+1)*minDelta + P[k]; carry += 8*minDelta + P[7]. */
 size_t tsf_td_dec32_sse41(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
     if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
@@ -43,26 +44,21 @@ size_t tsf_td_dec32_sse41(const uint8_t *d, size_t avail, unsigned w, uint32_t m
     const __m128i m0 = td_mul_of(TD_SHL[w][0]), m1 = td_mul_of(TD_SHL[w][1]);
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
     const __m128i md = _mm_set1_epi32((int)mind);
+    const __m128i ka = _mm_mullo_epi32(_mm_setr_epi32(1, 2, 3, 4), md);
+    const __m128i kb = _mm_mullo_epi32(_mm_setr_epi32(5, 6, 7, 8), md);
+    const __m128i k8 = _mm_set1_epi32((int)(8u * mind));
     const size_t o1 = (4 * w) >> 3, need = o1 + 16;
     __m128i carry = _mm_set1_epi32((int)out[0]);
     size_t i = 0;
     for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
         const uint8_t *p = d + (i >> 3) * w;
-        __m128i a = _mm_add_epi32(td_unpack4(p, c0, m0, rs), md);
-        __m128i b = _mm_add_epi32(td_unpack4(p + o1, c1, m1, rs), md);
-        a = td_scan4(a, carry);
-        _mm_storeu_si128((__m128i *)(out + i + 1), a);
-        b = td_scan4(b, _mm_shuffle_epi32(a, 0xff));
-        _mm_storeu_si128((__m128i *)(out + i + 5), b);
-        carry = _mm_shuffle_epi32(b, 0xff);
+        __m128i a = td_scan4(td_unpack4(p, c0, m0, rs), _mm_setzero_si128());
+        __m128i b = td_scan4(td_unpack4(p + o1, c1, m1, rs), _mm_shuffle_epi32(a, 0xff));
+        _mm_storeu_si128((__m128i *)(out + i + 1), _mm_add_epi32(_mm_add_epi32(a, ka), carry));
+        _mm_storeu_si128((__m128i *)(out + i + 5), _mm_add_epi32(_mm_add_epi32(b, kb), carry));
+        carry = _mm_add_epi32(carry, _mm_add_epi32(k8, _mm_shuffle_epi32(b, 0xff)));
     }
     return i;
-}
-
-/* Two 64-bit lanes: inclusive scan plus carry. */
-static inline __m128i td_scan2(__m128i x, __m128i carry)
-{
-    return _mm_add_epi64(_mm_add_epi64(x, _mm_slli_si128(x, 8)), carry);
 }
 
 size_t tsf_td_dec64_sse41(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
@@ -72,26 +68,25 @@ size_t tsf_td_dec64_sse41(const uint8_t *d, size_t avail, unsigned w, uint64_t m
     const __m128i c1 = _mm_load_si128((const __m128i *)TD_CTRL[w][1]);
     const __m128i m0 = td_mul_of(TD_SHL[w][0]), m1 = td_mul_of(TD_SHL[w][1]);
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
-    const __m128i md = _mm_set1_epi64x((long long)mind);
+    const __m128i k0 = _mm_set_epi64x((long long)(2 * mind), (long long)mind);
+    const __m128i k2 = _mm_set1_epi64x((long long)(2 * mind)), k8 = _mm_set1_epi64x((long long)(8 * mind));
+    const __m128i k1 = _mm_add_epi64(k0, k2), kk2 = _mm_add_epi64(k1, k2), k3 = _mm_add_epi64(kk2, k2);
     const size_t o1 = (4 * w) >> 3, need = o1 + 16;
     __m128i carry = _mm_set1_epi64x((long long)out[0]);
     size_t i = 0;
     for (; i + 8 <= m && (i >> 3) * w + need <= avail; i += 8) {
         const uint8_t *p = d + (i >> 3) * w;
-        __m128i a = td_unpack4(p, c0, m0, rs), b = td_unpack4(p + o1, c1, m1, rs);
-        __m128i v0 = _mm_add_epi64(_mm_cvtepu32_epi64(a), md);
-        __m128i v1 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(a, 8)), md);
-        __m128i v2 = _mm_add_epi64(_mm_cvtepu32_epi64(b), md);
-        __m128i v3 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(b, 8)), md);
-        v0 = td_scan2(v0, carry);
-        _mm_storeu_si128((__m128i *)(out + i + 1), v0);
-        v1 = td_scan2(v1, _mm_shuffle_epi32(v0, 0xee));
-        _mm_storeu_si128((__m128i *)(out + i + 3), v1);
-        v2 = td_scan2(v2, _mm_shuffle_epi32(v1, 0xee));
-        _mm_storeu_si128((__m128i *)(out + i + 5), v2);
-        v3 = td_scan2(v3, _mm_shuffle_epi32(v2, 0xee));
-        _mm_storeu_si128((__m128i *)(out + i + 7), v3);
-        carry = _mm_shuffle_epi32(v3, 0xee);
+        __m128i a = td_scan4(td_unpack4(p, c0, m0, rs), _mm_setzero_si128());
+        __m128i b = td_scan4(td_unpack4(p + o1, c1, m1, rs), _mm_shuffle_epi32(a, 0xff));
+        __m128i v0 = _mm_add_epi64(_mm_cvtepu32_epi64(a), k0);
+        __m128i v1 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(a, 8)), k1);
+        __m128i v2 = _mm_add_epi64(_mm_cvtepu32_epi64(b), kk2);
+        __m128i v3 = _mm_add_epi64(_mm_cvtepu32_epi64(_mm_srli_si128(b, 8)), k3);
+        _mm_storeu_si128((__m128i *)(out + i + 1), _mm_add_epi64(v0, carry));
+        _mm_storeu_si128((__m128i *)(out + i + 3), _mm_add_epi64(v1, carry));
+        _mm_storeu_si128((__m128i *)(out + i + 5), _mm_add_epi64(v2, carry));
+        _mm_storeu_si128((__m128i *)(out + i + 7), _mm_add_epi64(v3, carry));
+        carry = _mm_add_epi64(carry, _mm_add_epi64(k8, _mm_cvtepu32_epi64(_mm_shuffle_epi32(b, 0xff))));
     }
     return i;
 }

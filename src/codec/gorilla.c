@@ -228,45 +228,82 @@ TSF_INLINE size_t enc_batch(const void *values, size_t n, uint64_t marker, uint8
 /* ---- batch decoder ---------------------------------------------------------------------------- */
 
 /*
- * Decodes values [i, n) while a 16-byte (64-bit) / 8-byte (32-bit) window at the bit position is
- * inside src. Branch-free: the three control cases are selected with conditional moves. Returns
- * the index reached; *bad is set if a window was invalid (lz + len > W, or `10` before any `11`).
+ * 64-bit batch decoder. Decoding is a serial chain (each value's position depends on the previous
+ * header), so the loop keeps the chain short: the header word of the NEXT value is cut out of the
+ * current value's 128-bit window (two big-endian loads at its byte) with a funnel shift by
+ * sh + advance, while the window of the next value is loaded off the chain. The three control cases
+ * are selected with conditional moves; the stored window is kept as (64 - len, tz) so the xor is two
+ * shifts. Invalid windows (lz + len > 64) set bit 6 of `errv`; the caller then reruns the checked
+ * iterator to name the offset. Loads stay inside src: values are decoded in runs of K whose windows
+ * (at most 78 bits apart) all start at or before `limit`; the iterator finishes the page.
  */
 TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size_t n, int *bad)
 {
     const uint8_t *base = it->r.base;
     const size_t len = it->r.len;
-    if (len < 16) return i;
-    const size_t last = len - 16;
+    if (len < 16 || i >= n) return i;
+    const size_t limit = (len - 16) * 8; /* last bit position whose 16-byte window is inside src */
     size_t pos = it->r.pos;
     uint64_t prev = it->prev;
-    unsigned slz = it->lz, slen = it->len, err = 0;
-    for (; i < n && (pos >> 3) <= last; i++) {
-        const uint8_t *p = base + (pos >> 3);
-        unsigned sh = (unsigned)(pos & 7);
-        uint64_t hi = tsf_load_be64(p), lo = tsf_load_be64(p + 8);
-        uint64_t w = (hi << sh) | ((lo >> 1) >> (63 - sh));
-        unsigned ctrl = (unsigned)(w >> 62);
-        unsigned isnew = ctrl == 3, nz = ctrl >= 2;
-        unsigned lz = isnew ? (unsigned)(w >> 56) & 63 : slz;
-        unsigned ln = isnew ? ((unsigned)(w >> 50) & 63) + 1 : slen;
-        slz = lz;
-        slen = ln;
-        unsigned hdr = isnew ? 14 : 2;
-        unsigned t = sh + hdr; /* 2..21 */
-        uint64_t pay = (hi << t) | (lo >> (64 - t));
-        uint64_t x = (pay >> (lz & 63)) & (~0ull << ((64 - lz - ln) & 63));
-        err |= nz & (lz + ln > 64);
-        x = nz ? x : 0;
-        pos += nz ? hdr + ln : 1;
-        prev ^= x;
-        st_bits(values, i, prev, 64);
+    int have = it->lz + it->len <= 64;
+    if (!have) { /* no window yet: only `0` (repeat) or `11` may come */
+        while (i < n && pos <= limit) {
+            unsigned b2 = (unsigned)((tsf_load_be64(base + (pos >> 3)) << (pos & 7)) >> 62);
+            if (b2 >= 2) {
+                *bad |= b2 == 2;
+                break;
+            }
+            st_bits(values, i++, prev, 64);
+            pos++;
+        }
+        if (*bad || i == n || pos > limit) {
+            it->r.pos = pos;
+            return i;
+        }
+    }
+    unsigned s64ln = have ? 64 - it->len : 0, stz = have ? 64 - it->lz - it->len : 0;
+    uint64_t errv = 0;
+    const uint8_t *p = base + (pos >> 3);
+    unsigned sh = (unsigned)(pos & 7);
+    uint64_t hi = tsf_load_be64(p), lo = tsf_load_be64(p + 8);
+    uint64_t w = (hi << sh) | ((lo >> 1) >> (63 - sh));
+    for (;;) {
+        size_t k = (limit - pos) / 78; /* values whose next windows stay at or before limit */
+        if (k > n - i) k = n - i;
+        if (k == 0) break;
+        have = 1; /* the first value decoded here opens a window if none existed */
+        for (size_t e = i + k; i < e; i++) {
+            unsigned c2 = (unsigned)(w >> 62);
+            unsigned lzn = (unsigned)(w >> 56) & 63, field = (unsigned)(w >> 50) & 63;
+            unsigned sum = lzn + field, isnew = c2 == 3;
+            errv |= isnew ? sum : 0;
+            s64ln = isnew ? 63 - field : s64ln;
+            stz = isnew ? (63 - sum) & 63 : stz;
+            unsigned hdr = isnew ? 14 : 2;
+            unsigned adv = c2 >= 2 ? hdr + 64 - s64ln : 1;
+            unsigned t = sh + hdr; /* 2..21 */
+            uint64_t pay = (hi << t) | (lo >> (64 - t));
+            uint64_t x = (pay >> s64ln) << stz;
+            prev ^= c2 >= 2 ? x : 0;
+            st_bits(values, i, prev, 64);
+            unsigned o = sh + adv; /* 1..85: the next header inside this window */
+            uint64_t wa = (hi << (o & 63)) | (lo >> ((64 - o) & 63));
+            uint64_t wb = lo << ((o - 64) & 63);
+            w = o < 64 ? wa : wb;
+            pos += adv;
+            p = base + (pos >> 3);
+            sh = (unsigned)(pos & 7);
+            hi = tsf_load_be64(p);
+            lo = tsf_load_be64(p + 8);
+        }
     }
     it->r.pos = pos;
     it->prev = prev;
-    it->lz = slz;
-    it->len = slen;
-    *bad |= (int)err;
+    if (have) {
+        it->len = 64 - s64ln;
+        it->lz = s64ln - stz;
+    }
+    *bad |= (errv & 64) != 0;
     return i;
 }
 

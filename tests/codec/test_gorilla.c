@@ -272,6 +272,51 @@ static void test_garbage(void)
     tsf_codec_close(best);
 }
 
+/* Bit flips in long valid streams: the batch paths give exactly the per-value path's verdict and values. */
+static void test_mutations(void)
+{
+    const tsf_type types[] = {TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE};
+    tsf_codec *pv = open_path(TSF_PATH_PER_VALUE), *sc = open_path(TSF_PATH_SCALAR),
+              *au = open_path(TSF_PATH_AUTO);
+    uint64_t seed = 123;
+    const size_t n = 3000;
+    uint64_t *v = malloc(n * 8), *a = malloc(n * 8), *b = malloc(n * 8), *d = malloc(n * 8);
+    for (int it = 0; it < 400; it++) {
+        tsf_type t = types[it & 3];
+        fill(t, v, n, (it >> 2) & 3, &seed);
+        size_t cap = tsf_codec_encode_bound(t, TSF_ENC_GORILLA, n, 0), w = 0;
+        uint8_t *buf = malloc(cap);
+        tsf_error err;
+        CHECK_OK(tsf_codec_encode(sc, t, TSF_ENC_GORILLA, v, n, buf, cap, &w, &err), &err);
+        int flips = 1 + (int)(tsf_test_rand(&seed) % 3);
+        for (int f = 0; f < flips; f++) {
+            size_t bit = (size_t)(tsf_test_rand(&seed) % (w * 8));
+            buf[bit >> 3] ^= (uint8_t)(0x80 >> (bit & 7));
+        }
+        size_t ua = 0, ub = 0, ud = 0;
+        tsf_status sa = tsf_codec_decode(pv, t, TSF_ENC_GORILLA, buf, w, a, n, &ua, NULL);
+        tsf_status sb = tsf_codec_decode(sc, t, TSF_ENC_GORILLA, buf, w, b, n, &ub, NULL);
+        tsf_status sd = tsf_codec_decode(au, t, TSF_ENC_GORILLA, buf, w, d, n, &ud, NULL);
+        CHECK(sa == TSF_OK || sa == TSF_ECORRUPT);
+        CHECK_EQ_INT(sa, sb);
+        CHECK_EQ_INT(sa, sd);
+        if (sa == TSF_OK && sb == TSF_OK && sd == TSF_OK) {
+            CHECK_MEM(a, b, n * esize(t));
+            CHECK_MEM(a, d, n * esize(t));
+            CHECK_EQ_INT(ua, ub);
+            CHECK_EQ_INT(ua, ud);
+        }
+        free(buf);
+    }
+    free(v);
+    free(a);
+    free(b);
+    free(d);
+    tsf_codec_close(pv);
+    tsf_codec_close(sc);
+    tsf_codec_close(au);
+}
+
 /* A `10` before any `11`, and a window with lz + len > W, are corrupt. */
 static void test_invalid_windows(void)
 {
@@ -537,6 +582,7 @@ int main(void)
     TSF_RUN(test_random_roundtrip);
     TSF_RUN(test_truncation);
     TSF_RUN(test_garbage);
+    TSF_RUN(test_mutations);
     TSF_RUN(test_invalid_windows);
     TSF_RUN(test_golden_first_pages);
     TSF_RUN(test_v1_hand_example);

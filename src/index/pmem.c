@@ -135,15 +135,22 @@ static void pm_write_back(pmem *pm, uint64_t off, uint64_t len)
     }
 }
 
-void pm_close(pmem *pm)
+/* The power cut: a page cache may have written any subset of the dirty pages back on its own. */
+static void pm_power_cut(pmem *pm)
 {
-    if (pm->base && pm->dur == TSF_INDEX_DUR_SHADOW && pm->shadow_seed && pm->dirty) {
-        /* Power cut with a page cache that wrote some pages back on its own. */
+    if (pm->dead || pm->dur != TSF_INDEX_DUR_SHADOW) return;
+    if (pm->shadow_seed && pm->dirty) {
         uint64_t s = pm->shadow_seed;
         for (uint64_t p = 0; p * PM_PAGE < pm->size; p++)
             if ((pm->dirty[p / 64] >> (p % 64) & 1) && (pm_rand(&s) & 1))
                 pm_write_back(pm, p * PM_PAGE, PM_PAGE);
     }
+    pm->dead = 1;
+}
+
+void pm_close(pmem *pm)
+{
+    if (pm->base) pm_power_cut(pm);
     if (pm->base) munmap(pm->base, pm->reserve);
     if (pm->fd >= 0) close(pm->fd);
     tsf_free(pm->alloc, pm->dirty, pm->dirty_words * 8);
@@ -210,7 +217,8 @@ static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error
     if (off + len > pm->size) len = pm->size - off;
     for (uint64_t p = p0; p <= p1; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
     pm->persists++;
-    if (pm->persist_limit && pm->persists > pm->persist_limit) return TSF_OK; /* the power is gone */
+    if (pm->persist_limit && pm->persists > pm->persist_limit) pm_power_cut(pm);
+    if (pm->dead) return TSF_OK; /* the power is gone: the program runs on, nothing reaches the file */
     switch (pm->dur) {
     case TSF_INDEX_DUR_MSYNC:
         if (msync(pm->base + off, len, MS_SYNC) != 0)

@@ -25,7 +25,8 @@ typedef struct pmem {
     const tsf_allocator *alloc;
     uint64_t persists;     /* persist operations so far */
     uint64_t persist_limit; /* SHADOW: drop persists after this many (0 = never) */
-    uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at close */
+    uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at the power cut */
+    int dead;               /* SHADOW: the power is gone; nothing reaches the file any more */
 } pmem;
 
 /* Opens (creating when needed) path, or anonymous memory when path is NULL. */

@@ -425,6 +425,183 @@ TSF_API void tsf_writer_abort(tsf_writer *w);
 /** Bytes written to the output so far. */
 TSF_API uint64_t tsf_writer_bytes_written(const tsf_writer *w);
 
+/* ---- reader ---- */
+
+/*
+ * Reads TsFile files of format version 3 and 4 (tree and table model): metadata, then queries that
+ * yield column batches (see doc/reader.md). A tsf_reader is read-only after open and may serve
+ * queries from several threads at once; each tsf_query (and tsf_cursor) belongs to one thread.
+ * Devices are numbered 0..tsf_reader_device_count()-1 in index order (tables ascending, devices
+ * ascending within a table); series of a device 0..nseries-1 in measurement-name order (an
+ * aligned device's time column is not listed).
+ */
+
+typedef struct tsf_reader tsf_reader;
+typedef struct tsf_query tsf_query;
+typedef struct tsf_cursor tsf_cursor;
+
+typedef struct tsf_reader_options {
+    size_t struct_size;             /* sizeof(tsf_reader_options) */
+    tsf_codec_path path;            /* codec implementation path; AUTO */
+    const tsf_allocator *allocator; /* NULL = malloc */
+} tsf_reader_options;
+
+TSF_API void tsf_reader_options_init(tsf_reader_options *o);
+
+/** User input, pread-style: read exactly len bytes at offset (return 0) or fail (non-zero -> TSF_EIO).
+ *  Called concurrently when queries run on several threads. */
+typedef struct tsf_read_callbacks {
+    size_t struct_size; /* sizeof(tsf_read_callbacks) */
+    int (*pread)(void *ud, void *buf, size_t len, uint64_t offset);
+    uint64_t size;      /* file size in bytes */
+    void *ud;
+} tsf_read_callbacks;
+
+/** Opens a file: checks head and tail and reads TsFileMetadata; the index is read on first use. */
+TSF_API tsf_status tsf_reader_open(tsf_reader **out, const char *path, const tsf_reader_options *opts,
+                                   tsf_error *err);
+/** Opens a file held in memory (borrowed: data must outlive the reader). */
+TSF_API tsf_status tsf_reader_open_memory(tsf_reader **out, const void *data, size_t len,
+                                          const tsf_reader_options *opts, tsf_error *err);
+TSF_API tsf_status tsf_reader_open_callbacks(tsf_reader **out, const tsf_read_callbacks *cb,
+                                             const tsf_reader_options *opts, tsf_error *err);
+/** Frees; NULL is a no-op. Every query of the reader must be closed first. */
+TSF_API void tsf_reader_close(tsf_reader *r);
+/** Format version byte (3 or 4). */
+TSF_API int tsf_reader_version(const tsf_reader *r);
+
+/** Loads the index (devices, series, statistics); done implicitly by the calls below. Reports a
+ *  damaged index once here instead of through every later call. */
+TSF_API tsf_status tsf_reader_load_index(tsf_reader *r, tsf_error *err);
+
+/** A column of a table schema (v4 table model). */
+typedef struct tsf_table_column {
+    const char *name;
+    tsf_type type;
+    tsf_encoding encoding;
+    tsf_compression compression;
+    tsf_column_category category;
+} tsf_table_column;
+
+typedef struct tsf_table_info {
+    const char *name;
+    size_t ncolumns;                 /* 0 for tree-model "tables" (no schema) */
+    const tsf_table_column *columns; /* valid while the reader is open */
+    size_t first_device, ndevices;   /* the table's devices: [first_device, first_device + ndevices) */
+} tsf_table_info;
+
+/** Tables of the index (tree-model files have one per path prefix; v3 files a single ""). */
+TSF_API size_t tsf_reader_table_count(tsf_reader *r);
+TSF_API tsf_status tsf_reader_table(tsf_reader *r, size_t i, tsf_table_info *out, tsf_error *err);
+TSF_API tsf_status tsf_reader_find_table(tsf_reader *r, const char *name, size_t *index, tsf_error *err);
+
+typedef struct tsf_device_info {
+    const char *name;     /* IDeviceID.toString(): segments joined by "." (null segment -> "null") */
+    size_t table;         /* index of its table */
+    size_t nsegments;
+    int aligned;          /* 1: aligned (time column + value columns; every table device) */
+    size_t nseries;       /* value series (measurements), not counting the time column */
+} tsf_device_info;
+
+TSF_API size_t tsf_reader_device_count(tsf_reader *r);
+TSF_API tsf_status tsf_reader_device(tsf_reader *r, size_t i, tsf_device_info *out, tsf_error *err);
+/** Segment s of device i (NULL data = null segment). */
+TSF_API tsf_status tsf_reader_device_segment(tsf_reader *r, size_t i, size_t s, tsf_bytes *out, tsf_error *err);
+TSF_API tsf_status tsf_reader_find_device(tsf_reader *r, const char *name, size_t *index, tsf_error *err);
+
+/** Statistics of a series, a chunk or a page (§7). Values of TEXT/STRING/BLOB borrow from the reader. */
+typedef struct tsf_stats {
+    tsf_type type;
+    uint64_t count; /* non-null values */
+    int64_t start_time, end_time;
+    int has_values; /* min/max/first/last/sum meaningful (numeric and BOOLEAN types with count > 0) */
+    double min, max, first, last, sum; /* as doubles; INT64 values beyond 2^53 lose precision here */
+    int64_t min_i, max_i, first_i, last_i; /* exact integer forms (BOOLEAN, INT32, DATE, INT64, TIMESTAMP) */
+    tsf_bytes first_b, last_b, min_b, max_b; /* TEXT (first/last) and STRING (all four) */
+    int trusted; /* 0 when the encoding is lossy (FLOAT/DOUBLE TS_2DIFF/RLE/SPRINTZ/RLBE): decode instead */
+} tsf_stats;
+
+typedef struct tsf_series_info {
+    const char *measurement;
+    tsf_type type;
+    tsf_encoding encoding;       /* of the first chunk (tsf_reader_series_pages; else -1) */
+    tsf_compression compression; /* of the first chunk (tsf_reader_series_pages; else -1) */
+    size_t nchunks;
+    size_t npages;               /* pages over all chunks (tsf_reader_series_pages; else 0) */
+    tsf_stats stats;             /* stats.trusted is final only after tsf_reader_series_pages */
+} tsf_series_info;
+
+/** Series j of device i, from the index alone (no data-area I/O). */
+TSF_API tsf_status tsf_reader_series(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, tsf_error *err);
+/** Same, plus encoding, compression, page count and trust, read from every chunk and page header. */
+TSF_API tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out,
+                                           tsf_error *err);
+TSF_API tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j,
+                                          tsf_error *err);
+/** Bloom-filter probe: 0 = certainly absent, 1 = may be present (also when the file has no filter). */
+TSF_API int tsf_reader_may_contain(tsf_reader *r, const char *device, const char *measurement);
+
+/** Counters of one query (cumulative). */
+typedef struct tsf_query_stats {
+    uint64_t chunks_read, chunks_skipped;
+    uint64_t pages_read, pages_skipped;
+    uint64_t blocks_read, blocks_skipped; /* TS_2DIFF time blocks inside pages that were read */
+    uint64_t bytes_read;                  /* file bytes fetched (headers and page bodies) */
+    uint64_t bytes_decompressed;          /* uncompressed bytes produced */
+    uint64_t rows;                        /* rows returned */
+} tsf_query_stats;
+
+typedef struct tsf_query_options {
+    size_t struct_size;          /* sizeof(tsf_query_options) */
+    const char *table;           /* devices of this table (NULL = every device of the file) */
+    const size_t *devices;       /* or an explicit list of device indexes (overrides table) */
+    size_t ndevices;
+    const char *const *columns;  /* measurement names; NULL = every series of each device */
+    size_t ncolumns;
+    int64_t time_min, time_max;  /* inclusive range; INT64_MIN / INT64_MAX */
+    size_t batch_size;           /* most rows per batch; 4096 */
+} tsf_query_options;
+
+TSF_API void tsf_query_options_init(tsf_query_options *o);
+
+/** One column of a batch. `values` holds nrows elements of the type's C representation (tsf_type);
+ *  null cells are zero. `validity`: bit r at byte r/8, LSB first, 1 = present (Arrow layout). A column
+ *  the device does not have reads as all null with type TSF_VECTOR. */
+typedef struct tsf_column_batch {
+    const char *name;
+    tsf_type type;
+    const void *values;
+    const uint8_t *validity;
+} tsf_column_batch;
+
+/** Rows of one device in ascending time order; valid until the next tsf_query_next / close. A row
+ *  whose columns are all null is still returned for an aligned device (its time exists). */
+typedef struct tsf_batch {
+    size_t device;
+    size_t nrows;
+    const int64_t *times;
+    size_t ncolumns;
+    const tsf_column_batch *columns;
+} tsf_batch;
+
+TSF_API tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_query **out, tsf_error *err);
+/** Next batch; *out = NULL at the end. Batches never span pages, so they may hold fewer rows. */
+TSF_API tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err);
+TSF_API void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out);
+TSF_API void tsf_query_close(tsf_query *q);
+
+/** Row cursor: a thin layer over a query's batches. */
+TSF_API tsf_status tsf_cursor_open(tsf_reader *r, const tsf_query_options *opts, tsf_cursor **out, tsf_error *err);
+/** Advances to the next row: *has_row = 0 at the end. */
+TSF_API tsf_status tsf_cursor_next(tsf_cursor *c, int *has_row, tsf_error *err);
+TSF_API int64_t tsf_cursor_time(const tsf_cursor *c);
+TSF_API size_t tsf_cursor_device(const tsf_cursor *c);
+TSF_API size_t tsf_cursor_column_count(const tsf_cursor *c);
+/** Cell `col` of the current row (type of the column in *type; v.is_null for null). */
+TSF_API tsf_status tsf_cursor_value(const tsf_cursor *c, size_t col, tsf_type *type, tsf_value *v, tsf_error *err);
+TSF_API void tsf_cursor_get_stats(const tsf_cursor *c, tsf_query_stats *out);
+TSF_API void tsf_cursor_close(tsf_cursor *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,767 @@
+/*
+ * query.c - the batch iterator (issue "Reader and queries" items 2-3): for each selected device,
+ * the requested columns are scanned chunk by chunk and page by page (tsfile-container-format.md
+ * §5-§8.5) and returned as column batches (times, values in the C representation of tsf.h,
+ * validity bitmaps).
+ *
+ * Pruning, with counters in tsf_query_stats: chunk statistics (ChunkMetadata) and page statistics
+ * (multi-page chunks) against the time range, so a page body is fetched and decompressed only when
+ * the page can match; inside a partly covered page with a TS_2DIFF time stream, only the blocks whose
+ * exact range [first, next block's first) meets the window are decoded (tsf_ts2diff_blocks).
+ *
+ * Aligned devices (§6.4): the time chunk drives; the value chunk of each column in the same chunk
+ * group is the first one after the time chunk and before the next time chunk; its pages pair with
+ * the time pages by position. Non-aligned devices: each column is its own series; several columns
+ * are merged by time (outer join). A batch never spans pages, so TEXT/STRING/BLOB values can borrow
+ * from the page buffers until the next call.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader_internal.h"
+
+/* Largest decompressed page accepted: max(16 MiB, 4096 x the compressed size), at most 1 GiB. */
+#define RD_PAGE_MIN_CAP (1u << 24)
+#define RD_PAGE_MAX (1u << 30)
+
+typedef struct qcol {
+    const char *name;
+    const rd_series *s; /* NULL: the device has no such column */
+    tsf_type type;
+    size_t esz;
+    /* chunk metadata iteration (one entry of lookahead) */
+    size_t cm_pos;
+    int cm_have;
+    uint64_t cm_off;
+    tsf_fmt_stats cm_stats;
+    /* open chunk */
+    int in_chunk, chunk_partial;
+    tsf_fmt_chunk_header ch;
+    uint64_t dpos, dend, chunk_off;
+    tsf_fmt_page_header ph; /* current page header */
+    uint64_t body_off;
+    int done;
+    /* buffers */
+    rd_buf hdr, body, plain, vals, times, blocks, out_vals, out_valid;
+    /* decoded page: rows [pos, n) of t (non-aligned: values v parallel to t) */
+    const int64_t *t;
+    const uint8_t *v;
+    size_t n, pos;
+    /* aligned value page */
+    int null_page;
+    const uint8_t *bitmap;
+    size_t k, present;
+} qcol;
+
+struct tsf_query {
+    tsf_reader *r;
+    const tsf_allocator *a;
+    tsf_compressor *comp;
+    int64_t tmin, tmax;
+    size_t batch;
+    char **names; /* requested columns (copies), NULL = all */
+    size_t nnames;
+    size_t *devs;
+    size_t ndevs, di;
+    int dev_active;
+    const rd_device *dev;
+    qcol tcol;    /* aligned devices: the time column */
+    qcol *cols;
+    size_t ncols, cols_cap;
+    size_t row_base; /* aligned: page row of tcol.t[0] */
+    rd_buf times_out, zeros, ones;
+    tsf_column_batch *cb;
+    size_t cb_cap;
+    tsf_batch out;
+    tsf_query_stats st;
+};
+
+void tsf_query_options_init(tsf_query_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->time_min = INT64_MIN;
+    o->time_max = INT64_MAX;
+    o->batch_size = 4096;
+}
+
+static void col_free(const tsf_allocator *a, qcol *c)
+{
+    rd_buf *bufs[] = {&c->hdr, &c->body, &c->plain, &c->vals, &c->times, &c->blocks, &c->out_vals, &c->out_valid};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
+}
+
+/* Resets a column's scan state for a new series, keeping its buffers. */
+static void col_reset(qcol *c, const char *name, const rd_series *s)
+{
+    rd_buf keep[8] = {c->hdr, c->body, c->plain, c->vals, c->times, c->blocks, c->out_vals, c->out_valid};
+    memset(c, 0, sizeof *c);
+    c->hdr = keep[0], c->body = keep[1], c->plain = keep[2], c->vals = keep[3];
+    c->times = keep[4], c->blocks = keep[5], c->out_vals = keep[6], c->out_valid = keep[7];
+    c->name = name;
+    c->s = s;
+    c->type = s ? s->tsm.data_type : TSF_VECTOR;
+    c->esz = s ? rd_value_size(c->type) : 1;
+    c->done = s == NULL;
+}
+
+void tsf_query_close(tsf_query *q)
+{
+    if (!q) return;
+    const tsf_allocator *a = q->a;
+    col_free(a, &q->tcol);
+    for (size_t i = 0; i < q->cols_cap; i++) col_free(a, &q->cols[i]);
+    tsf_free(a, q->cols, q->cols_cap * sizeof *q->cols);
+    for (size_t i = 0; i < q->nnames; i++) tsf_free(a, q->names[i], strlen(q->names[i]) + 1);
+    tsf_free(a, q->names, q->nnames * sizeof *q->names);
+    tsf_free(a, q->devs, q->ndevs * sizeof *q->devs);
+    rd_buf_free(a, &q->times_out);
+    rd_buf_free(a, &q->zeros);
+    rd_buf_free(a, &q->ones);
+    tsf_free(a, q->cb, q->cb_cap * sizeof *q->cb);
+    tsf_compressor_close(q->comp);
+    tsf_free(a, q, sizeof *q);
+}
+
+tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_query **out, tsf_error *err)
+{
+    if (!r || !out) return tsf_err(err, TSF_EINVAL, "tsf_query_open: reader and out are required");
+    *out = NULL;
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    if (opts) {
+        if (opts->struct_size < sizeof(size_t) || opts->struct_size > sizeof o)
+            return tsf_err(err, TSF_EINVAL, "tsf_query_options.struct_size %zu unknown", opts->struct_size);
+        memcpy(&o, opts, opts->struct_size);
+    }
+    if (o.batch_size == 0) o.batch_size = 4096;
+    if (o.batch_size > (1u << 24)) return tsf_err(err, TSF_EINVAL, "batch_size %zu too large", o.batch_size);
+    tsf_status st = rd_ensure_index(r, err);
+    if (st) return st;
+    tsf_query *q = tsf_calloc(r->a, 1, sizeof *q);
+    if (!q) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
+    q->r = r;
+    q->a = r->a;
+    q->tmin = o.time_min;
+    q->tmax = o.time_max;
+    q->batch = o.batch_size;
+    if ((st = tsf_compressor_open(&q->comp, r->a, err))) goto fail;
+    /* devices */
+    size_t first = 0, count = r->ndevices;
+    if (o.devices) {
+        count = o.ndevices;
+    } else if (o.table) {
+        size_t ti;
+        if ((st = tsf_reader_find_table(r, o.table, &ti, err))) goto fail;
+        first = r->tables[ti].first_device;
+        count = r->tables[ti].ndevices;
+    }
+    q->devs = tsf_calloc(r->a, count ? count : 1, sizeof *q->devs);
+    if (!q->devs) goto oom;
+    q->ndevs = count;
+    for (size_t i = 0; i < count; i++) {
+        size_t d = o.devices ? o.devices[i] : first + i;
+        if (d >= r->ndevices) {
+            st = tsf_err(err, TSF_EINVAL, "tsf_query_open: device index %zu, the file has %zu", d, r->ndevices);
+            goto fail;
+        }
+        q->devs[i] = d;
+    }
+    /* columns */
+    if (o.columns) {
+        q->names = tsf_calloc(r->a, o.ncolumns ? o.ncolumns : 1, sizeof *q->names);
+        if (!q->names) goto oom;
+        q->nnames = o.ncolumns;
+        for (size_t i = 0; i < o.ncolumns; i++) {
+            if (!o.columns[i]) {
+                st = tsf_err(err, TSF_EINVAL, "tsf_query_open: column %zu is NULL", i);
+                goto fail;
+            }
+            size_t n = strlen(o.columns[i]) + 1;
+            if (!(q->names[i] = tsf_alloc(r->a, n))) goto oom;
+            memcpy(q->names[i], o.columns[i], n);
+        }
+    }
+    if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
+    if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
+    memset(q->zeros.p, 0, q->zeros.cap);
+    memset(q->ones.p, 0xff, q->ones.cap);
+    *out = q;
+    return TSF_OK;
+oom:
+    st = tsf_err(err, TSF_ENOMEM, "query: out of memory");
+fail:
+    tsf_query_close(q);
+    return st;
+}
+
+void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out)
+{
+    if (q) *out = q->st;
+}
+
+/* ---- chunk and page access ---------------------------------------------------------------- */
+
+static int out_of_range(const tsf_query *q, int64_t start, int64_t end)
+{
+    return end < q->tmin || start > q->tmax || start > end;
+}
+
+static int inside(const tsf_query *q, int64_t start, int64_t end)
+{
+    return start >= q->tmin && end <= q->tmax;
+}
+
+/* Loads the next ChunkMetadata of the column's series into the lookahead. */
+static tsf_status cm_next(tsf_query *q, qcol *c, tsf_error *err)
+{
+    tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &c->cm_pos, &c->cm_off, &c->cm_stats, err);
+    c->cm_have = st == TSF_OK;
+    return st == TSF_ENOTFOUND ? TSF_OK : st;
+}
+
+static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind want, tsf_type type, tsf_error *err)
+{
+    tsf_status st = rd_read_chunk_header(q->r, off, &c->hdr, &c->ch, &c->dpos, &c->dend, &q->st.bytes_read, err);
+    if (st) return st;
+    tsf_chunk_kind k = tsf_fmt_chunk_kind(c->ch.marker);
+    if (k != want)
+        return tsf_err(err, TSF_ECORRUPT, "chunk at %llu: marker 0x%02x is not the %s chunk the index lists",
+                       (unsigned long long)off, c->ch.marker,
+                       want == TSF_CHUNK_TIME ? "time" : want == TSF_CHUNK_VALUE ? "value" : "non-aligned");
+    if (c->ch.data_type != type)
+        return tsf_err(err, type == TSF_VECTOR ? TSF_ECORRUPT : TSF_ENOTSUP,
+                       "chunk at %llu: data type %s but the series is %s (type changes are not supported yet)",
+                       (unsigned long long)off, tsf_type_name(c->ch.data_type) ? tsf_type_name(c->ch.data_type) : "?",
+                       tsf_type_name(type) ? tsf_type_name(type) : "?");
+    c->chunk_off = off;
+    c->in_chunk = 1;
+    q->st.chunks_read++;
+    return TSF_OK;
+}
+
+static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)
+{
+    tsf_status st = rd_read_page_header(q->r, c->dpos, c->dend, &c->ch, &c->hdr, &c->ph, &q->st.bytes_read, err);
+    if (st) return st;
+    c->body_off = c->dpos + c->ph.header_len;
+    c->dpos = c->body_off + c->ph.compressed_size;
+    return TSF_OK;
+}
+
+/* Fetches and decompresses the current page body of c: *p / *len (uncompressed). */
+static tsf_status load_body(tsf_query *q, qcol *c, const uint8_t **p, size_t *len, tsf_error *err)
+{
+    const tsf_fmt_page_header *ph = &c->ph;
+    const uint8_t *raw;
+    tsf_status st = rd_fetch(q->r, c->body_off, ph->compressed_size, &c->body, &raw, err);
+    if (st) return st;
+    q->st.bytes_read += ph->compressed_size;
+    if (c->ch.compression == TSF_UNCOMPRESSED) {
+        *p = raw;
+        *len = ph->compressed_size;
+        return TSF_OK;
+    }
+    uint64_t cap = (uint64_t)ph->compressed_size * 4096;
+    if (cap < RD_PAGE_MIN_CAP) cap = RD_PAGE_MIN_CAP;
+    if (cap > RD_PAGE_MAX) cap = RD_PAGE_MAX;
+    if (ph->uncompressed_size > cap)
+        return tsf_err(err, TSF_ECORRUPT, "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
+                       (unsigned long long)c->body_off, ph->uncompressed_size, ph->compressed_size);
+    if ((st = rd_buf_reserve(q->a, &c->plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err))) return st;
+    st = tsf_compressor_decompress(q->comp, c->ch.compression, raw, ph->compressed_size, c->plain.p,
+                                   ph->uncompressed_size, err);
+    if (st) {
+        if (err && st == TSF_ECORRUPT) {
+            char m[TSF_ERROR_MESSAGE_SIZE];
+            snprintf(m, sizeof m, "%s", err->message);
+            tsf_err(err, st, "page body at %llu (%s): %s", (unsigned long long)c->body_off,
+                    tsf_compression_name(c->ch.compression) ? tsf_compression_name(c->ch.compression) : "?", m);
+        }
+        return st;
+    }
+    q->st.bytes_decompressed += ph->uncompressed_size;
+    *p = c->plain.p;
+    *len = ph->uncompressed_size;
+    return TSF_OK;
+}
+
+/* Upper bound of values a stream of len bytes may claim (guards allocations). */
+static int implausible(size_t n, size_t len)
+{
+    return n > len * 8 + 64;
+}
+
+/*
+ * Decodes the timestamps of a page that can matter: all of them, or with a partly covered TS_2DIFF
+ * page only the blocks that meet the window. Sets c->t / c->n to the decoded rows in the window,
+ * *row0 to the page row of c->t[0] and *total to the page's row count.
+ */
+static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const uint8_t *p, size_t len, int partial,
+                               size_t *row0, size_t *total, tsf_error *err)
+{
+    tsf_status st;
+    size_t ord0 = 0, ndec = 0, tot = 0;
+    const uint8_t *src = p;
+    size_t srclen = len;
+    if (partial && enc == TSF_ENC_TS_2DIFF) {
+        size_t nb = 0;
+        if ((st = tsf_ts2diff_blocks(p, len, NULL, 0, &nb, err))) return st;
+        if (nb > len) return tsf_err(err, TSF_ECORRUPT, "TS_2DIFF time stream at %llu: %zu blocks in %zu bytes",
+                                     (unsigned long long)c->body_off, nb, len);
+        if ((st = rd_buf_reserve(q->a, &c->blocks, (nb ? nb : 1) * sizeof(tsf_ts2diff_block), err))) return st;
+        tsf_ts2diff_block *b = (tsf_ts2diff_block *)c->blocks.p;
+        if ((st = tsf_ts2diff_blocks(p, len, b, nb, &nb, err))) return st;
+        size_t b0 = nb, b1 = 0;
+        for (size_t i = 0; i < nb; i++) {
+            tot += b[i].count;
+            int meets = (b[i].bound > q->tmin || b[i].bound == INT64_MAX) && b[i].first <= q->tmax;
+            if (meets) {
+                if (b0 == nb) b0 = i;
+                b1 = i;
+            }
+        }
+        if (implausible(tot, len))
+            return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",
+                           (unsigned long long)c->body_off, tot, len);
+        if (b0 == nb) {
+            q->st.blocks_skipped += nb;
+        } else {
+            q->st.blocks_read += b1 - b0 + 1;
+            q->st.blocks_skipped += nb - (b1 - b0 + 1);
+            ord0 = b[b0].ordinal;
+            size_t endoff = b1 + 1 < nb ? b[b1 + 1].offset : len;
+            src = p + b[b0].offset;
+            srclen = endoff - b[b0].offset;
+            for (size_t i = b0; i <= b1; i++) ndec += b[i].count;
+        }
+    } else {
+        st = tsf_codec_count(TSF_INT64, enc, p, len, &tot, err);
+        if (st == TSF_ENOTSUP && c->ph.has_stats && tsf_codec_can_decode(TSF_INT64, enc)) {
+            tot = c->ph.stats.count;
+            st = TSF_OK;
+        }
+        if (st) return st;
+        if (implausible(tot, len))
+            return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",
+                           (unsigned long long)c->body_off, tot, len);
+        ndec = tot;
+    }
+    if ((st = rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
+    int64_t *t = (int64_t *)c->times.p;
+    if (ndec) {
+        st = tsf_codec_decode(q->r->codec, TSF_INT64, enc, src, srclen, t, ndec, NULL, err);
+        if (st) return st;
+    }
+    /* rows inside [tmin, tmax] (timestamps ascend) */
+    size_t lo = 0, hi = ndec;
+    if (q->tmin != INT64_MIN) {
+        size_t a = 0, z = ndec;
+        while (a < z) {
+            size_t m = a + (z - a) / 2;
+            if (t[m] < q->tmin) a = m + 1; else z = m;
+        }
+        lo = a;
+    }
+    if (q->tmax != INT64_MAX) {
+        size_t a = lo, z = ndec;
+        while (a < z) {
+            size_t m = a + (z - a) / 2;
+            if (t[m] <= q->tmax) a = m + 1; else z = m;
+        }
+        hi = a;
+    }
+    c->t = t + lo;
+    c->n = hi - lo;
+    c->pos = 0;
+    *row0 = ord0 + lo;
+    *total = tot;
+    return TSF_OK;
+}
+
+/* Decodes n values of the column's type into c->vals. */
+static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t len, size_t n, tsf_error *err)
+{
+    tsf_status st = rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
+    if (st) return st;
+    if (!n) return TSF_OK;
+    st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, c->vals.p, n, NULL, err);
+    if (st && err && st == TSF_ECORRUPT) {
+        char m[TSF_ERROR_MESSAGE_SIZE];
+        snprintf(m, sizeof m, "%s", err->message);
+        tsf_err(err, st, "values of page at %llu (%s %s): %s", (unsigned long long)c->body_off,
+                tsf_type_name(c->type) ? tsf_type_name(c->type) : "?",
+                tsf_encoding_name(c->ch.encoding) ? tsf_encoding_name(c->ch.encoding) : "?", m);
+    }
+    return st;
+}
+
+/* ---- non-aligned columns ------------------------------------------------------------------ */
+
+/* Decodes the next page of a non-aligned column with rows in the window (c->done at the end). */
+static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
+{
+    tsf_status st;
+    for (;;) {
+        if (!c->in_chunk) {
+            if (!c->cm_have) {
+                c->done = 1;
+                c->n = c->pos = 0;
+                return TSF_OK;
+            }
+            uint64_t off = c->cm_off;
+            tsf_fmt_stats cs = c->cm_stats;
+            if ((st = cm_next(q, c, err))) return st;
+            if (out_of_range(q, cs.start_time, cs.end_time)) {
+                q->st.chunks_skipped++;
+                continue;
+            }
+            if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
+            c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
+        }
+        if (c->dpos >= c->dend) {
+            c->in_chunk = 0;
+            continue;
+        }
+        if ((st = next_page_header(q, c, err))) return st;
+        int partial = c->chunk_partial;
+        if (c->ph.has_stats) {
+            if (out_of_range(q, c->ph.stats.start_time, c->ph.stats.end_time)) {
+                q->st.pages_skipped++;
+                continue;
+            }
+            partial = !inside(q, c->ph.stats.start_time, c->ph.stats.end_time);
+        }
+        q->st.pages_read++;
+        if (c->ph.uncompressed_size == 0) continue;
+        const uint8_t *p;
+        size_t len, row0, total;
+        if ((st = load_body(q, c, &p, &len, err))) return st;
+        tsf_fmt_nonaligned_page pg;
+        if ((st = tsf_fmt_parse_nonaligned_page(p, len, c->body_off, &pg, err))) return st;
+        if ((st = decode_times(q, c, TSF_ENC_TS_2DIFF, pg.time, pg.time_len, partial, &row0, &total, err))) return st;
+        if (c->n == 0) continue;
+        if ((st = decode_values(q, c, pg.values, pg.values_len, total, err))) return st;
+        c->v = c->vals.p + row0 * c->esz;
+        return TSF_OK;
+    }
+}
+
+/* ---- aligned devices ---------------------------------------------------------------------- */
+
+/* Next time page with rows in the window, and the matching value pages of every column. */
+static tsf_status al_next_page(tsf_query *q, tsf_error *err)
+{
+    qcol *tc = &q->tcol;
+    tsf_status st;
+    for (;;) {
+        if (!tc->in_chunk) {
+            if (!tc->cm_have) {
+                tc->done = 1;
+                return TSF_OK;
+            }
+            uint64_t off = tc->cm_off;
+            tsf_fmt_stats cs = tc->cm_stats;
+            if ((st = cm_next(q, tc, err))) return st;
+            uint64_t next = tc->cm_have ? tc->cm_off : q->r->fm.meta_offset;
+            if (next <= off)
+                return tsf_err(err, TSF_ECORRUPT, "time column of %s: chunk offsets not ascending (%llu then %llu)",
+                               q->dev->name, (unsigned long long)off, (unsigned long long)next);
+            if (out_of_range(q, cs.start_time, cs.end_time)) {
+                q->st.chunks_skipped++;
+                continue;
+            }
+            if ((st = open_chunk(q, tc, off, TSF_CHUNK_TIME, TSF_VECTOR, err))) return st;
+            tc->chunk_partial = !inside(q, cs.start_time, cs.end_time);
+            for (size_t i = 0; i < q->ncols; i++) {
+                qcol *c = &q->cols[i];
+                c->in_chunk = 0;
+                if (!c->s) continue;
+                while (c->cm_have && c->cm_off < off) {
+                    q->st.chunks_skipped++;
+                    if ((st = cm_next(q, c, err))) return st;
+                }
+                if (c->cm_have && c->cm_off < next) {
+                    uint64_t coff = c->cm_off;
+                    if ((st = cm_next(q, c, err))) return st;
+                    if ((st = open_chunk(q, c, coff, TSF_CHUNK_VALUE, c->type, err))) return st;
+                    if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
+                }
+            }
+        }
+        if (tc->dpos >= tc->dend) {
+            tc->in_chunk = 0;
+            for (size_t i = 0; i < q->ncols; i++)
+                if (q->cols[i].in_chunk && q->cols[i].dpos < q->cols[i].dend)
+                    return tsf_err(err, TSF_ECORRUPT, "value chunk at %llu: more pages than its time chunk at %llu",
+                                   (unsigned long long)q->cols[i].chunk_off, (unsigned long long)tc->chunk_off);
+            continue;
+        }
+        if ((st = next_page_header(q, tc, err))) return st;
+        for (size_t i = 0; i < q->ncols; i++) {
+            qcol *c = &q->cols[i];
+            if (!c->in_chunk) continue;
+            if (c->dpos >= c->dend)
+                return tsf_err(err, TSF_ECORRUPT, "value chunk at %llu: fewer pages than its time chunk at %llu",
+                               (unsigned long long)c->chunk_off, (unsigned long long)tc->chunk_off);
+            if ((st = next_page_header(q, c, err))) return st;
+        }
+        int partial = tc->chunk_partial;
+        if (tc->ph.has_stats) {
+            if (out_of_range(q, tc->ph.stats.start_time, tc->ph.stats.end_time)) {
+                q->st.pages_skipped++;
+                for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
+                continue;
+            }
+            partial = !inside(q, tc->ph.stats.start_time, tc->ph.stats.end_time);
+        }
+        const uint8_t *p;
+        size_t len, row0, total;
+        q->st.pages_read++;
+        if ((st = load_body(q, tc, &p, &len, err))) return st;
+        if ((st = decode_times(q, tc, tc->ch.encoding, p, len, partial, &row0, &total, err))) return st;
+        if (tc->n == 0) {
+            for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
+            continue;
+        }
+        q->row_base = row0;
+        for (size_t i = 0; i < q->ncols; i++) {
+            qcol *c = &q->cols[i];
+            c->null_page = 1;
+            if (!c->in_chunk || c->ph.uncompressed_size == 0) continue;
+            q->st.pages_read++;
+            if ((st = load_body(q, c, &p, &len, err))) return st;
+            tsf_fmt_value_page vp;
+            if ((st = tsf_fmt_parse_value_page(p, len, c->body_off, &vp, err))) return st;
+            if (vp.row_count != total)
+                return tsf_err(err, TSF_ECORRUPT, "value page at %llu: %u rows but its time page at %llu has %zu",
+                               (unsigned long long)c->body_off, vp.row_count, (unsigned long long)tc->body_off, total);
+            if ((st = decode_values(q, c, vp.values, vp.values_len, vp.present, err))) return st;
+            c->null_page = 0;
+            c->bitmap = vp.bitmap;
+            c->present = vp.present;
+            c->k = tsf_fmt_bitmap_count(vp.bitmap, row0);
+        }
+        return TSF_OK;
+    }
+}
+
+/* ---- devices and batches ------------------------------------------------------------------ */
+
+static const rd_series *find_series(const tsf_reader *r, const rd_device *d, const char *name)
+{
+    for (size_t k = 0; k < d->nseries; k++)
+        if (!strcmp(r->series[d->series0 + k].name, name)) return &r->series[d->series0 + k];
+    return NULL;
+}
+
+/* Sets up the columns of device q->devs[q->di]; *use = 0 if it has none of them. */
+static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
+{
+    const tsf_reader *r = q->r;
+    const rd_device *d = &r->devices[q->devs[q->di]];
+    size_t n = q->names ? q->nnames : d->nseries;
+    tsf_status st;
+    *use = 0;
+    if (n > q->cols_cap) {
+        qcol *nc = tsf_realloc(q->a, q->cols, q->cols_cap * sizeof *nc, n * sizeof *nc);
+        if (!nc) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
+        memset(nc + q->cols_cap, 0, (n - q->cols_cap) * sizeof *nc);
+        q->cols = nc;
+        q->cols_cap = n;
+    }
+    if (n > q->cb_cap) {
+        tsf_column_batch *cb = tsf_realloc(q->a, q->cb, q->cb_cap * sizeof *cb, n * sizeof *cb);
+        if (!cb) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
+        q->cb = cb;
+        q->cb_cap = n;
+    }
+    q->dev = d;
+    q->ncols = n;
+    size_t present = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rd_series *s = q->names ? find_series(r, d, q->names[i]) : &r->series[d->series0 + i];
+        col_reset(&q->cols[i], q->names ? q->names[i] : s->name, s);
+        if (s) {
+            present++;
+            if ((st = cm_next(q, &q->cols[i], err))) return st;
+        }
+    }
+    if (!present) return TSF_OK;
+    if (d->aligned) {
+        col_reset(&q->tcol, "", &d->time);
+        if ((st = cm_next(q, &q->tcol, err))) return st;
+    }
+    *use = 1;
+    return TSF_OK;
+}
+
+static void set_column(tsf_query *q, size_t i, const void *vals, const uint8_t *valid)
+{
+    q->cb[i].name = q->cols[i].name;
+    q->cb[i].type = q->cols[i].type;
+    q->cb[i].values = vals;
+    q->cb[i].validity = valid;
+}
+
+/* Emits up to one batch of the current aligned page. */
+static tsf_status al_emit(tsf_query *q, tsf_error *err)
+{
+    qcol *tc = &q->tcol;
+    size_t m = tc->n - tc->pos;
+    if (m > q->batch) m = q->batch;
+    size_t r0 = q->row_base + tc->pos;
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        if (c->null_page) {
+            set_column(q, i, q->zeros.p, q->zeros.p);
+            continue;
+        }
+        uint32_t have = tsf_fmt_bitmap_count(c->bitmap, r0 + m) - (uint32_t)c->k;
+        if (have == m) { /* no nulls here: the decoded values are the batch */
+            set_column(q, i, c->vals.p + c->k * c->esz, q->ones.p);
+            c->k += m;
+            continue;
+        }
+        tsf_status st = rd_buf_reserve(q->a, &c->out_vals, m * c->esz, err);
+        if (!st) st = rd_buf_reserve(q->a, &c->out_valid, m / 8 + 1, err);
+        if (st) return st;
+        uint8_t *ov = c->out_vals.p, *vb = c->out_valid.p;
+        memset(vb, 0, m / 8 + 1);
+        const uint8_t *src = c->vals.p;
+        size_t esz = c->esz, k = c->k;
+        for (size_t j = 0; j < m; j++) {
+            if (tsf_fmt_bitmap_get(c->bitmap, r0 + j) && k < c->present) {
+                memcpy(ov + j * esz, src + k * esz, esz);
+                vb[j >> 3] |= (uint8_t)(1u << (j & 7));
+                k++;
+            } else {
+                memset(ov + j * esz, 0, esz);
+            }
+        }
+        c->k = k;
+        set_column(q, i, ov, vb);
+    }
+    q->out.times = tc->t + tc->pos;
+    q->out.nrows = m;
+    tc->pos += m;
+    return TSF_OK;
+}
+
+/* Emits a batch of a non-aligned device (merging several columns by time). *got = 0 when done. */
+static tsf_status na_emit(tsf_query *q, int *got, tsf_error *err)
+{
+    tsf_status st;
+    *got = 0;
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        if (!c->done && c->pos >= c->n && (st = na_next_page(q, c, err))) return st;
+    }
+    if (q->ncols == 1) {
+        qcol *c = &q->cols[0];
+        if (c->done) return TSF_OK;
+        size_t m = c->n - c->pos;
+        if (m > q->batch) m = q->batch;
+        set_column(q, 0, c->v + c->pos * c->esz, q->ones.p);
+        q->out.times = c->t + c->pos;
+        q->out.nrows = m;
+        c->pos += m;
+        *got = m > 0;
+        return TSF_OK;
+    }
+    if ((st = rd_buf_reserve(q->a, &q->times_out, q->batch * sizeof(int64_t), err))) return st;
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        if (c->done) continue;
+        if ((st = rd_buf_reserve(q->a, &c->out_vals, q->batch * c->esz, err))) return st;
+        if ((st = rd_buf_reserve(q->a, &c->out_valid, q->batch / 8 + 1, err))) return st;
+        memset(c->out_valid.p, 0, q->batch / 8 + 1);
+    }
+    int64_t *to = (int64_t *)q->times_out.p;
+    size_t m = 0;
+    while (m < q->batch) {
+        int any = 0, refill = 0;
+        int64_t t = INT64_MAX;
+        for (size_t i = 0; i < q->ncols; i++) {
+            const qcol *c = &q->cols[i];
+            if (c->done) continue;
+            if (c->pos >= c->n) {
+                refill = 1;
+                break;
+            }
+            if (!any || c->t[c->pos] < t) t = c->t[c->pos];
+            any = 1;
+        }
+        if (refill || !any) break;
+        for (size_t i = 0; i < q->ncols; i++) {
+            qcol *c = &q->cols[i];
+            if (c->done) continue;
+            if (c->t[c->pos] == t) {
+                memcpy(c->out_vals.p + m * c->esz, c->v + c->pos * c->esz, c->esz);
+                c->out_valid.p[m >> 3] |= (uint8_t)(1u << (m & 7));
+                c->pos++;
+            } else {
+                memset(c->out_vals.p + m * c->esz, 0, c->esz);
+            }
+        }
+        to[m++] = t;
+    }
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        if (c->done) /* done before this batch (absent or exhausted): all null */
+            set_column(q, i, q->zeros.p, q->zeros.p);
+        else
+            set_column(q, i, c->out_vals.p, c->out_valid.p);
+    }
+    q->out.times = to;
+    q->out.nrows = m;
+    *got = m > 0;
+    return TSF_OK;
+}
+
+tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
+{
+    if (!q || !out) return tsf_err(err, TSF_EINVAL, "tsf_query_next: query and out are required");
+    *out = NULL;
+    tsf_status st;
+    while (q->di < q->ndevs) {
+        if (!q->dev_active) {
+            int use;
+            if ((st = start_device(q, &use, err))) return st;
+            if (!use) {
+                q->di++;
+                continue;
+            }
+            q->dev_active = 1;
+        }
+        int got = 0;
+        if (q->dev->aligned) {
+            if (q->tcol.pos >= q->tcol.n && !q->tcol.done && (st = al_next_page(q, err))) return st;
+            if (!q->tcol.done && q->tcol.pos < q->tcol.n) {
+                if ((st = al_emit(q, err))) return st;
+                got = 1;
+            }
+        } else {
+            /* a merge batch may stop early for a refill; loop until rows come or every column ends */
+            for (;;) {
+                if ((st = na_emit(q, &got, err))) return st;
+                if (got) break;
+                int live = 0;
+                for (size_t i = 0; i < q->ncols; i++) live |= !q->cols[i].done;
+                if (!live) break;
+            }
+        }
+        if (got) {
+            q->out.device = q->devs[q->di];
+            q->out.ncolumns = q->ncols;
+            q->out.columns = q->cb;
+            q->st.rows += q->out.nrows;
+            *out = &q->out;
+            return TSF_OK;
+        }
+        q->dev_active = 0;
+        q->di++;
+    }
+    return TSF_OK;
+}

@@ -1,0 +1,95 @@
+/*
+ * reader_internal.h - private state of tsf_reader shared by the reader's files (reader.c: open,
+ * I/O, index loading, metadata API; query.c: batch scans; cursor.c: the row cursor).
+ */
+#ifndef TSF_READER_INTERNAL_H
+#define TSF_READER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "../common/internal.h"
+#include "../format/format.h"
+#include "../format/index_parse.h"
+
+/* A growable scratch buffer owned by one query (or by the reader during open/load). */
+typedef struct rd_buf {
+    uint8_t *p;
+    size_t cap;
+} rd_buf;
+
+/* Ensures cap >= n; TSF_ENOMEM otherwise. */
+tsf_status rd_buf_reserve(const tsf_allocator *a, rd_buf *b, size_t n, tsf_error *err);
+void rd_buf_free(const tsf_allocator *a, rd_buf *b);
+
+typedef struct rd_series {
+    const char *name;  /* NUL-terminated copy */
+    tsf_ixp_tsm tsm;   /* borrows from the reader's index buffer */
+    uint32_t nchunks;
+} rd_series;
+
+typedef struct rd_device {
+    tsf_fmt_device_id id; /* borrows from the reader's buffers */
+    const char *name;     /* toString() */
+    size_t table;
+    int aligned;
+    rd_series time;       /* aligned: the "" time column */
+    size_t series0, nseries;
+} rd_device;
+
+typedef struct rd_table {
+    const char *name;
+    tsf_table_column *columns;
+    size_t ncolumns;
+    size_t first_device, ndevices;
+} rd_table;
+
+enum { RD_SRC_MEMORY = 0, RD_SRC_FD = 1, RD_SRC_CALLBACKS = 2 };
+
+struct tsf_reader {
+    const tsf_allocator *a;
+    int src;
+    const uint8_t *mem;
+    int fd;
+    tsf_read_callbacks cb;
+    uint64_t size;
+    int version;
+    tsf_codec *codec;
+    uint64_t meta_pos; /* TsFileMetadata */
+    uint8_t *meta;     /* TsFileMetadata bytes (owned unless the source is memory) */
+    size_t meta_len;
+    tsf_ixp_file_meta fm;
+    uint8_t *bloom;    /* ceil(size/8) bytes, zero-padded copy */
+
+    pthread_mutex_t lock; /* guards the one-time index load */
+    int loaded;           /* 0 not yet, 1 done, -1 failed (load_err holds why) */
+    tsf_error load_err;
+    uint8_t *index;       /* bytes [meta_offset, meta_pos) (owned unless memory) */
+    size_t index_len;
+    uint64_t index_base;
+    char *pool;           /* all names, NUL-terminated */
+    size_t pool_len, pool_cap;
+    rd_table *tables;
+    size_t ntables;
+    rd_device *devices;
+    size_t ndevices, devices_cap;
+    rd_series *series;
+    size_t nseries, series_cap;
+};
+
+/* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */
+tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err);
+/* Loads the index once (thread-safe). */
+tsf_status rd_ensure_index(tsf_reader *r, tsf_error *err);
+/* Bytes of one value in the C representation of tsf.h. */
+size_t rd_value_size(tsf_type t);
+/* 1 if statistics of `type` encoded with `enc` cannot be trusted (lossy float forms). */
+int rd_lossy(tsf_type type, tsf_encoding enc);
+
+/* Chunk header at `off` (bounds: the data area). data_pos and data_end delimit its pages. */
+tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, tsf_fmt_chunk_header *h,
+                                uint64_t *data_pos, uint64_t *data_end, uint64_t *fetched, tsf_error *err);
+/* Page header at `pos` inside a chunk ending at `end`. */
+tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
+                               rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
+
+#endif

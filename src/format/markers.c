@@ -77,7 +77,7 @@ tsf_status tsf_fmt_parse_tail(const uint8_t *p, size_t len, uint64_t file_size, 
                        (unsigned long long)(at + 4));
     uint32_t ms = tsf_load_be32(t);
     /* TsFileMetadata lies between the separator (>= offset 7) and metaSize: [8, size-10). */
-    if (ms > INT32_MAX || (uint64_t)ms > at - (TSF_FMT_HEAD_LEN + 1))
+    if (ms > INT32_MAX || at < TSF_FMT_HEAD_LEN + 1 || (uint64_t)ms > at - (TSF_FMT_HEAD_LEN + 1))
         return tsf_err(err, TSF_ECORRUPT, "file tail at offset %llu: metaSize %u does not fit in a %llu-byte file",
                        (unsigned long long)at, ms, (unsigned long long)file_size);
     out->meta_size = ms;

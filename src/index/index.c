@@ -686,7 +686,7 @@ tsf_status ix_alloc(tsf_index *ix, uint64_t bytes, uint64_t *off, tsf_error *err
     bytes = ix_align(bytes, IX_BLOCK);
     uint64_t o = ix_align(ix->alloc_end, IX_BLOCK), end = o + bytes;
     if (end > ix->pm.size) {
-        uint64_t grow = ix->pm.size / 8 > (UINT64_C(1) << 20) ? ix->pm.size / 8 : (UINT64_C(1) << 20);
+        uint64_t grow = ix->pm.size / 8 > (UINT64_C(1) << 16) ? ix->pm.size / 8 : (UINT64_C(1) << 16);
         uint64_t want = ix_align(end > ix->pm.size + grow ? end : ix->pm.size + grow, PM_PAGE);
         tsf_status s = pm_grow(&ix->pm, want, err);
         if (s != TSF_OK) return s;

@@ -14,6 +14,8 @@
 
 /* Experiments: argv[0] is the experiment name; return a process exit code. */
 int bench_codec(int argc, char **argv);
+int bench_write(int argc, char **argv); /* write.c: E4 */
+int bench_index(int argc, char **argv);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -12,6 +12,8 @@ typedef struct {
 
 static const experiment EXPERIMENTS[] = {
     {"codec", bench_codec, "E1: TS_2DIFF and GORILLA encode/decode, per-value vs batch vs SIMD"},
+    {"write", bench_write, "E4: the writer, column-wise tablets vs row by row"},
+    {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,574 @@
+/*
+ * index.c - E5 of ../shared/BENCHMARKS.md: the PLTree-style learned index (src/index) against
+ * branchless binary search, interpolation search and a B+-tree with 256-byte nodes, on the data sets
+ * of the design note (uniform, normal, lognormal, osm, fb, genome, planet stand-ins and time-series
+ * timestamps), with their hardness (PLA segment counts). Latencies are measured per batch of 16
+ * operations (so the clock does not dominate) and reported as p50/p90 of the per-operation time.
+ *
+ * usage: tsf-bench index [--keys N] [--dataset NAME|all] [--threads T] [--ops N] [--json]
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "index/index_internal.h"
+#include "index/pla.h"
+#include "tsf_index.h"
+
+#define BATCH 16
+
+static const char *const DATASETS[] = {"uniform",    "normal",      "lognormal", "osm",      "fb",
+                                       "genome",     "planet",      "ts_regular", "ts_jittered",
+                                       "ts_gappy",   "ts_bursty",   "ts_late"};
+#define NDATASETS (sizeof DATASETS / sizeof DATASETS[0])
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t sort_unique(uint64_t *k, size_t n)
+{
+    qsort(k, n, 8, cmp_u64);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || k[i] != k[m - 1]) k[m++] = k[i];
+    return m;
+}
+
+static double gauss(bench_rng *r)
+{
+    double u1 = bench_rng_double(r, 1e-300, 1.0), u2 = bench_rng_double(r, 0.0, 1.0);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static uint64_t clamp_key(double x)
+{
+    return x <= 0 ? 0 : x >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)x;
+}
+
+/* 3-bit-per-level Hilbert-like interleave of 30-bit x/y (Z-order is enough for the clustering shape). */
+static uint64_t zorder(uint32_t x, uint32_t y)
+{
+    uint64_t z = 0;
+    for (int b = 29; b >= 0; b--) z = z << 2 | ((uint64_t)(x >> b & 1) << 1) | (y >> b & 1);
+    return z;
+}
+
+/*
+ * Generates about n sorted unique keys of a data set; *late receives the late arrivals of ts_late
+ * (inserted after the load), *nlate their count. Stand-ins follow learned-index.md section 3.2.
+ */
+static size_t gen_dataset(const char *name, uint64_t *k, size_t n, uint64_t *late, size_t *nlate)
+{
+    bench_rng r = {42};
+    *nlate = 0;
+    if (!strcmp(name, "uniform")) {
+        for (size_t i = 0; i < n; i++) k[i] = bench_rng_next(&r);
+    } else if (!strcmp(name, "normal") || !strcmp(name, "lognormal")) {
+        int logn = name[0] == 'l';
+        double *x = malloc(n * sizeof *x), lo = 1e300, hi = -1e300;
+        for (size_t i = 0; i < n; i++) {
+            x[i] = logn ? exp(2.0 * gauss(&r)) : gauss(&r);
+            if (x[i] < lo) lo = x[i];
+            if (x[i] > hi) hi = x[i];
+        }
+        for (size_t i = 0; i < n; i++) k[i] = clamp_key((x[i] - lo) / (hi - lo) * 9.223372036854775807e18);
+        free(x);
+    } else if (!strcmp(name, "osm")) { /* Gaussian city clusters with Zipf weights, Z-order cell ids */
+        enum { C = 150 };
+        double cx[C], cy[C], sg[C], w[C], tot = 0;
+        for (int c = 0; c < C; c++) {
+            cx[c] = bench_rng_double(&r, 0, 1);
+            cy[c] = bench_rng_double(&r, 0, 1);
+            sg[c] = bench_rng_double(&r, 0.0003, 0.015);
+            tot += w[c] = 1.0 / (c + 1);
+        }
+        for (size_t i = 0; i < n; i++) {
+            double px, py;
+            if (bench_rng_next(&r) % 10 == 0) {
+                px = bench_rng_double(&r, 0, 1);
+                py = bench_rng_double(&r, 0, 1);
+            } else {
+                double u = bench_rng_double(&r, 0, tot);
+                int c = 0;
+                while (c < C - 1 && (u -= w[c]) > 0) c++;
+                px = cx[c] + sg[c] * gauss(&r);
+                py = cy[c] + sg[c] * gauss(&r);
+            }
+            px = px < 0 ? 0 : px >= 1 ? 0.999999999 : px;
+            py = py < 0 ? 0 : py >= 1 ? 0.999999999 : py;
+            uint64_t face = bench_rng_next(&r) % 6;
+            k[i] = face << 61 | zorder((uint32_t)(px * 1073741824.0), (uint32_t)(py * 1073741824.0)) << 1 | 1;
+        }
+    } else if (!strcmp(name, "fb")) { /* monotone walk, batch-allocated runs, 5 outliers near 2^64 */
+        uint64_t x = 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u = bench_rng_next(&r);
+            if (u % 100 < 3) x += 1 + u % 3;                          /* inside an allocation batch */
+            else if (u % 1000 == 999) x += (u >> 20) % 50000000;      /* a large jump */
+            else x += 1 + (uint64_t)(-log(bench_rng_double(&r, 1e-12, 1)) * 5000.0);
+            k[i] = x;
+        }
+        for (size_t i = 0; i < 5 && i < n; i++) k[n - 1 - i] = UINT64_MAX - i * (UINT64_MAX / 9);
+    } else if (!strcmp(name, "genome")) { /* heavy-tailed gaps with regime switches */
+        uint64_t x = 2490000;
+        double scale = 1000;
+        for (size_t i = 0; i < n; i++) {
+            if (bench_rng_next(&r) % 100000 == 0) scale = exp(bench_rng_double(&r, 3, 9));
+            double u = bench_rng_double(&r, 1e-9, 1);
+            double gap = scale * (bench_rng_next(&r) % 2 ? pow(u, -1.0 / 1.2) : exp(gauss(&r)));
+            x += 1 + (uint64_t)(gap > 1e9 ? 1e9 : gap);
+            k[i] = x;
+        }
+    } else if (!strcmp(name, "planet")) { /* front-loaded ids in [1, 9.2e9] */
+        for (size_t i = 0; i < n; i++) {
+            double u = bench_rng_double(&r, 0, 1);
+            k[i] = 1 + (uint64_t)(9.2e9 * (bench_rng_next(&r) % 5 ? u * u * u : u));
+        }
+    } else { /* time series (ms), learned-index.md section 3.3 presets */
+        int64_t t = INT64_C(1600000000000);
+        int jitter = !strcmp(name, "ts_jittered"), gappy = !strcmp(name, "ts_gappy");
+        int bursty = !strcmp(name, "ts_bursty"), islate = !strcmp(name, "ts_late");
+        size_t burst = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t step = 1000;
+            if (gappy && bench_rng_next(&r) % 86400 == 0) step += (int64_t)(exp(gauss(&r)) * 3600000.0);
+            if (bursty) {
+                if (burst == 0 && bench_rng_next(&r) % 10000 == 0) burst = 1 + bench_rng_next(&r) % 2000;
+                if (burst) {
+                    step = 100;
+                    burst--;
+                }
+            }
+            int64_t j = jitter ? (int64_t)(gauss(&r) * 200.0) : bench_rng_int(&r, -10, 10);
+            if (j <= -step) j = -step + 1;
+            t += step;
+            k[i] = tsf_index_key_from_i64(t + j);
+            if (islate && bench_rng_next(&r) % 20 == 0) { /* 5 % arrive late: indexed after the load */
+                late[(*nlate)++] = k[i];
+                k[i] = 0;
+                i--;
+                n--;
+            }
+        }
+    }
+    size_t m = sort_unique(k, n);
+    if (*nlate) *nlate = sort_unique(late, *nlate);
+    return m;
+}
+
+/* ---- baselines ------------------------------------------------------------------------------- */
+
+static inline size_t bs_lower(const uint64_t *a, size_t n, uint64_t x)
+{
+    const uint64_t *base = a;
+    if (n == 0) return 0;
+    while (n > 1) {
+        size_t half = n / 2;
+        base = base[half] < x ? base + half : base;
+        n -= half;
+    }
+    return (size_t)(base - a) + (*base < x);
+}
+
+static inline size_t interp_lower(const uint64_t *a, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n; /* the answer lies in [lo, hi] */
+    for (int it = 0; it < 16 && hi - lo > 16; it++) {
+        uint64_t kl = a[lo], kh = a[hi - 1];
+        if (x <= kl) return lo;
+        if (x > kh) return hi;
+        size_t p = lo + (size_t)((double)(x - kl) / (double)(kh - kl) * (double)(hi - 1 - lo));
+        if (p >= hi) p = hi - 1;
+        if (a[p] < x) lo = p + 1;
+        else hi = p;
+    }
+    return lo + bs_lower(a + lo, hi - lo, x);
+}
+
+/* Static B+-tree, 256-byte nodes: inner = 16 keys + 16 child ids; leaves = 16 keys then 16 values. */
+typedef struct btree {
+    uint64_t *inner; /* nodes of 32 words: keys[16] (max key of each child), children[16] */
+    uint64_t *leaf;  /* nodes of 32 words: keys[16], vals[16]; unused keys = UINT64_MAX */
+    size_t ninner, nleaf, root, height;
+} btree;
+
+static void bt_build(btree *t, const uint64_t *k, const uint64_t *v, size_t n)
+{
+    t->nleaf = (n + 15) / 16;
+    if (t->nleaf == 0) t->nleaf = 1;
+    t->leaf = aligned_alloc(256, t->nleaf * 256);
+    for (size_t l = 0; l < t->nleaf; l++)
+        for (size_t s = 0; s < 16; s++) {
+            size_t i = l * 16 + s;
+            t->leaf[l * 32 + s] = i < n ? k[i] : UINT64_MAX;
+            t->leaf[l * 32 + 16 + s] = i < n ? v[i] : 0;
+        }
+    size_t cap = t->nleaf, total = 0;
+    for (size_t c = cap; c > 1; c = (c + 15) / 16) total += (c + 15) / 16;
+    t->inner = aligned_alloc(256, (total ? total : 1) * 256);
+    /* level 0 children are leaves (ids), higher levels inner ids */
+    size_t count = t->nleaf, first = 0, h = 0, at = 0;
+    uint64_t *maxk = malloc(count * 8);
+    for (size_t l = 0; l < count; l++) maxk[l] = t->leaf[l * 32 + 15] != UINT64_MAX ? t->leaf[l * 32 + 15] : UINT64_MAX;
+    while (count > 1) {
+        size_t parents = (count + 15) / 16;
+        uint64_t *pk = malloc(parents * 8);
+        for (size_t p = 0; p < parents; p++) {
+            uint64_t *nd = t->inner + (at + p) * 32;
+            for (size_t s = 0; s < 16; s++) {
+                size_t c = p * 16 + s;
+                nd[s] = c < count ? maxk[c] : UINT64_MAX;
+                nd[16 + s] = c < count ? first + c : first + count - 1;
+            }
+            pk[p] = maxk[p * 16 + 15 < count ? p * 16 + 15 : count - 1];
+        }
+        free(maxk);
+        maxk = pk;
+        first = at;
+        at += parents;
+        count = parents;
+        h++;
+    }
+    free(maxk);
+    t->ninner = at;
+    t->root = at ? at - 1 : 0;
+    t->height = h;
+}
+
+/* Position (leaf*16+slot) of the first key >= x. */
+static inline size_t bt_lower(const btree *t, uint64_t x, const uint64_t **leafp)
+{
+    size_t node = t->root;
+    for (size_t h = t->height; h > 0; h--) {
+        const uint64_t *nd = t->inner + node * 32;
+        size_t s = 0;
+        for (int i = 0; i < 15; i++) s += nd[i] < x;
+        node = nd[16 + s];
+    }
+    const uint64_t *lf = t->leaf + node * 32;
+    size_t s = 0;
+    for (int i = 0; i < 16; i++) s += lf[i] < x;
+    *leafp = lf;
+    return s;
+}
+
+/* ---- measurement ----------------------------------------------------------------------------- */
+
+typedef struct row {
+    const char *dataset, *structure, *op, *mode;
+    int threads;
+    double p50, p90, mops, bpk_file, bpk_dram;
+} row;
+
+static int json;
+
+static void emit(const row *r)
+{
+    if (json)
+        printf("{\"bench\":\"index\",\"dataset\":\"%s\",\"structure\":\"%s\",\"mode\":\"%s\",\"op\":\"%s\","
+               "\"threads\":%d,\"p50_ns\":%.1f,\"p90_ns\":%.1f,\"mops\":%.3f,\"bytes_per_key_file\":%.2f,"
+               "\"bytes_per_key_dram\":%.3f}\n",
+               r->dataset, r->structure, r->mode, r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file,
+               r->bpk_dram);
+    else
+        printf("%-12s %-18s %-8s %-12s %2d %9.1f %9.1f %9.3f %8.2f %8.3f\n", r->dataset, r->structure, r->mode,
+               r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file, r->bpk_dram);
+    fflush(stdout);
+}
+
+typedef enum { S_PLTREE, S_BINARY, S_INTERP, S_BTREE } sid;
+
+typedef struct ctx {
+    sid s;
+    tsf_index *ix;
+    const uint64_t *keys, *vals;
+    size_t n;
+    const btree *bt;
+    const uint64_t *probes;
+    size_t nprobes;
+    int op; /* 0 get, 1 lower bound, 2 route */
+    double *lat;
+    uint64_t sink;
+    double secs;
+} ctx;
+
+static uint64_t do_op(ctx *c, uint64_t x)
+{
+    uint64_t k = 0, v = 0;
+    switch (c->s) {
+    case S_PLTREE:
+        if (c->op == 2) return ix_route(c->ix, x);
+        if (c->op == 0) return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
+        return tsf_index_lower_bound(c->ix, x, &k, &v, NULL) == TSF_OK ? k : 1;
+    case S_BINARY:
+    case S_INTERP: {
+        size_t p = c->s == S_BINARY ? bs_lower(c->keys, c->n, x) : interp_lower(c->keys, c->n, x);
+        if (p >= c->n) return 1;
+        if (c->op == 0) return c->keys[p] == x ? c->vals[p] : 1;
+        return c->keys[p];
+    }
+    default: {
+        const uint64_t *lf;
+        size_t s = bt_lower(c->bt, x, &lf);
+        if (s >= 16) return 1; /* (next leaf for lower bound: rare, ignored in timing) */
+        if (c->op == 0) return lf[s] == x ? lf[16 + s] : 1;
+        return lf[s];
+    }
+    }
+}
+
+static void *run_ctx(void *arg)
+{
+    ctx *c = arg;
+    size_t nb = c->nprobes / BATCH;
+    uint64_t sink = 0, t0 = bench_now_ns();
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t a = bench_now_ns();
+        for (size_t i = 0; i < BATCH; i++) sink += do_op(c, c->probes[b * BATCH + i]);
+        if (c->lat) c->lat[b] = (double)(bench_now_ns() - a) / BATCH;
+    }
+    c->secs = (double)(bench_now_ns() - t0) * 1e-9;
+    c->sink = sink;
+    return NULL;
+}
+
+static void measure(row *r, ctx *base, int threads)
+{
+    size_t nb = base->nprobes / BATCH;
+    double *lat = malloc((nb ? nb : 1) * sizeof *lat);
+    ctx cs[64];
+    pthread_t th[64];
+    if (threads < 1) threads = 1;
+    if (threads > 64) threads = 64;
+    for (int t = 0; t < threads; t++) {
+        cs[t] = *base;
+        cs[t].lat = t == 0 ? lat : NULL;
+    }
+    for (int t = 1; t < threads; t++) pthread_create(&th[t], NULL, run_ctx, &cs[t]);
+    run_ctx(&cs[0]);
+    double ops = (double)nb * BATCH / cs[0].secs;
+    for (int t = 1; t < threads; t++) {
+        pthread_join(th[t], NULL);
+        ops += (double)nb * BATCH / cs[t].secs;
+    }
+    r->threads = threads;
+    r->p50 = bench_percentile(lat, nb, 50);
+    r->p90 = bench_percentile(lat, nb, 90);
+    r->mops = ops * 1e-6;
+    if (cs[0].sink == 42) fprintf(stderr, " ");
+    free(lat);
+    emit(r);
+}
+
+typedef struct scan_ctx {
+    uint64_t n, sum;
+} scan_ctx;
+
+static int scan_fn(uint64_t k, uint64_t v, void *arg)
+{
+    scan_ctx *s = arg;
+    s->sum += k ^ v;
+    return ++s->n >= 100;
+}
+
+static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads)
+{
+    uint64_t *k = malloc(nkeys * 8), *v = malloc(nkeys * 8), *late = malloc(nkeys * 8);
+    size_t nlate, n = gen_dataset(name, k, nkeys, late, &nlate);
+    for (size_t i = 0; i < n; i++) v[i] = i;
+    size_t s32 = tsf_pla_segments(k, n, 32, NULL), s256 = tsf_pla_segments(k, n, 256, NULL);
+    size_t s4096 = tsf_pla_segments(k, n, 4096, NULL);
+    if (json)
+        printf("{\"bench\":\"index\",\"dataset\":\"%s\",\"hardness\":{\"n\":%zu,\"min\":%llu,\"max\":%llu,"
+               "\"pla32\":%zu,\"pla256\":%zu,\"pla4096\":%zu}}\n",
+               name, n, (unsigned long long)k[0], (unsigned long long)k[n - 1], s32, s256, s4096);
+    else
+        printf("# %s: n=%zu min=%llu max=%llu PLA-32=%zu PLA-256=%zu PLA-4096=%zu\n", name, n,
+               (unsigned long long)k[0], (unsigned long long)k[n - 1], s32, s256, s4096);
+    /* probes: present keys, absent keys (random, not in the set), lower-bound probes */
+    uint64_t *present = malloc(nops * 8), *absent = malloc(nops * 8), *lbp = malloc(nops * 8);
+    bench_rng r = {7};
+    for (size_t i = 0; i < nops; i++) {
+        present[i] = k[bench_rng_next(&r) % n];
+        uint64_t x;
+        do {
+            size_t j = bench_rng_next(&r) % n;
+            x = bench_rng_next(&r) & 1 ? k[j] + 1 + bench_rng_next(&r) % 3 : bench_rng_next(&r);
+            size_t p = bs_lower(k, n, x);
+            if (p >= n || k[p] != x) break;
+        } while (1);
+        absent[i] = x;
+        lbp[i] = bench_rng_next(&r) & 1 ? present[i] + 1 : absent[i];
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tsf_bench_index_%d.ix", (int)getpid());
+    for (int mode = 0; mode < 2; mode++)
+        for (int nometa = 0; nometa < 2; nometa++) {
+            const char *mname = mode ? "dynamic" : "sorted", *sname = nometa ? "pltree_nometa" : "pltree";
+            tsf_index_options o;
+            tsf_index_options_init(&o);
+            o.mode = (uint32_t)mode;
+            o.durability = TSF_INDEX_DUR_NONE;
+            o.flags = TSF_INDEX_TRUNCATE | (nometa ? TSF_INDEX_NO_BLOCK_META : 0);
+            tsf_index *ix;
+            tsf_error err;
+            if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) {
+                fprintf(stderr, "index open: %s\n", err.message);
+                return;
+            }
+            uint64_t t0 = bench_now_ns();
+            if (tsf_index_bulk_load(ix, k, v, n, &err) != TSF_OK) fprintf(stderr, "bulk: %s\n", err.message);
+            double secs = (double)(bench_now_ns() - t0) * 1e-9;
+            tsf_index_stats st;
+            tsf_index_stats_get(ix, &st);
+            double bf = (double)st.file_bytes / n, bd = (double)st.dram_bytes / n;
+            row rw = {name, sname, "bulk_load", mname, 1, secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bf, bd};
+            if (!nometa) emit(&rw);
+            ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+            rw.op = "get";
+            measure(&rw, &c, 1);
+            if (threads > 1) measure(&rw, &c, threads);
+            c.probes = absent;
+            rw.op = "get_absent";
+            measure(&rw, &c, 1);
+            if (nometa) {
+                tsf_index_close(ix);
+                continue;
+            }
+            c.probes = present;
+            c.op = 2;
+            rw.op = "route";
+            measure(&rw, &c, 1);
+            c.probes = lbp;
+            c.op = 1;
+            rw.op = "lower_bound";
+            measure(&rw, &c, 1);
+            /* range scans of 100 keys */
+            {
+                size_t ns = nops / 10 < 100000 ? nops / 10 : 100000;
+                double *lat = malloc(ns * sizeof *lat);
+                scan_ctx sc = {0, 0};
+                uint64_t s0 = bench_now_ns();
+                for (size_t i = 0; i < ns; i++) {
+                    uint64_t a = bench_now_ns();
+                    sc.n = 0;
+                    tsf_index_scan(ix, lbp[i], UINT64_MAX, scan_fn, &sc, NULL);
+                    lat[i] = (double)(bench_now_ns() - a);
+                }
+                double ss = (double)(bench_now_ns() - s0) * 1e-9;
+                row sr = {name, sname, "scan", mname, 1, bench_percentile(lat, ns, 50),
+                          bench_percentile(lat, ns, 90), ns * 100 / ss * 1e-6, bf, bd};
+                emit(&sr);
+                free(lat);
+            }
+            /* inserts after the load: late points for ts_late, else fresh random keys */
+            {
+                size_t ni = nlate ? nlate : (n / 10 < 1000000 ? n / 10 : 1000000);
+                uint64_t *ins = nlate ? late : absent;
+                if (ni > nops) ni = nops;
+                size_t nb = ni / BATCH;
+                double *lat = malloc((nb ? nb : 1) * sizeof *lat);
+                uint64_t s0 = bench_now_ns();
+                for (size_t b = 0; b < nb; b++) {
+                    uint64_t a = bench_now_ns();
+                    for (size_t i = 0; i < BATCH; i++) tsf_index_insert(ix, ins[b * BATCH + i], i, NULL);
+                    lat[b] = (double)(bench_now_ns() - a) / BATCH;
+                }
+                double ss = (double)(bench_now_ns() - s0) * 1e-9;
+                tsf_index_stats_get(ix, &st);
+                row ir = {name, sname, "insert", mname, 1, bench_percentile(lat, nb, 50), bench_percentile(lat, nb, 90),
+                          nb * BATCH / ss * 1e-6, (double)st.file_bytes / n, (double)st.dram_bytes / n};
+                emit(&ir);
+                free(lat);
+            }
+            /* recovery: reopen (lazy DRAM metadata), then one get */
+            tsf_index_sync(ix, NULL);
+            tsf_index_close(ix);
+            o.flags &= ~(uint32_t)TSF_INDEX_TRUNCATE;
+            t0 = bench_now_ns();
+            if (tsf_index_open(path, &o, &ix, &err) == TSF_OK) {
+                uint64_t vv;
+                tsf_index_get(ix, present[0], &vv, NULL);
+                double us = (double)(bench_now_ns() - t0);
+                row rr = {name, sname, "recover", mname, 1, us, us, 1e3 / us, bf, bd};
+                emit(&rr);
+                tsf_index_close(ix);
+            }
+        }
+    unlink(path);
+    /* baselines */
+    {
+        row rw = {name, "binary_search", "get", "-", 1, 0, 0, 0, 8, 8};
+        ctx c = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+        measure(&rw, &c, 1);
+        if (threads > 1) measure(&rw, &c, threads);
+        c.probes = absent;
+        rw.op = "get_absent";
+        measure(&rw, &c, 1);
+        c.probes = lbp;
+        c.op = 1;
+        rw.op = "lower_bound";
+        measure(&rw, &c, 1);
+        c = (ctx){S_INTERP, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+        rw.structure = "interpolation";
+        rw.op = "get";
+        measure(&rw, &c, 1);
+        c.probes = absent;
+        rw.op = "get_absent";
+        measure(&rw, &c, 1);
+        btree bt;
+        uint64_t t0 = bench_now_ns();
+        bt_build(&bt, k, v, n);
+        double secs = (double)(bench_now_ns() - t0) * 1e-9;
+        double bpk = (double)(bt.nleaf + bt.ninner) * 256 / n;
+        row br = {name, "btree", "bulk_load", "-", 1, secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bpk, bpk};
+        emit(&br);
+        c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0};
+        br.op = "get";
+        measure(&br, &c, 1);
+        c.probes = absent;
+        br.op = "get_absent";
+        measure(&br, &c, 1);
+        free(bt.inner);
+        free(bt.leaf);
+    }
+    free(present);
+    free(absent);
+    free(lbp);
+    free(k);
+    free(v);
+    free(late);
+}
+
+int bench_index(int argc, char **argv)
+{
+    size_t nkeys = (size_t)bench_opt_ll(argc, argv, "--keys", 1000000);
+    size_t nops = (size_t)bench_opt_ll(argc, argv, "--ops", 1000000);
+    int threads = (int)bench_opt_ll(argc, argv, "--threads", 1);
+    const char *ds = bench_opt(argc, argv, "--dataset");
+    json = bench_flag(argc, argv, "--json");
+    if (nkeys < 16) nkeys = 16;
+    if (nops < BATCH) nops = BATCH;
+    if (!json) {
+        bench_print_machine(stdout);
+        printf("%-12s %-18s %-8s %-12s %2s %9s %9s %9s %8s %8s\n", "dataset", "structure", "mode", "op", "th",
+               "p50_ns", "p90_ns", "mops", "B/k file", "B/k dram");
+    }
+    int found = 0;
+    for (size_t i = 0; i < NDATASETS; i++)
+        if (!ds || !strcmp(ds, "all") || !strcmp(ds, DATASETS[i])) {
+            run_dataset(DATASETS[i], nkeys, nops, threads);
+            found = 1;
+        }
+    if (!found) {
+        fprintf(stderr, "tsf-bench index: unknown dataset '%s'\n", ds);
+        return 1;
+    }
+    return 0;
+}

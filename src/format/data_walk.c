@@ -50,8 +50,9 @@ static tsf_status next_page(tsf_walker *w, tsf_walk_item *it, tsf_error *err)
 {
     uint64_t at = w->pos;
     size_t n;
-    tsf_status st = tsf_fmt_parse_page_header(w->file + at, (size_t)(w->chunk_end - at), at, w->chunk.data_type,
-                                              tsf_fmt_chunk_multi_page(w->chunk.marker), &it->page, &n, err);
+    tsf_status st =
+        tsf_fmt_parse_page_header(w->file + at, (size_t)(w->chunk_end - at), at, w->chunk.data_type,
+                                  tsf_fmt_chunk_multi_page(w->chunk.marker), &it->page, &n, err);
     if (st) return walk_fail(w, st);
     uint64_t body = at + n;
     /* an uncompressed body is stored as is (§6.2): both sizes must agree */
@@ -62,11 +63,12 @@ static tsf_status next_page(tsf_walker *w, tsf_walk_item *it, tsf_error *err)
                                     (unsigned long long)at, (unsigned long long)w->chunk_offset,
                                     it->page.uncompressed_size, it->page.compressed_size));
     if (it->page.compressed_size > w->chunk_end - body)
-        return walk_fail(w, tsf_err(err, TSF_ECORRUPT,
-                                    "page header at offset %llu (chunk at %llu): compressedSize %u exceeds the "
-                                    "%llu bytes left in the chunk",
-                                    (unsigned long long)at, (unsigned long long)w->chunk_offset,
-                                    it->page.compressed_size, (unsigned long long)(w->chunk_end - body)));
+        return walk_fail(w,
+                         tsf_err(err, TSF_ECORRUPT,
+                                 "page header at offset %llu (chunk at %llu): compressedSize %u exceeds the "
+                                 "%llu bytes left in the chunk",
+                                 (unsigned long long)at, (unsigned long long)w->chunk_offset,
+                                 it->page.compressed_size, (unsigned long long)(w->chunk_end - body)));
     it->kind = TSF_WALK_PAGE;
     it->offset = at;
     it->chunk = w->chunk;
@@ -85,8 +87,9 @@ tsf_status tsf_walk_next(tsf_walker *w, tsf_walk_item *it, tsf_error *err)
 {
     tsf_status st;
     size_t n;
-    if (w->done < 0) return tsf_err(err, TSF_ECORRUPT, "data area at offset %llu: walk already failed",
-                                    (unsigned long long)w->pos);
+    if (w->done < 0)
+        return tsf_err(err, TSF_ECORRUPT, "data area at offset %llu: walk already failed",
+                       (unsigned long long)w->pos);
     if (w->done > 0) {
         it->kind = TSF_WALK_END;
         it->offset = w->pos;
@@ -132,13 +135,15 @@ tsf_status tsf_walk_next(tsf_walker *w, tsf_walk_item *it, tsf_error *err)
         return walk_fail(w, tsf_err(err, TSF_ECORRUPT, "data area at offset %llu: unknown marker 0x%02x",
                                     (unsigned long long)at, m));
     if (!w->in_group)
-        return walk_fail(w, tsf_err(err, TSF_ECORRUPT, "chunk header at offset %llu: no chunk group header before it",
+        return walk_fail(w, tsf_err(err, TSF_ECORRUPT,
+                                    "chunk header at offset %llu: no chunk group header before it",
                                     (unsigned long long)at));
     if ((st = tsf_fmt_parse_chunk_header(p, left, at, &w->chunk, &n, err))) return walk_fail(w, st);
     if (w->chunk.data_size > left - n)
-        return walk_fail(w, tsf_err(err, TSF_ECORRUPT,
-                                    "chunk header at offset %llu: dataSize %u exceeds the %zu bytes left in the file",
-                                    (unsigned long long)at, w->chunk.data_size, left - n));
+        return walk_fail(
+            w, tsf_err(err, TSF_ECORRUPT,
+                       "chunk header at offset %llu: dataSize %u exceeds the %zu bytes left in the file",
+                       (unsigned long long)at, w->chunk.data_size, left - n));
     w->chunk_offset = at;
     w->chunk_end = at + n + w->chunk.data_size;
     w->page_index = 0;

@@ -15,14 +15,16 @@ tsf_status tsf_fmt_parse_device_id(const uint8_t *p, size_t len, uint64_t base, 
     if (version == 3) {
         if ((st = tsf_fmt_rd_varstr(&r, "device id (v3 path)", &out->seg[0], err))) return st;
         if (out->seg[0].is_null)
-            return tsf_err(err, TSF_ECORRUPT, "device id at offset %llu: null path", (unsigned long long)base);
+            return tsf_err(err, TSF_ECORRUPT, "device id at offset %llu: null path",
+                           (unsigned long long)base);
         out->nseg = 1;
     } else {
         uint32_t n;
         if ((st = tsf_fmt_rd_uvarint(&r, "device id segment count", &n, err))) return st;
         /* each segment takes at least one byte: reject counts the bytes cannot hold before looping */
         if (n > fmt_rd_left(&r))
-            return tsf_err(err, TSF_ECORRUPT, "device id at offset %llu: %u segments exceed the %zu bytes left",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "device id at offset %llu: %u segments exceed the %zu bytes left",
                            (unsigned long long)base, n, fmt_rd_left(&r));
         for (uint32_t i = 0; i < n; i++) {
             tsf_fmt_str s;
@@ -101,7 +103,9 @@ size_t tsf_fmt_device_to_string(const tsf_fmt_device_id *d, char *buf, size_t ca
 tsf_status tsf_fmt_parse_chunk_group_header(const uint8_t *p, size_t len, uint64_t base, int version,
                                             tsf_fmt_device_id *out, size_t *used, tsf_error *err)
 {
-    if (len < 1) return tsf_err(err, TSF_ECORRUPT, "chunk group header at offset %llu: truncated", (unsigned long long)base);
+    if (len < 1)
+        return tsf_err(err, TSF_ECORRUPT, "chunk group header at offset %llu: truncated",
+                       (unsigned long long)base);
     if (p[0] != TSF_MARKER_CHUNK_GROUP_HEADER)
         return tsf_err(err, TSF_ECORRUPT, "chunk group header at offset %llu: marker 0x%02x is not 0x00",
                        (unsigned long long)base, p[0]);

@@ -60,8 +60,8 @@ tsf_status tsf_fmt_rd_varstr(fmt_rd *r, const char *what, tsf_fmt_str *s, tsf_er
         return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: negative string length %d", what,
                        (unsigned long long)at, (int)n);
     if ((size_t)n > fmt_rd_left(r))
-        return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: string length %d exceeds the %zu bytes left", what,
-                       (unsigned long long)at, (int)n, fmt_rd_left(r));
+        return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: string length %d exceeds the %zu bytes left",
+                       what, (unsigned long long)at, (int)n, fmt_rd_left(r));
     s->data = r->p + r->pos;
     s->len = (size_t)n;
     s->is_null = 0;
@@ -79,8 +79,8 @@ tsf_status tsf_fmt_rd_binary(fmt_rd *r, const char *what, tsf_bytes *b, tsf_erro
         return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: negative binary length %d", what,
                        (unsigned long long)at, (int)(int32_t)u);
     if (u > fmt_rd_left(r))
-        return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: binary length %u exceeds the %zu bytes left", what,
-                       (unsigned long long)at, u, fmt_rd_left(r));
+        return tsf_err(err, TSF_ECORRUPT, "%s at offset %llu: binary length %u exceeds the %zu bytes left",
+                       what, (unsigned long long)at, u, fmt_rd_left(r));
     b->data = r->p + r->pos;
     b->len = u;
     r->pos += u;

@@ -112,8 +112,8 @@ typedef struct tsf_fmt_str {
  * the whole dotted path, kept as a single segment.
  */
 typedef struct tsf_fmt_device_id {
-    int version;       /* 3 or 4: which layout `raw` uses */
-    uint32_t nseg;     /* number of segments (>= 1) */
+    int version;        /* 3 or 4: which layout `raw` uses */
+    uint32_t nseg;      /* number of segments (>= 1) */
     const uint8_t *raw; /* the serialized bytes */
     size_t raw_len;
     tsf_fmt_str seg[TSF_FMT_DEVICE_INLINE]; /* the first min(nseg, 16) segments */
@@ -151,15 +151,15 @@ typedef struct tsf_fmt_chunk_header {
     tsf_type data_type;      /* VECTOR for an aligned time chunk */
     tsf_compression compression;
     tsf_encoding encoding;
-    size_t header_len;       /* bytes of this header */
+    size_t header_len; /* bytes of this header */
 } tsf_fmt_chunk_header;
 
 /* Parses a chunk header. Codes are range-checked (known data type incl. OBJECT=12 and VECTOR,
  * compression 0..9, encoding 0..17); whether they are supported is for the caller to decide. */
 tsf_status tsf_fmt_parse_chunk_header(const uint8_t *p, size_t len, uint64_t base, tsf_fmt_chunk_header *out,
                                       size_t *used, tsf_error *err);
-tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *dst, size_t cap, size_t *written,
-                                      tsf_error *err);
+tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *dst, size_t cap,
+                                      size_t *written, tsf_error *err);
 
 /* ---- statistics (§7) ------------------------------------------------------------------------ */
 
@@ -167,8 +167,8 @@ tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *d
 #define TSF_FMT_TYPE_OBJECT 12
 
 typedef struct tsf_fmt_stats {
-    tsf_type type;       /* selects the suffix layout */
-    uint32_t count;      /* non-null points */
+    tsf_type type;  /* selects the suffix layout */
+    uint32_t count; /* non-null points */
     int64_t start_time, end_time;
     union {
         struct {
@@ -178,18 +178,18 @@ typedef struct tsf_fmt_stats {
         struct {
             int32_t min, max, first, last;
             int64_t sum;
-        } i32;                   /* INT32, DATE */
+        } i32; /* INT32, DATE */
         struct {
             int64_t min, max, first, last;
-            double sum;          /* a double even for INT64 */
-        } i64;                   /* INT64, TIMESTAMP */
+            double sum; /* a double even for INT64 */
+        } i64;          /* INT64, TIMESTAMP */
         struct {
             float min, max, first, last;
             double sum;
-        } f32;                   /* FLOAT */
+        } f32; /* FLOAT */
         struct {
             double min, max, first, last, sum;
-        } f64;                   /* DOUBLE */
+        } f64; /* DOUBLE */
         struct {
             tsf_bytes first, last, min, max; /* TEXT: first/last only; STRING all four */
         } bin;
@@ -221,8 +221,8 @@ typedef struct tsf_fmt_page_header {
  * Parses a page header; `with_stats` = tsf_fmt_chunk_multi_page(marker) of its chunk, `type` = the
  * chunk's data type (statistics layout). The body (compressed_size bytes) is not checked here.
  */
-tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base, tsf_type type, int with_stats,
-                                     tsf_fmt_page_header *out, size_t *used, tsf_error *err);
+tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base, tsf_type type,
+                                     int with_stats, tsf_fmt_page_header *out, size_t *used, tsf_error *err);
 /* Writes uncompressed/compressed sizes and, if in->has_stats, the statistics; an empty page
  * (uncompressed_size 0) is the single byte 0x00. */
 tsf_status tsf_fmt_write_page_header(const tsf_fmt_page_header *in, uint8_t *dst, size_t cap, size_t *written,
@@ -238,8 +238,8 @@ typedef struct tsf_fmt_nonaligned_page {
 
 /* `base` = file offset the body is reported at (bodies are decompressed, so this is the page body's
  * position in the file; offsets in messages are relative to the uncompressed body from there). */
-tsf_status tsf_fmt_parse_nonaligned_page(const uint8_t *p, size_t len, uint64_t base, tsf_fmt_nonaligned_page *out,
-                                         tsf_error *err);
+tsf_status tsf_fmt_parse_nonaligned_page(const uint8_t *p, size_t len, uint64_t base,
+                                         tsf_fmt_nonaligned_page *out, tsf_error *err);
 /* Writes the uvarint(time_len) prefix (the caller appends the time and value bytes). */
 tsf_status tsf_fmt_write_nonaligned_prefix(size_t time_len, uint8_t *dst, size_t cap, size_t *written,
                                            tsf_error *err);
@@ -262,8 +262,8 @@ tsf_status tsf_fmt_parse_value_page(const uint8_t *p, size_t len, uint64_t base,
                                     tsf_error *err);
 /* Writes i32 row_count + the bitmap (bitmap must hold (row_count+7)/8 bytes; bits past row_count
  * are written as given). The caller appends the values. */
-tsf_status tsf_fmt_write_value_page_prefix(uint32_t row_count, const uint8_t *bitmap, uint8_t *dst, size_t cap,
-                                           size_t *written, tsf_error *err);
+tsf_status tsf_fmt_write_value_page_prefix(uint32_t row_count, const uint8_t *bitmap, uint8_t *dst,
+                                           size_t cap, size_t *written, tsf_error *err);
 
 static inline int tsf_fmt_bitmap_get(const uint8_t *bitmap, size_t r)
 {
@@ -290,16 +290,16 @@ typedef enum tsf_walk_kind {
 typedef struct tsf_walk_item {
     tsf_walk_kind kind;
     uint64_t offset;
-    tsf_fmt_device_id device;     /* CHUNK_GROUP */
-    tsf_fmt_chunk_header chunk;   /* CHUNK, and the enclosing chunk for PAGE */
-    uint64_t chunk_offset;        /* CHUNK, PAGE */
-    uint32_t chunk_index;         /* CHUNK, PAGE: index of the chunk within its group */
-    tsf_fmt_page_header page;     /* PAGE */
-    uint32_t page_index;          /* PAGE: index within its chunk */
-    const uint8_t *body;          /* PAGE: compressed body (compressed_size bytes), borrowed */
+    tsf_fmt_device_id device;   /* CHUNK_GROUP */
+    tsf_fmt_chunk_header chunk; /* CHUNK, and the enclosing chunk for PAGE */
+    uint64_t chunk_offset;      /* CHUNK, PAGE */
+    uint32_t chunk_index;       /* CHUNK, PAGE: index of the chunk within its group */
+    tsf_fmt_page_header page;   /* PAGE */
+    uint32_t page_index;        /* PAGE: index within its chunk */
+    const uint8_t *body;        /* PAGE: compressed body (compressed_size bytes), borrowed */
     size_t body_len;
     uint64_t body_offset;
-    tsf_fmt_op_index op_index;    /* OP_INDEX */
+    tsf_fmt_op_index op_index; /* OP_INDEX */
 } tsf_walk_item;
 
 /* Walks the data area of a file held in memory, without decoding pages. Plain state, no allocation. */
@@ -307,14 +307,14 @@ typedef struct tsf_walker {
     const uint8_t *file; /* the file from offset 0 */
     size_t len;
     int version;
-    uint64_t pos;        /* offset of the next structure; on error, of the one that failed */
-    int in_group;        /* a chunk group header has been seen */
-    int in_chunk;        /* pages of `chunk` remain */
+    uint64_t pos; /* offset of the next structure; on error, of the one that failed */
+    int in_group; /* a chunk group header has been seen */
+    int in_chunk; /* pages of `chunk` remain */
     tsf_fmt_chunk_header chunk;
     uint64_t chunk_offset, chunk_end;
     uint32_t chunk_index, page_index;
     int done;
-    int truncated;       /* the data ended at a structure boundary before a separator */
+    int truncated; /* the data ended at a structure boundary before a separator */
 } tsf_walker;
 
 /* Starts at offset 7 after checking the head. */

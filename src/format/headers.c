@@ -35,8 +35,8 @@ tsf_status tsf_fmt_parse_chunk_header(const uint8_t *p, size_t len, uint64_t bas
     if ((st = tsf_fmt_rd_u8(&r, "chunk header compressionType", &c, err))) return st;
     if ((st = tsf_fmt_rd_u8(&r, "chunk header encoding", &e, err))) return st;
     if (!data_type_known(t))
-        return tsf_err(err, TSF_ECORRUPT, "chunk header at offset %llu: unknown data type %u", (unsigned long long)at,
-                       t);
+        return tsf_err(err, TSF_ECORRUPT, "chunk header at offset %llu: unknown data type %u",
+                       (unsigned long long)at, t);
     if (c > TSF_LZMA2)
         return tsf_err(err, TSF_ECORRUPT, "chunk header at offset %llu: unknown compression %u",
                        (unsigned long long)(at + 1), c);
@@ -52,15 +52,16 @@ tsf_status tsf_fmt_parse_chunk_header(const uint8_t *p, size_t len, uint64_t bas
     return TSF_OK;
 }
 
-tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *dst, size_t cap, size_t *written,
-                                      tsf_error *err)
+tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *dst, size_t cap,
+                                      size_t *written, tsf_error *err)
 {
     fmt_wr w = fmt_wr_make(dst, cap);
     tsf_status st;
     if (!tsf_fmt_is_chunk_marker(in->marker))
         return tsf_err(err, TSF_EINVAL, "chunk header: 0x%02x is not a chunk marker", in->marker);
     if (in->measurement.is_null) return tsf_err(err, TSF_EINVAL, "chunk header: null measurementId");
-    if (in->data_size > INT32_MAX) return tsf_err(err, TSF_EINVAL, "chunk header: dataSize %u too large", in->data_size);
+    if (in->data_size > INT32_MAX)
+        return tsf_err(err, TSF_EINVAL, "chunk header: dataSize %u too large", in->data_size);
     fmt_wr_u8(&w, in->marker);
     if ((st = tsf_fmt_wr_varstr(&w, in->measurement.data, in->measurement.len, 0, err))) return st;
     fmt_wr_uvarint(&w, in->data_size);
@@ -70,21 +71,24 @@ tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *d
     return tsf_fmt_wr_finish(&w, "chunk header", written, err);
 }
 
-tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base, tsf_type type, int with_stats,
-                                     tsf_fmt_page_header *out, size_t *used, tsf_error *err)
+tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base, tsf_type type,
+                                     int with_stats, tsf_fmt_page_header *out, size_t *used, tsf_error *err)
 {
     fmt_rd r = fmt_rd_make(p, len, base);
     tsf_status st;
     memset(out, 0, sizeof *out);
-    if ((st = tsf_fmt_rd_uvarint(&r, "page header uncompressedSize", &out->uncompressed_size, err))) return st;
+    if ((st = tsf_fmt_rd_uvarint(&r, "page header uncompressedSize", &out->uncompressed_size, err)))
+        return st;
     if (out->uncompressed_size != 0) {
-        if ((st = tsf_fmt_rd_uvarint(&r, "page header compressedSize", &out->compressed_size, err))) return st;
+        if ((st = tsf_fmt_rd_uvarint(&r, "page header compressedSize", &out->compressed_size, err)))
+            return st;
         if (out->uncompressed_size > INT32_MAX || out->compressed_size > INT32_MAX)
             return tsf_err(err, TSF_ECORRUPT, "page header at offset %llu: size %u/%u exceeds INT32_MAX",
                            (unsigned long long)base, out->uncompressed_size, out->compressed_size);
         if (with_stats) {
             size_t n;
-            if ((st = tsf_fmt_parse_stats(p + r.pos, len - r.pos, fmt_rd_off(&r), type, &out->stats, &n, err)))
+            if ((st =
+                     tsf_fmt_parse_stats(p + r.pos, len - r.pos, fmt_rd_off(&r), type, &out->stats, &n, err)))
                 return st;
             out->has_stats = 1;
             r.pos += n;
@@ -111,15 +115,16 @@ tsf_status tsf_fmt_write_page_header(const tsf_fmt_page_header *in, uint8_t *dst
     return tsf_fmt_wr_finish(&w, "page header", written, err);
 }
 
-tsf_status tsf_fmt_parse_nonaligned_page(const uint8_t *p, size_t len, uint64_t base, tsf_fmt_nonaligned_page *out,
-                                         tsf_error *err)
+tsf_status tsf_fmt_parse_nonaligned_page(const uint8_t *p, size_t len, uint64_t base,
+                                         tsf_fmt_nonaligned_page *out, tsf_error *err)
 {
     fmt_rd r = fmt_rd_make(p, len, base);
     uint32_t tl;
     tsf_status st = tsf_fmt_rd_uvarint(&r, "page body timeBytesLength", &tl, err);
     if (st) return st;
     if (tl > fmt_rd_left(&r))
-        return tsf_err(err, TSF_ECORRUPT, "page body at offset %llu: timeBytesLength %u exceeds the %zu bytes left",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "page body at offset %llu: timeBytesLength %u exceeds the %zu bytes left",
                        (unsigned long long)base, tl, fmt_rd_left(&r));
     out->time = p + r.pos;
     out->time_len = tl;
@@ -131,7 +136,8 @@ tsf_status tsf_fmt_parse_nonaligned_page(const uint8_t *p, size_t len, uint64_t 
 tsf_status tsf_fmt_write_nonaligned_prefix(size_t time_len, uint8_t *dst, size_t cap, size_t *written,
                                            tsf_error *err)
 {
-    if (time_len > INT32_MAX) return tsf_err(err, TSF_EINVAL, "page body: time length %zu too large", time_len);
+    if (time_len > INT32_MAX)
+        return tsf_err(err, TSF_EINVAL, "page body: time length %zu too large", time_len);
     fmt_wr w = fmt_wr_make(dst, cap);
     fmt_wr_uvarint(&w, (uint32_t)time_len);
     return tsf_fmt_wr_finish(&w, "page body prefix", written, err);
@@ -154,11 +160,12 @@ tsf_status tsf_fmt_parse_value_page(const uint8_t *p, size_t len, uint64_t base,
     tsf_status st = tsf_fmt_rd_be32(&r, "value page rowCount", &rows, err);
     if (st) return st;
     if (rows > INT32_MAX)
-        return tsf_err(err, TSF_ECORRUPT, "value page at offset %llu: negative rowCount %d", (unsigned long long)base,
-                       (int)(int32_t)rows);
+        return tsf_err(err, TSF_ECORRUPT, "value page at offset %llu: negative rowCount %d",
+                       (unsigned long long)base, (int)(int32_t)rows);
     size_t bl = ((size_t)rows + 7) / 8;
     if (bl > fmt_rd_left(&r))
-        return tsf_err(err, TSF_ECORRUPT, "value page at offset %llu: bitmap of %u rows exceeds the %zu bytes left",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "value page at offset %llu: bitmap of %u rows exceeds the %zu bytes left",
                        (unsigned long long)base, rows, fmt_rd_left(&r));
     out->row_count = rows;
     out->bitmap = p + 4;
@@ -169,10 +176,11 @@ tsf_status tsf_fmt_parse_value_page(const uint8_t *p, size_t len, uint64_t base,
     return TSF_OK;
 }
 
-tsf_status tsf_fmt_write_value_page_prefix(uint32_t row_count, const uint8_t *bitmap, uint8_t *dst, size_t cap,
-                                           size_t *written, tsf_error *err)
+tsf_status tsf_fmt_write_value_page_prefix(uint32_t row_count, const uint8_t *bitmap, uint8_t *dst,
+                                           size_t cap, size_t *written, tsf_error *err)
 {
-    if (row_count > INT32_MAX) return tsf_err(err, TSF_EINVAL, "value page: rowCount %u too large", row_count);
+    if (row_count > INT32_MAX)
+        return tsf_err(err, TSF_EINVAL, "value page: rowCount %u too large", row_count);
     fmt_wr w = fmt_wr_make(dst, cap);
     fmt_wr_be32(&w, row_count);
     fmt_wr_bytes(&w, bitmap, ((size_t)row_count + 7) / 8);

@@ -43,7 +43,8 @@ tsf_status tsf_fmt_parse_head(const uint8_t *p, size_t len, int *version, tsf_er
         return TSF_OK;
     }
     if (v == '0') /* "TsFile000002": the 12-byte magic of v1/v2 */
-        return tsf_err(err, TSF_ENOTSUP, "file head at offset 6: pre-v3 format (\"TsFile0000..\") is not supported");
+        return tsf_err(err, TSF_ENOTSUP,
+                       "file head at offset 6: pre-v3 format (\"TsFile0000..\") is not supported");
     if (v > 4 && v < 0x20)
         return tsf_err(err, TSF_ENOTSUP, "file head at offset 6: format version %u is newer than 4", v);
     return tsf_err(err, TSF_ECORRUPT, "file head at offset 6: invalid version byte 0x%02x", v);
@@ -51,7 +52,8 @@ tsf_status tsf_fmt_parse_head(const uint8_t *p, size_t len, int *version, tsf_er
 
 tsf_status tsf_fmt_write_head(int version, uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
-    if (version != 3 && version != 4) return tsf_err(err, TSF_EINVAL, "file head: version %d is not 3 or 4", version);
+    if (version != 3 && version != 4)
+        return tsf_err(err, TSF_EINVAL, "file head: version %d is not 3 or 4", version);
     fmt_wr w = fmt_wr_make(dst, cap);
     fmt_wr_bytes(&w, TSF_FMT_MAGIC, TSF_FMT_MAGIC_LEN);
     fmt_wr_u8(&w, (uint8_t)version);
@@ -73,12 +75,14 @@ tsf_status tsf_fmt_parse_tail(const uint8_t *p, size_t len, uint64_t file_size, 
     const uint8_t *t = p + len - TSF_FMT_TAIL_LEN;
     uint64_t at = file_size - TSF_FMT_TAIL_LEN;
     if (memcmp(t + 4, TSF_FMT_MAGIC, TSF_FMT_MAGIC_LEN) != 0)
-        return tsf_err(err, TSF_ECORRUPT, "file tail at offset %llu: magic \"TsFile\" missing (incomplete file)",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "file tail at offset %llu: magic \"TsFile\" missing (incomplete file)",
                        (unsigned long long)(at + 4));
     uint32_t ms = tsf_load_be32(t);
     /* TsFileMetadata lies between the separator (>= offset 7) and metaSize: [8, size-10). */
     if (ms > INT32_MAX || at < TSF_FMT_HEAD_LEN + 1 || (uint64_t)ms > at - (TSF_FMT_HEAD_LEN + 1))
-        return tsf_err(err, TSF_ECORRUPT, "file tail at offset %llu: metaSize %u does not fit in a %llu-byte file",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "file tail at offset %llu: metaSize %u does not fit in a %llu-byte file",
                        (unsigned long long)at, ms, (unsigned long long)file_size);
     out->meta_size = ms;
     out->meta_pos = at - ms;
@@ -87,7 +91,8 @@ tsf_status tsf_fmt_parse_tail(const uint8_t *p, size_t len, uint64_t file_size, 
 
 tsf_status tsf_fmt_write_tail(uint32_t meta_size, uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
-    if (meta_size > INT32_MAX) return tsf_err(err, TSF_EINVAL, "file tail: metaSize %u exceeds INT32_MAX", meta_size);
+    if (meta_size > INT32_MAX)
+        return tsf_err(err, TSF_EINVAL, "file tail: metaSize %u exceeds INT32_MAX", meta_size);
     fmt_wr w = fmt_wr_make(dst, cap);
     fmt_wr_be32(&w, meta_size);
     fmt_wr_bytes(&w, TSF_FMT_MAGIC, TSF_FMT_MAGIC_LEN);

@@ -53,8 +53,8 @@ tsf_status tsf_fmt_parse_stats(const uint8_t *p, size_t len, uint64_t base, tsf_
     uint32_t u32[4];
     uint64_t u64[5];
     if (!tsf_fmt_stats_type_ok((int)type))
-        return tsf_err(err, TSF_ECORRUPT, "statistics at offset %llu: unknown data type %d", (unsigned long long)base,
-                       (int)type);
+        return tsf_err(err, TSF_ECORRUPT, "statistics at offset %llu: unknown data type %d",
+                       (unsigned long long)base, (int)type);
     tsf_fmt_stats_init(out, type);
     if ((st = tsf_fmt_rd_uvarint(&r, "statistics count", &out->count, err))) return st;
     if ((st = tsf_fmt_rd_be64(&r, "statistics startTime", &u64[0], err))) return st;

@@ -286,11 +286,19 @@ static void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, 
     b->len = 0;
     gcsv_put(b, "", 0);
     switch (type) {
-    case TSF_BOOLEAN: gcsv_putf(b, "%s", ((const uint8_t *)vals)[i] ? "true" : "false"); break;
-    case TSF_INT32: gcsv_putf(b, "%" PRId32, ((const int32_t *)vals)[i]); break;
-    case TSF_DATE: gcsv_date(b, ((const int32_t *)vals)[i]); break;
+    case TSF_BOOLEAN:
+        gcsv_putf(b, "%s", ((const uint8_t *)vals)[i] ? "true" : "false");
+        break;
+    case TSF_INT32:
+        gcsv_putf(b, "%" PRId32, ((const int32_t *)vals)[i]);
+        break;
+    case TSF_DATE:
+        gcsv_date(b, ((const int32_t *)vals)[i]);
+        break;
     case TSF_INT64:
-    case TSF_TIMESTAMP: gcsv_putf(b, "%" PRId64, ((const int64_t *)vals)[i]); break;
+    case TSF_TIMESTAMP:
+        gcsv_putf(b, "%" PRId64, ((const int64_t *)vals)[i]);
+        break;
     case TSF_FLOAT: {
         float f = ((const float *)vals)[i];
         uint32_t u;
@@ -330,7 +338,9 @@ static void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, 
         gcsv_base64(b, s.data, s.len);
         break;
     }
-    default: gcsv_putf(b, "<type %d>", (int)type); break;
+    default:
+        gcsv_putf(b, "<type %d>", (int)type);
+        break;
     }
 }
 
@@ -338,14 +348,18 @@ static void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, 
 static size_t gcsv_value_size(tsf_type type)
 {
     switch (type) {
-    case TSF_BOOLEAN: return 1;
+    case TSF_BOOLEAN:
+        return 1;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 4;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return sizeof(tsf_bytes);
     }
 }
 

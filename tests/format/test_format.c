@@ -81,7 +81,8 @@ static void test_head_tail(void)
     CHECK_EQ_INT(tsf_fmt_parse_head((const uint8_t *)"TsFile000002", 12, &v, &e), TSF_ENOTSUP);
     CHECK_EQ_INT(tsf_fmt_parse_head((const uint8_t *)"TsFilE\x04", 7, &v, &e), TSF_ECORRUPT);
     CHECK_EQ_INT(tsf_fmt_parse_head((const uint8_t *)"TsFile\x00", 7, &v, &e), TSF_ECORRUPT);
-    for (size_t k = 0; k < 7; k++) CHECK_EQ_INT(tsf_fmt_parse_head((const uint8_t *)"TsFile\x04", k, &v, &e), TSF_ECORRUPT);
+    for (size_t k = 0; k < 7; k++)
+        CHECK_EQ_INT(tsf_fmt_parse_head((const uint8_t *)"TsFile\x04", k, &v, &e), TSF_ECORRUPT);
 
     /* tail round trip */
     tsf_fmt_tail t;
@@ -91,14 +92,16 @@ static void test_head_tail(void)
     CHECK_OK(tsf_fmt_parse_tail(buf, 10, 81, &t, &e), &e);
     CHECK_EQ_INT(t.meta_size, 63);
     CHECK_EQ_INT(t.meta_pos, 8);
-    CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, 80, &t, &e), TSF_ECORRUPT); /* metaSize would reach the separator */
+    CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, 80, &t, &e),
+                 TSF_ECORRUPT); /* metaSize would reach the separator */
     CHECK(strstr(e.message, "metaSize") != NULL);
     buf[9] = 'x';
     CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, 81, &t, &e), TSF_ECORRUPT);
     CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, 12, &t, &e), TSF_ECORRUPT);
     /* files of 13..17 bytes have no room for a separator: never a position before the head */
     memcpy(buf, "\0\0\0\0TsFile", 10);
-    for (uint64_t size = 13; size < 18; size++) CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, size, &t, &e), TSF_ECORRUPT);
+    for (uint64_t size = 13; size < 18; size++)
+        CHECK_EQ_INT(tsf_fmt_parse_tail(buf, 10, size, &t, &e), TSF_ECORRUPT);
     CHECK_OK(tsf_fmt_parse_tail(buf, 10, 18, &t, &e), &e);
     CHECK_EQ_INT(t.meta_pos, 8);
 
@@ -177,7 +180,7 @@ static void test_worked_time_edges(void)
     CHECK_EQ_INT(np.time_len, 86);
     CHECK_EQ_INT(np.time - f, 0x23);
     CHECK_MEM(np.time, "\x00\x00\x00\x08\x00\x00\x00\x3e", 8); /* TS_2DIFF block: n 8, width 62 */
-    CHECK_EQ_INT(np.values_len, 72);                          /* 9 PLAIN int64 */
+    CHECK_EQ_INT(np.values_len, 72);                           /* 9 PLAIN int64 */
     CHECK_EQ_INT(np.values - f, 0x79);
 
     CHECK_OK(tsf_walk_next(&w, &it, &e), &e);
@@ -267,7 +270,10 @@ static void test_worked_device_ids(void)
         return;
     }
     check_group_at(f, len, 3012, "weather.east,x.s\"q", 3, 21);
-    check_group_at(f, len, 2030, "power.\xe6\xa4\x8d\xe7\x89\xa9" "3", 2, 16);
+    check_group_at(f, len, 2030,
+                   "power.\xe6\xa4\x8d\xe7\x89\xa9"
+                   "3",
+                   2, 16);
     free(f);
 
     f = golden("tsfile-java/table_null_tags_uncompressed.tsfile", &len);
@@ -283,7 +289,8 @@ static void test_worked_device_ids(void)
         CHECK(str_is(d.seg[2], "s1"));
     }
     /* all five devices in data-area order (§4.1) */
-    const char *want[] = {"sensors", "sensors.null.s1", "sensors.north", "sensors.north.s1", "sensors.south.s2"};
+    const char *want[] = {"sensors", "sensors.null.s1", "sensors.north", "sensors.north.s1",
+                          "sensors.south.s2"};
     tsf_walker w;
     tsf_walk_item it;
     tsf_error e;
@@ -312,7 +319,11 @@ static void test_worked_device_ids(void)
             CHECK_EQ_INT(it.device.nseg, 3);
             CHECK(str_is(it.device.seg[0], "root.a.b") && str_is(it.device.seg[1], "c") &&
                   str_is(it.device.seg[2], "d"));
-            CHECK_MEM(f + it.offset, "\x00\x03\x10root.a.b\x02" "c\x02" "d", 15);
+            CHECK_MEM(f + it.offset,
+                      "\x00\x03\x10root.a.b\x02"
+                      "c\x02"
+                      "d",
+                      15);
         }
         if (!strcmp(s, "root.a.b.c.d.e")) {
             seen4++;
@@ -473,8 +484,12 @@ static void test_worked_empty_value_pages(void)
                 CHECK_EQ_INT(it.chunk.marker, 0x45);
                 CHECK_EQ_INT(it.chunk.data_size, 0);
             }
-            if (col == 3 && none_chunks == 1) /* spec §6.4 (its hex has a typo; the bytes are DOUBLE LZ4 GORILLA) */
-                CHECK_MEM(f + it.offset, "\x45\x0c" "c_none\x00\x04\x07\x08", 12);
+            if (col == 3 &&
+                none_chunks == 1) /* spec §6.4 (its hex has a typo; the bytes are DOUBLE LZ4 GORILLA) */
+                CHECK_MEM(f + it.offset,
+                          "\x45\x0c"
+                          "c_none\x00\x04\x07\x08",
+                          12);
         }
         if (it.kind == TSF_WALK_PAGE && col >= 0 && col < 3) {
             size_t k = strlen(pattern[col]);
@@ -498,9 +513,9 @@ static void test_worked_empty_value_pages(void)
 
 /* ---- synthetic round trips ---- */
 
-static const tsf_type ALL_STATS_TYPES[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64, TSF_FLOAT,  TSF_DOUBLE, TSF_TEXT,
-                                           TSF_VECTOR,  TSF_TIMESTAMP, TSF_DATE, TSF_BLOB, TSF_STRING,
-                                           (tsf_type)TSF_FMT_TYPE_OBJECT};
+static const tsf_type ALL_STATS_TYPES[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64,  TSF_FLOAT,
+                                           TSF_DOUBLE,  TSF_TEXT,  TSF_VECTOR, TSF_TIMESTAMP,
+                                           TSF_DATE,    TSF_BLOB,  TSF_STRING, (tsf_type)TSF_FMT_TYPE_OBJECT};
 
 static void random_stats(tsf_fmt_stats *s, tsf_type t, uint64_t *rng, uint8_t *pool)
 {
@@ -558,7 +573,8 @@ static void random_stats(tsf_fmt_stats *s, tsf_type t, uint64_t *rng, uint8_t *p
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -573,7 +589,8 @@ static void check_truncations(const uint8_t *buf, size_t n, parse_fn fn, void *a
         tsf_error e;
         e.message[0] = 0;
         tsf_status st = fn(copy, k, arg, &e);
-        if (st != TSF_ECORRUPT) fprintf(stderr, "%s truncated to %zu of %zu: %s\n", what, k, n, tsf_status_name(st));
+        if (st != TSF_ECORRUPT)
+            fprintf(stderr, "%s truncated to %zu of %zu: %s\n", what, k, n, tsf_status_name(st));
         CHECK_EQ_INT(st, TSF_ECORRUPT);
         CHECK(strstr(e.message, "offset") != NULL);
         free(copy);
@@ -631,9 +648,9 @@ static void test_stats_roundtrip(void)
     }
     /* fixed sizes of §7 (count < 128 -> 1-byte uvarint) */
     tsf_fmt_stats s;
-    int sizes[][2] = {{TSF_BOOLEAN, 27}, {TSF_INT32, 41}, {TSF_DATE, 41}, {TSF_INT64, 57}, {TSF_TIMESTAMP, 57},
-                      {TSF_FLOAT, 41}, {TSF_DOUBLE, 57}, {TSF_TEXT, 25}, {TSF_STRING, 33}, {TSF_BLOB, 17},
-                      {TSF_VECTOR, 17}};
+    int sizes[][2] = {{TSF_BOOLEAN, 27},   {TSF_INT32, 41}, {TSF_DATE, 41},   {TSF_INT64, 57},
+                      {TSF_TIMESTAMP, 57}, {TSF_FLOAT, 41}, {TSF_DOUBLE, 57}, {TSF_TEXT, 25},
+                      {TSF_STRING, 33},    {TSF_BLOB, 17},  {TSF_VECTOR, 17}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         tsf_fmt_stats_init(&s, (tsf_type)sizes[i][0]);
         s.count = 5;
@@ -893,7 +910,8 @@ static void test_headers_roundtrip(void)
     size_t full = 6;
     check_truncations(a, 6, parse_value_page_fn, &full, "value page");
     CHECK_EQ_INT(tsf_fmt_parse_value_page((const uint8_t *)"\x80\x00\x00\x00", 4, 0, &vp, &e), TSF_ECORRUPT);
-    CHECK_EQ_INT(tsf_fmt_parse_value_page((const uint8_t *)"\x7f\xff\xff\xff\x00", 5, 0, &vp, &e), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_fmt_parse_value_page((const uint8_t *)"\x7f\xff\xff\xff\x00", 5, 0, &vp, &e),
+                 TSF_ECORRUPT);
 }
 
 /* ---- every header of every golden file survives parse -> write byte for byte ---- */
@@ -936,7 +954,8 @@ static void roundtrip_file(const uint8_t *f, size_t len, const char *name)
         } else if (it.kind == TSF_WALK_PAGE) {
             st = tsf_fmt_write_page_header(&it.page, out, sizeof out, &n, &e);
             want = it.page.header_len;
-            CHECK_EQ_INT(it.page.has_stats, tsf_fmt_chunk_multi_page(it.chunk.marker) && it.page.uncompressed_size);
+            CHECK_EQ_INT(it.page.has_stats,
+                         tsf_fmt_chunk_multi_page(it.chunk.marker) && it.page.uncompressed_size);
         } else if (it.kind == TSF_WALK_OP_INDEX) { /* the C++ writer's 0x04 record before the separator */
             st = tsf_fmt_write_op_index(&it.op_index, out, sizeof out, &n, &e);
             want = 17;

@@ -93,8 +93,8 @@ static const uint8_t *page_bytes(ctx *c, const tsf_walk_item *it)
     tsf_error e = {0};
     if (it->chunk.compression == TSF_UNCOMPRESSED) {
         if (it->page.compressed_size != it->page.uncompressed_size) {
-            set_result(c, GR_FAIL, "page at %llu: UNCOMPRESSED but sizes %u != %u", (unsigned long long)it->offset,
-                       it->page.uncompressed_size, it->page.compressed_size);
+            set_result(c, GR_FAIL, "page at %llu: UNCOMPRESSED but sizes %u != %u",
+                       (unsigned long long)it->offset, it->page.uncompressed_size, it->page.compressed_size);
             return NULL;
         }
         return it->body;
@@ -110,7 +110,8 @@ static const uint8_t *page_bytes(ctx *c, const tsf_walk_item *it)
 }
 
 /* Number of timestamps in a time stream: from the codec, else from the page statistics. */
-static int time_count(ctx *c, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p, size_t len, size_t *n)
+static int time_count(ctx *c, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p, size_t len,
+                      size_t *n)
 {
     tsf_error e = {0};
     tsf_status st = tsf_codec_count(TSF_INT64, enc, p, len, n, &e);
@@ -120,7 +121,8 @@ static int time_count(ctx *c, const tsf_walk_item *it, tsf_encoding enc, const u
     }
     if (st) return failed(c, st, &e, !tsf_codec_can_decode(TSF_INT64, enc), "count timestamps", it->offset);
     if (*n > (size_t)len * 8 + 64) {
-        set_result(c, GR_FAIL, "page at %llu: implausible time count %zu", (unsigned long long)it->offset, *n);
+        set_result(c, GR_FAIL, "page at %llu: implausible time count %zu", (unsigned long long)it->offset,
+                   *n);
         return GR_FAIL;
     }
     return GR_OK;
@@ -137,15 +139,17 @@ static int decode_times(ctx *c, const tsf_walk_item *it, tsf_encoding enc, const
     if (st) return failed(c, st, &e, !tsf_codec_can_decode(TSF_INT64, enc), "decode timestamps", it->offset);
     for (size_t i = 1; i < *n; i++)
         if (c->tvals[i] <= c->tvals[i - 1]) {
-            set_result(c, GR_FAIL, "page at %llu: timestamps not increasing at %zu (%" PRId64 " after %" PRId64 ")",
+            set_result(c, GR_FAIL,
+                       "page at %llu: timestamps not increasing at %zu (%" PRId64 " after %" PRId64 ")",
                        (unsigned long long)it->offset, i, c->tvals[i], c->tvals[i - 1]);
             return GR_FAIL;
         }
     if (it->page.has_stats && *n &&
         (it->page.stats.count != *n || it->page.stats.start_time != c->tvals[0] ||
          it->page.stats.end_time != c->tvals[*n - 1])) {
-        set_result(c, GR_FAIL, "page at %llu: statistics count/start/end %u/%" PRId64 "/%" PRId64
-                              " disagree with the time stream %zu/%" PRId64 "/%" PRId64,
+        set_result(c, GR_FAIL,
+                   "page at %llu: statistics count/start/end %u/%" PRId64 "/%" PRId64
+                   " disagree with the time stream %zu/%" PRId64 "/%" PRId64,
                    (unsigned long long)it->offset, it->page.stats.count, it->page.stats.start_time,
                    it->page.stats.end_time, *n, c->tvals[0], c->tvals[*n - 1]);
         return GR_FAIL;
@@ -159,7 +163,8 @@ static int decode_values(ctx *c, const tsf_walk_item *it, const uint8_t *p, size
     tsf_type t = it->chunk.data_type;
     c->vals = grow(c->vals, &c->vals_cap, n * gcsv_value_size(t), 1);
     tsf_status st = tsf_codec_decode(c->codec, t, it->chunk.encoding, p, len, c->vals, n, NULL, &e);
-    if (st) return failed(c, st, &e, !tsf_codec_can_decode(t, it->chunk.encoding), "decode values", it->offset);
+    if (st)
+        return failed(c, st, &e, !tsf_codec_can_decode(t, it->chunk.encoding), "decode values", it->offset);
     return GR_OK;
 }
 
@@ -291,25 +296,36 @@ static void decode_file(ctx *c, const uint8_t *file, size_t len)
             c->have_time_chunk = 0;
             break;
         }
-        case TSF_WALK_CHUNK: on_chunk(c, &it); break;
+        case TSF_WALK_CHUNK:
+            on_chunk(c, &it);
+            break;
         case TSF_WALK_PAGE:
             switch (tsf_fmt_chunk_kind(it.chunk.marker)) {
-            case TSF_CHUNK_NONALIGNED: page_nonaligned(c, &it); break;
-            case TSF_CHUNK_TIME: page_time(c, &it); break;
-            case TSF_CHUNK_VALUE: page_value(c, &it); break;
+            case TSF_CHUNK_NONALIGNED:
+                page_nonaligned(c, &it);
+                break;
+            case TSF_CHUNK_TIME:
+                page_time(c, &it);
+                break;
+            case TSF_CHUNK_VALUE:
+                page_value(c, &it);
+                break;
             }
             break;
-        default: break;
+        default:
+            break;
         }
         if (c->result == GR_FAIL) return;
     }
-    if (w.truncated) set_result(c, GR_FAIL, "no separator: data area ends at %llu", (unsigned long long)it.offset);
+    if (w.truncated)
+        set_result(c, GR_FAIL, "no separator: data area ends at %llu", (unsigned long long)it.offset);
 }
 
 static const series_info *find_series(const ctx *c, const char *dev, const char *meas)
 {
     for (size_t i = 0; i < c->nseries; i++)
-        if (!strcmp(gcsv_s(&c->rows, c->series[i].dev), dev) && !strcmp(gcsv_s(&c->rows, c->series[i].meas), meas))
+        if (!strcmp(gcsv_s(&c->rows, c->series[i].dev), dev) &&
+            !strcmp(gcsv_s(&c->rows, c->series[i].meas), meas))
             return &c->series[i];
     return NULL;
 }
@@ -317,8 +333,8 @@ static const series_info *find_series(const ctx *c, const char *dev, const char 
 static int row_eq(const gcsv *a, const gcsv_row *x, const gcsv *b, const gcsv_row *y)
 {
     return x->time == y->time && !strcmp(gcsv_s(a, x->dev), gcsv_s(b, y->dev)) &&
-           !strcmp(gcsv_s(a, x->meas), gcsv_s(b, y->meas)) && !strcmp(gcsv_s(a, x->type), gcsv_s(b, y->type)) &&
-           !strcmp(gcsv_s(a, x->val), gcsv_s(b, y->val));
+           !strcmp(gcsv_s(a, x->meas), gcsv_s(b, y->meas)) &&
+           !strcmp(gcsv_s(a, x->type), gcsv_s(b, y->type)) && !strcmp(gcsv_s(a, x->val), gcsv_s(b, y->val));
 }
 
 /* Compares sorted decoded rows with sorted expected rows; fills the first mismatch. */
@@ -329,7 +345,8 @@ static void compare(ctx *c, const gcsv *want)
     for (size_t i = 0; i <= n; i++) {
         if (i == n) {
             if (got->n != want->n)
-                set_result(c, GR_FAIL, "%zu rows decoded, %zu expected (all of the first %zu equal)", got->n, want->n, n);
+                set_result(c, GR_FAIL, "%zu rows decoded, %zu expected (all of the first %zu equal)", got->n,
+                           want->n, n);
             return;
         }
         const gcsv_row *x = &got->rows[i], *y = &want->rows[i];
@@ -339,8 +356,8 @@ static void compare(ctx *c, const gcsv *want)
         snprintf(lim[0], sizeof lim[0], "%.70s", gcsv_s(want, y->val));
         snprintf(lim[1], sizeof lim[1], "%.70s", gcsv_s(got, x->val));
         set_result(c, GR_FAIL,
-                   "row %zu: expected %s,%s,%" PRId64 ",%s,%s got %s,%s,%" PRId64 ",%s,%s [series %s %s %s]", i,
-                   gcsv_s(want, y->dev), gcsv_s(want, y->meas), y->time, gcsv_s(want, y->type), lim[0],
+                   "row %zu: expected %s,%s,%" PRId64 ",%s,%s got %s,%s,%" PRId64 ",%s,%s [series %s %s %s]",
+                   i, gcsv_s(want, y->dev), gcsv_s(want, y->meas), y->time, gcsv_s(want, y->type), lim[0],
                    gcsv_s(got, x->dev), gcsv_s(got, x->meas), x->time, gcsv_s(got, x->type), lim[1],
                    s ? tsf_type_name(s->type) : "?", s ? tsf_encoding_name(s->enc) : "?",
                    s ? tsf_compression_name(s->comp) : "?");
@@ -388,8 +405,8 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
     } else {
         gcsv_sort(&want);
         rows = want.n;
-        static const tsf_codec_path paths[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_SSE41, TSF_PATH_AVX2,
-                                               TSF_PATH_AVX512, TSF_PATH_NEON};
+        static const tsf_codec_path paths[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_SSE41,
+                                               TSF_PATH_AVX2,      TSF_PATH_AVX512, TSF_PATH_NEON};
         unsigned seen = 0;
         for (size_t pi = 0; pi < sizeof paths / sizeof paths[0] && result != GR_FAIL; pi++) {
             tsf_codec_options o;
@@ -485,8 +502,9 @@ static void test_golden_java(void)
         free(names[i]);
     }
     free(names);
-    printf("golden tsfile-java: %zu files: %d ok, %d pending (codec/compression not yet implemented), %d FAIL\n", n,
-           g_ok, g_pending, g_fail);
+    printf(
+        "golden tsfile-java: %zu files: %d ok, %d pending (codec/compression not yet implemented), %d FAIL\n",
+        n, g_ok, g_pending, g_fail);
     CHECK(n > 0);
 }
 

@@ -1,0 +1,225 @@
+/*
+ * write.c - E4 of ../shared/BENCHMARKS.md: the TsFile writer, column-wise (tablets) against the
+ * same data written row by row (the ablation).
+ *
+ * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
+ *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
+ * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
+ * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
+ * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
+ * sensor: round((20 + 5 sin(i/1000) + uniform(-0.5, 0.5)) * 100) / 100). Timed: every write call
+ * plus close (index, tail, rename); no fsync.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bench.h"
+
+#define TABLET_ROWS 5000
+
+typedef struct wcfg {
+    int ncols;
+    long long rows;
+    int sensor, aligned;
+    tsf_encoding enc;
+    int enc_default;
+    tsf_compression comp;
+    const char *out;
+    int json;
+} wcfg;
+
+typedef struct gen {
+    bench_rng *rng; /* one per column */
+    double *state;
+} gen;
+
+static void gen_tablet(const wcfg *c, gen *g, long long row0, size_t n, int64_t *times, double **cols)
+{
+    for (size_t r = 0; r < n; r++) times[r] = 1600000000000LL + (row0 + (long long)r) * 1000;
+    for (int k = 0; k < c->ncols; k++) {
+        double *v = cols[k];
+        for (size_t r = 0; r < n; r++) {
+            double u = bench_rng_double(&g->rng[k], -0.5, 0.5);
+            if (c->sensor) {
+                double i = (double)(row0 + (long long)r);
+                v[r] = round((20 + 5 * sin(i / 1000.0) + u) * 100) / 100;
+            } else {
+                g->state[k] += u;
+                v[r] = g->state[k];
+            }
+        }
+    }
+}
+
+static void gen_reset(const wcfg *c, gen *g)
+{
+    for (int k = 0; k < c->ncols; k++) {
+        g->rng[k].s = 42 + (uint64_t)k;
+        g->state[k] = 0;
+    }
+}
+
+/* One timed run; returns seconds (negative on failure) and the file size. */
+static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, double **cols, uint64_t *bytes)
+{
+    tsf_error err = {0};
+    tsf_writer *w = NULL;
+    char **names = malloc((size_t)c->ncols * sizeof *names);
+    tsf_column_schema *sc = malloc((size_t)c->ncols * sizeof *sc);
+    for (int k = 0; k < c->ncols; k++) {
+        names[k] = malloc(16);
+        snprintf(names[k], 16, "s%04d", k);
+        sc[k] = (tsf_column_schema){names[k], TSF_DOUBLE, c->enc, c->comp, TSF_COLUMN_FIELD};
+    }
+    const char *dev = "root.bench.d0";
+    double secs = -1;
+    tsf_value *vals = row_path ? calloc((size_t)c->ncols, sizeof *vals) : NULL;
+    tsf_tablet *t = NULL;
+    uint64_t t0 = bench_now_ns(), timed = 0;
+    if (tsf_writer_open(&w, c->out, NULL, &err)) goto fail;
+    if (c->aligned) {
+        if (tsf_writer_register_aligned(w, dev, sc, (size_t)c->ncols, &err)) goto fail;
+    } else {
+        for (int k = 0; k < c->ncols; k++)
+            if (tsf_writer_register_series(w, dev, &sc[k], &err)) goto fail;
+    }
+    if (!row_path && tsf_tablet_new(w, dev, NULL, 0, TABLET_ROWS, &t, &err)) goto fail;
+    timed += bench_now_ns() - t0;
+    gen_reset(c, g);
+    for (long long r0 = 0; r0 < c->rows; r0 += TABLET_ROWS) {
+        size_t n = (size_t)(c->rows - r0 < TABLET_ROWS ? c->rows - r0 : TABLET_ROWS);
+        gen_tablet(c, g, r0, n, times, cols); /* not timed */
+        t0 = bench_now_ns();
+        if (!row_path) {
+            if (tsf_tablet_set_times(t, times, n, &err)) goto fail;
+            for (int k = 0; k < c->ncols; k++)
+                if (tsf_tablet_set_column(t, (size_t)k, cols[k], NULL, n, &err)) goto fail;
+            if (tsf_writer_write_tablet(w, t, &err)) goto fail;
+        } else {
+            for (size_t r = 0; r < n; r++) {
+                for (int k = 0; k < c->ncols; k++) vals[k].v.d = cols[k][r];
+                if (tsf_writer_write_row(w, dev, times[r], NULL, vals, (size_t)c->ncols, &err)) goto fail;
+            }
+        }
+        timed += bench_now_ns() - t0;
+    }
+    t0 = bench_now_ns();
+    tsf_tablet_free(t);
+    t = NULL;
+    *bytes = tsf_writer_bytes_written(w);
+    tsf_status s = tsf_writer_close(w, &err);
+    w = NULL;
+    if (s) goto fail;
+    timed += bench_now_ns() - t0;
+    secs = (double)timed / 1e9;
+    goto done;
+fail:
+    fprintf(stderr, "write bench: %s\n", err.message);
+    tsf_tablet_free(t);
+    tsf_writer_abort(w);
+done:
+    for (int k = 0; k < c->ncols; k++) free(names[k]);
+    free(names);
+    free(sc);
+    free(vals);
+    return secs;
+}
+
+int bench_write(int argc, char **argv)
+{
+    wcfg c = {0};
+    const char *cs = bench_opt(argc, argv, "--case");
+    c.ncols = cs && (cs[0] == 'B' || cs[0] == 'b') ? 1000 : 100;
+    const char *data = bench_opt(argc, argv, "--data");
+    c.sensor = data && strcmp(data, "sensor") == 0;
+    c.aligned = bench_flag(argc, argv, "--aligned");
+    c.rows = bench_opt_ll(argc, argv, "--rows", 1000000);
+    int reps = (int)bench_opt_ll(argc, argv, "--reps", 3);
+    int threads = (int)bench_opt_ll(argc, argv, "--threads", 1);
+    c.json = bench_flag(argc, argv, "--json");
+    c.out = bench_opt(argc, argv, "--out");
+    if (!c.out) c.out = "/tmp/tsf-bench-write.tsfile";
+    c.comp = TSF_LZ4;
+    const char *comp = bench_opt(argc, argv, "--compression");
+    if (comp && tsf_compression_parse(comp, &c.comp)) {
+        fprintf(stderr, "write bench: unknown compression %s\n", comp);
+        return 1;
+    }
+    c.enc = TSF_ENC_GORILLA; /* Java 2.x default for DOUBLE */
+    c.enc_default = 1;
+    const char *enc = bench_opt(argc, argv, "--encoding");
+    if (enc && strcmp(enc, "default") != 0) {
+        if (strcmp(enc, "auto") == 0 || tsf_encoding_parse(enc, &c.enc)) {
+            fprintf(stderr, "write bench: encoding %s is not available (AUTO is not implemented yet)\n", enc);
+            return 1;
+        }
+        c.enc_default = 0;
+    }
+    if (threads != 1) {
+        fprintf(stderr, "write bench: --threads %d: parallel column encoding is not implemented yet\n", threads);
+        return 1;
+    }
+    if (reps < 1) reps = 1;
+    if (c.rows < 1) c.rows = 1;
+    gen g;
+    g.rng = calloc((size_t)c.ncols, sizeof *g.rng);
+    g.state = calloc((size_t)c.ncols, sizeof *g.state);
+    int64_t *times = malloc(TABLET_ROWS * sizeof *times);
+    double **cols = malloc((size_t)c.ncols * sizeof *cols);
+    for (int k = 0; k < c.ncols; k++) cols[k] = malloc(TABLET_ROWS * sizeof(double));
+    double points = (double)c.rows * c.ncols;
+    if (!c.json) {
+        bench_print_machine(stdout);
+        printf("E4 write: case %s (%d x %lld rows, %s), %s, %s, %s; tablets of %d rows; %d reps\n",
+               c.ncols == 1000 ? "B" : "A", c.ncols, c.rows, c.aligned ? "aligned" : "non-aligned",
+               c.sensor ? "sensor" : "walk", tsf_encoding_name(c.enc), tsf_compression_name(c.comp), TABLET_ROWS,
+               reps);
+        printf("%-7s %12s %12s %12s %14s %12s\n", "path", "p50 ms", "p50 Mpts/s", "p90 Mpts/s", "file bytes",
+               "bytes/point");
+    }
+    int rc = 0;
+    for (int row_path = 0; row_path < 2; row_path++) {
+        double *rate = malloc((size_t)reps * sizeof *rate), *ms = malloc((size_t)reps * sizeof *ms);
+        uint64_t bytes = 0;
+        for (int r = 0; r < reps; r++) {
+            double s = run_once(&c, &g, row_path, times, cols, &bytes);
+            if (s < 0) {
+                rc = 1;
+                break;
+            }
+            rate[r] = points / s / 1e6;
+            ms[r] = s * 1e3;
+        }
+        if (rc) {
+            free(rate);
+            free(ms);
+            break;
+        }
+        struct stat st;
+        if (stat(c.out, &st) == 0) bytes = (uint64_t)st.st_size;
+        /* p90 of a rate = the rate 90% of runs reach: the 10th percentile */
+        double p50 = bench_percentile(rate, (size_t)reps, 50), p90 = bench_percentile(rate, (size_t)reps, 10);
+        double bpp = (double)bytes / points;
+        if (c.json)
+            printf("{\"bench\":\"write\",\"case\":\"%s\",\"data\":\"%s\",\"aligned\":%s,\"encoding\":\"%s\","
+                   "\"compression\":\"%s\",\"threads\":%d,\"path\":\"%s\",\"p50\":%.3f,\"p90\":%.3f,"
+                   "\"unit\":\"M points/s\",\"bytes_per_point\":%.4f,\"rows\":%lld,\"file_bytes\":%llu}\n",
+                   c.ncols == 1000 ? "B" : "A", c.sensor ? "sensor" : "walk", c.aligned ? "true" : "false",
+                   c.enc_default ? "default" : tsf_encoding_name(c.enc), tsf_compression_name(c.comp), threads,
+                   row_path ? "row" : "column", p50, p90, bpp, c.rows, (unsigned long long)bytes);
+        else
+            printf("%-7s %12.1f %12.1f %12.1f %14llu %12.3f\n", row_path ? "row" : "column",
+                   bench_percentile(ms, (size_t)reps, 50), p50, p90, (unsigned long long)bytes, bpp);
+        free(rate);
+        free(ms);
+    }
+    for (int k = 0; k < c.ncols; k++) free(cols[k]);
+    free(cols);
+    free(times);
+    free(g.rng);
+    free(g.state);
+    return rc;
+}

@@ -130,8 +130,10 @@ static void test_garbage(void)
     /* `10` before any leading-zero count was stored is corrupt */
     const uint8_t bad[] = {0, 0, 0, 1, 0x80, 0, 0, 0, 0, 0};
     int32_t o[2];
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_CHIMP, bad, sizeof bad, o, 2, NULL, NULL),
+    tsf_error err;
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_CHIMP, bad, sizeof bad, o, 2, NULL, &err),
                  TSF_ECORRUPT);
+    CHECK(strstr(err.message, "invalid") != NULL);
     tsf_codec_close(c);
 }
 

@@ -333,6 +333,27 @@ static void test_invalid_windows(void)
     tsf_codec *p = open_path(TSF_PATH_PER_VALUE);
     CHECK_EQ_INT(tsf_codec_decode(p, TSF_INT32, TSF_ENC_GORILLA, s2, sizeof s2, out, 2, NULL, &err),
                  TSF_ECORRUPT);
+    /* DOUBLE: first 0, then `11` lz 63 len 2 (65 > 64), then repeats: long enough for the batch
+       kernel, which must report exactly what the checked iterator reports */
+    uint8_t s3[256] = {0};
+    s3[8] = 0xff; /* 11 111111 */
+    s3[9] = 0x07; /* 000001 11 */
+    double o3[100];
+    tsf_error e_pv, e_b;
+    CHECK_EQ_INT(tsf_codec_decode(p, TSF_DOUBLE, TSF_ENC_GORILLA, s3, sizeof s3, o3, 100, NULL, &e_pv),
+                 TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA, s3, sizeof s3, o3, 100, NULL, &e_b),
+                 TSF_ECORRUPT);
+    CHECK(strstr(e_pv.message, "invalid") != NULL);
+    CHECK(strcmp(e_pv.message, e_b.message) == 0);
+    /* the same with a `10` before any `11` after a run of repeats */
+    memset(s3, 0, sizeof s3);
+    s3[20] = 0x80; /* bit 160 - 64 = 96 repeats, then `10` */
+    CHECK_EQ_INT(tsf_codec_decode(p, TSF_DOUBLE, TSF_ENC_GORILLA, s3, sizeof s3, o3, 100, NULL, &e_pv),
+                 TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_GORILLA, s3, sizeof s3, o3, 100, NULL, &e_b),
+                 TSF_ECORRUPT);
+    CHECK(strcmp(e_pv.message, e_b.message) == 0);
     /* a wrong end marker: encode [5], then break the marker's bits */
     uint8_t b[64];
     size_t w;

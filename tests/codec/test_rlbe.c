@@ -157,6 +157,7 @@ static void test_garbage(void)
     CHECK(strstr(err.message, "run longer") != NULL);
     CHECK_EQ_INT(tsf_codec_decode(c, TSF_INT32, TSF_ENC_RLBE, endless, sizeof endless, o, 1, NULL, &err),
                  TSF_ECORRUPT);
+    CHECK(strstr(err.message, "without an end") != NULL);
     tsf_codec_close(c);
 }
 

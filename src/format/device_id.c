@@ -129,6 +129,6 @@ tsf_status tsf_fmt_write_chunk_group_header(const tsf_fmt_str *segs, uint32_t ns
         if (st == TSF_OK || st == TSF_ERANGE)
             st = tsf_err(err, TSF_ERANGE, "chunk group header: buffer holds 0 bytes");
     }
-    if (written) *written = st ? 0 : n + 1;
+    if (written) *written = (st == TSF_OK || st == TSF_ERANGE) ? n + 1 : 0; /* ERANGE: the size needed */
     return st;
 }

@@ -110,7 +110,7 @@ tsf_status tsf_fmt_wr_binary(fmt_wr *w, tsf_bytes b, tsf_error *err)
 tsf_status tsf_fmt_wr_finish(const fmt_wr *w, const char *what, size_t *written, tsf_error *err)
 {
     if (w->overflow) {
-        if (written) *written = 0;
+        if (written) *written = w->pos; /* the size needed */
         return tsf_err(err, TSF_ERANGE, "%s: needs %zu bytes, buffer holds %zu", what, w->pos, w->cap);
     }
     if (written) *written = w->pos;

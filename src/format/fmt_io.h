@@ -86,7 +86,7 @@ TSF_INLINE void fmt_wr_uvarint(fmt_wr *w, uint32_t v)
 /* varstr of a possibly-null string; TSF_EINVAL if longer than INT32_MAX. */
 tsf_status tsf_fmt_wr_varstr(fmt_wr *w, const uint8_t *s, size_t len, int is_null, tsf_error *err);
 tsf_status tsf_fmt_wr_binary(fmt_wr *w, tsf_bytes b, tsf_error *err);
-/* Finishes a write: TSF_ERANGE (naming `what`) on overflow, else *written = bytes. */
+/* Finishes a write: *written = bytes (on overflow: the bytes needed, and TSF_ERANGE naming `what`). */
 tsf_status tsf_fmt_wr_finish(const fmt_wr *w, const char *what, size_t *written, tsf_error *err);
 /* Statistics into an ongoing writer (statistics.c). */
 tsf_status tsf_fmt_wr_stats(fmt_wr *w, const tsf_fmt_stats *in, tsf_error *err);

@@ -11,8 +11,8 @@
  *    and the absolute offset. On success *used (if non-NULL) receives the bytes consumed.
  *  - Parsed strings and binaries borrow from p (tsf_fmt_str / tsf_bytes), valid while p is.
  *  - Write functions take (in, dst, cap, written, err) and write only dst[0..cap). If cap is too
- *    small they return TSF_ERANGE. dst may be NULL with cap 0 to size a structure: the matching
- *    *_size() helpers do exactly that.
+ *    small they return TSF_ERANGE with *written = the size needed, so a call with dst NULL and cap 0
+ *    sizes a structure (tsf_fmt_stats_size() does exactly that).
  *  - File offsets and sizes are 64-bit.
  */
 #ifndef TSF_FORMAT_H
@@ -322,7 +322,8 @@ tsf_status tsf_walk_init(tsf_walker *w, const uint8_t *file, size_t len, tsf_err
 /* Starts at `pos` (e.g. a chunk offset from the index) of a file with a known version; the walker
  * then behaves as if inside a chunk group. */
 void tsf_walk_init_at(tsf_walker *w, const uint8_t *file, size_t len, int version, uint64_t pos);
-/* Next item. After TSF_WALK_END or an error every further call returns the same. */
+/* Next item. After TSF_WALK_END every further call returns TSF_WALK_END again; after an error,
+ * TSF_ECORRUPT (w->pos stays at the structure that failed). */
 tsf_status tsf_walk_next(tsf_walker *w, tsf_walk_item *item, tsf_error *err);
 
 #endif

@@ -865,6 +865,32 @@ static void test_headers_roundtrip(void)
     CHECK_EQ_INT(p2.uncompressed_size, 0);
     CHECK_EQ_INT(p2.has_stats, 0);
 
+    /* sizing: a NULL buffer gives TSF_ERANGE and the size needed, for every writer */
+    {
+        tsf_fmt_chunk_header h = {0x05, {(const uint8_t *)"s1", 2, 0}, 300, TSF_INT64, TSF_LZ4, TSF_ENC_PLAIN,
+                                  0};
+        tsf_fmt_page_header p = {0};
+        tsf_fmt_str seg[2] = {{(const uint8_t *)"root.sg1", 8, 0}, {(const uint8_t *)"d1", 2, 0}};
+        tsf_fmt_op_index op0 = {1, 2};
+        p.uncompressed_size = 200;
+        p.compressed_size = 100;
+        p.has_stats = 1;
+        tsf_fmt_stats_init(&p.stats, TSF_STRING);
+        size_t need = 0;
+        CHECK_EQ_INT(tsf_fmt_write_chunk_header(&h, NULL, 0, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 9);
+        CHECK_EQ_INT(tsf_fmt_write_page_header(&p, NULL, 0, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 2 + 1 + 33); /* uvarint 200, uvarint 100, empty STRING statistics */
+        CHECK_EQ_INT(tsf_fmt_write_chunk_group_header(seg, 2, 4, NULL, 0, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 14);
+        CHECK_EQ_INT(tsf_fmt_write_chunk_group_header(seg, 2, 4, a, 5, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 14);
+        CHECK_EQ_INT(tsf_fmt_write_op_index(&op0, NULL, 0, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 17);
+        CHECK_EQ_INT(tsf_fmt_write_head(4, NULL, 0, &need, &e), TSF_ERANGE);
+        CHECK_EQ_INT(need, 7);
+    }
+
     /* operation index record */
     tsf_fmt_op_index op = {-5, INT64_MAX}, op2;
     CHECK_OK(tsf_fmt_write_op_index(&op, a, sizeof a, &n, &e), &e);

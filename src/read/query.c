@@ -216,9 +216,12 @@ static int inside(const tsf_query *q, int64_t start, int64_t end)
 /* Loads the next ChunkMetadata of the column's series into the lookahead. */
 static tsf_status cm_next(tsf_query *q, qcol *c, tsf_error *err)
 {
-    tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &c->cm_pos, &c->cm_off, &c->cm_stats, err);
+    tsf_error e;
+    tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &c->cm_pos, &c->cm_off, &c->cm_stats, &e);
     c->cm_have = st == TSF_OK;
-    return st == TSF_ENOTFOUND ? TSF_OK : st;
+    if (st == TSF_OK || st == TSF_ENOTFOUND) return TSF_OK;
+    if (err) *err = e;
+    return st;
 }
 
 static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind want, tsf_type type, tsf_error *err)

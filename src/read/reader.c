@@ -370,13 +370,17 @@ static tsf_status add_series(load_ctx *c, rd_device *d, const tsf_ixp_tsm *t, ui
     tsf_fmt_stats cs;
     tsf_status st;
     uint64_t data_end = r->fm.meta_offset;
-    while ((st = tsf_ixp_next_chunk_meta(t, &pos, &coff, &cs, c->err)) == TSF_OK) {
+    tsf_error e;
+    while ((st = tsf_ixp_next_chunk_meta(t, &pos, &coff, &cs, &e)) == TSF_OK) {
         if (coff < TSF_FMT_HEAD_LEN || coff >= data_end)
             return tsf_err(c->err, TSF_ECORRUPT, "ChunkMetadata of TimeseriesMetadata at %llu: chunk offset %llu outside the data area",
                            (unsigned long long)at, (unsigned long long)coff);
         s.nchunks++;
     }
-    if (st != TSF_ENOTFOUND) return st;
+    if (st != TSF_ENOTFOUND) {
+        if (c->err) *c->err = e;
+        return st;
+    }
     if ((st = pool_add(r, t->measurement.data, t->measurement.len, &off, c->err))) return st;
     s.name = (const char *)(uintptr_t)off;
     if (t->meta_type & 0x80) {
@@ -758,7 +762,7 @@ tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, 
     if (off < TSF_FMT_HEAD_LEN || off >= limit)
         return tsf_err(err, TSF_ECORRUPT, "chunk offset %llu outside the data area [7, %llu)", (unsigned long long)off,
                        (unsigned long long)limit);
-    size_t avail = (size_t)(limit - off), win = avail < 512 ? avail : 512;
+    size_t avail = (size_t)(limit - off), win = avail < 128 ? avail : 128;
     const uint8_t *p;
     size_t used = 0;
     tsf_status st = rd_fetch(r, off, win, buf, &p, err);
@@ -787,7 +791,7 @@ tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, 
                                rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err)
 {
     if (pos >= end) return tsf_err(err, TSF_ECORRUPT, "page header at %llu: chunk data ends", (unsigned long long)pos);
-    size_t avail = (size_t)(end - pos), win = avail < 256 ? avail : 256, used = 0;
+    size_t avail = (size_t)(end - pos), win = avail < 96 ? avail : 96, used = 0;
     const uint8_t *p;
     int multi = tsf_fmt_chunk_multi_page(h->marker);
     tsf_type t = h->data_type;
@@ -839,7 +843,8 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
     uint64_t coff, fetched = 0;
     tsf_fmt_stats cs;
     int first = 1;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &coff, &cs, err)) == TSF_OK) {
+    tsf_error e;
+    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
         tsf_fmt_chunk_header h;
         uint64_t dp, de;
         if ((st = rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
@@ -858,7 +863,9 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
         if (st) break;
     }
     rd_buf_free(r->a, &b);
-    return st == TSF_ENOTFOUND ? TSF_OK : st;
+    if (st == TSF_ENOTFOUND) return TSF_OK;
+    if (err && e.code == st) *err = e;
+    return st;
 }
 
 tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j, tsf_error *err)

@@ -380,6 +380,7 @@ static void ctx_free(ctx *c)
 }
 
 static int g_ok, g_pending, g_fail;
+static unsigned g_paths; /* codec paths the files were decoded on (bit per tsf_codec_path) */
 
 /* Checks one golden file on every distinct codec path. Prints one line. */
 static void check_file(const char *dir, const char *name, const char *csv_name, int java)
@@ -425,6 +426,7 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
                 continue;
             }
             seen |= 1u << real;
+            g_paths |= 1u << real;
             ctx c;
             memset(&c, 0, sizeof c);
             c.codec = codec;
@@ -495,6 +497,7 @@ static void test_golden_java(void)
     closedir(d);
     qsort(names, n, sizeof *names, cmp_names);
     g_ok = g_pending = g_fail = 0;
+    g_paths = 0;
     for (size_t i = 0; i < n; i++) {
         char csv[600];
         snprintf(csv, sizeof csv, "%s.csv", names[i]);
@@ -505,6 +508,10 @@ static void test_golden_java(void)
     printf(
         "golden tsfile-java: %zu files: %d ok, %d pending (codec/compression not yet implemented), %d FAIL\n",
         n, g_ok, g_pending, g_fail);
+    printf("decoded on paths:");
+    for (int p = 0; p < 8; p++)
+        if (g_paths & (1u << p)) printf(" %s", tsf_codec_path_name((tsf_codec_path)p));
+    printf("\n");
     CHECK(n > 0);
 }
 

@@ -1,7 +1,7 @@
 /*
- * decode_chimp_fuzzer.c - libFuzzer harness for CHIMP decoding (spec: tsfile-encodings.md): any bytes as a
- * CHIMP page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_chimp_fuzzer.c - libFuzzer harness for CHIMP decoding (spec: tsfile-encodings.md): any bytes
+ * as a CHIMP page stream of a chosen type and value count, decoded on every codec path, which must
+ * agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

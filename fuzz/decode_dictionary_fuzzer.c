@@ -1,7 +1,7 @@
 /*
- * decode_dictionary_fuzzer.c - libFuzzer harness for DICTIONARY decoding (spec: tsfile-encodings.md): any bytes as a
- * DICTIONARY page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_dictionary_fuzzer.c - libFuzzer harness for DICTIONARY decoding (spec: tsfile-encodings.md):
+ * any bytes as a DICTIONARY page stream of a chosen type and value count, decoded on every codec path,
+ * which must agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

@@ -1,7 +1,7 @@
 /*
- * decode_gorilla_v1_fuzzer.c - libFuzzer harness for GORILLA_V1 decoding (spec: tsfile-encodings.md): any bytes as a
- * GORILLA_V1 page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_gorilla_v1_fuzzer.c - libFuzzer harness for GORILLA_V1 decoding (spec: tsfile-encodings.md):
+ * any bytes as a GORILLA_V1 page stream of a chosen type and value count, decoded on every codec path,
+ * which must agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

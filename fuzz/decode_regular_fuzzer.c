@@ -1,7 +1,7 @@
 /*
- * decode_regular_fuzzer.c - libFuzzer harness for REGULAR decoding (spec: tsfile-encodings.md): any bytes as a
- * REGULAR page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_regular_fuzzer.c - libFuzzer harness for REGULAR decoding (spec: tsfile-encodings.md): any
+ * bytes as a REGULAR page stream of a chosen type and value count, decoded on every codec path, which
+ * must agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

@@ -1,6 +1,6 @@
 /*
- * decode_rlbe_fuzzer.c - libFuzzer harness for RLBE decoding (spec: tsfile-encodings.md): any bytes as a
- * RLBE page stream of a chosen type and value count, decoded on every codec path, which must agree.
+ * decode_rlbe_fuzzer.c - libFuzzer harness for RLBE decoding (spec: tsfile-encodings.md): any bytes as
+ * a RLBE page stream of a chosen type and value count, decoded on every codec path, which must agree.
  * Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"

@@ -1,7 +1,7 @@
 /*
- * decode_ts2diff_fuzzer.c - libFuzzer harness for TS_2DIFF decoding (spec: tsfile-encodings.md): any bytes as a
- * TS_2DIFF page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_ts2diff_fuzzer.c - libFuzzer harness for TS_2DIFF decoding (spec: tsfile-encodings.md): any
+ * bytes as a TS_2DIFF page stream of a chosen type and value count, decoded on every codec path, which
+ * must agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

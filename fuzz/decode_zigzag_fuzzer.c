@@ -1,7 +1,7 @@
 /*
- * decode_zigzag_fuzzer.c - libFuzzer harness for ZIGZAG decoding (spec: tsfile-encodings.md): any bytes as a
- * ZIGZAG page stream of a chosen type and value count, decoded on every codec path, which must agree.
- * Input layout and oracles: fuzz_common.h.
+ * decode_zigzag_fuzzer.c - libFuzzer harness for ZIGZAG decoding (spec: tsfile-encodings.md): any
+ * bytes as a ZIGZAG page stream of a chosen type and value count, decoded on every codec path, which
+ * must agree. Input layout and oracles: fuzz_common.h.
  */
 #include "fuzz_common.h"
 

@@ -12,7 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_reader r = {data, size};
     tsf_compression c = fz_pick_codec(fz_u8(&r));
     size_t dst_len = fz_u32(&r) % (FZ_MAX_DECOMPRESSED + 1);
-    uint8_t *src = malloc(r.n ? r.n : 1), *a = malloc(dst_len ? dst_len : 1), *b = malloc(dst_len ? dst_len : 1);
+    uint8_t *src = malloc(r.n ? r.n : 1), *a = malloc(dst_len ? dst_len : 1),
+            *b = malloc(dst_len ? dst_len : 1);
     FZ_CHECK(src && a && b);
     if (r.n) memcpy(src, r.p, r.n);
 

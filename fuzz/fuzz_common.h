@@ -33,9 +33,9 @@
 #define FZ_MAX_VALUES 4096
 #define FZ_MAX_DECOMPRESSED (1u << 20)
 
-#define FZ_CHECK(cond)                                                                                 \
-    do {                                                                                               \
-        if (!(cond)) __builtin_trap();                                                                 \
+#define FZ_CHECK(cond)                                                                                       \
+    do {                                                                                                     \
+        if (!(cond)) __builtin_trap();                                                                       \
     } while (0)
 
 /* ---- a tiny data producer ------------------------------------------------------------------------- */
@@ -73,14 +73,18 @@ static const tsf_type FZ_TYPES[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64,     TSF_F
 static inline size_t fz_width(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return 1;
+    case TSF_BOOLEAN:
+        return 1;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 4;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return sizeof(tsf_bytes);
     }
 }
 
@@ -130,8 +134,10 @@ static inline const fz_codecs *fz_get_codecs(void)
         FZ_CHECK(tsf_codec_open(&c, &o, NULL) == TSF_OK);
         int dup = 0;
         for (size_t j = 0; j < set.n; j++) dup |= tsf_codec_get_path(set.c[j]) == tsf_codec_get_path(c);
-        if (dup) tsf_codec_close(c);
-        else set.c[set.n++] = c;
+        if (dup)
+            tsf_codec_close(c);
+        else
+            set.c[set.n++] = c;
     }
     ready = 1;
     return &set;
@@ -297,8 +303,10 @@ static inline uint8_t *fz_encode_all_paths(tsf_type t, tsf_encoding enc, const v
         tsf_status s = tsf_codec_encode(cs->c[i], t, enc, values, n, i == 0 ? first : other, cap, &w, &err);
         FZ_CHECK(s == TSF_OK);
         FZ_CHECK(w <= cap);
-        if (i == 0) w0 = w;
-        else FZ_CHECK(w == w0 && memcmp(first, other, w) == 0);
+        if (i == 0)
+            w0 = w;
+        else
+            FZ_CHECK(w == w0 && memcmp(first, other, w) == 0);
     }
     free(other);
     *written = w0;
@@ -361,7 +369,8 @@ static inline int fz_roundtrip_harness(tsf_encoding enc, const uint8_t *data, si
     return 0;
 }
 
-static const tsf_compression FZ_CODECS[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP, TSF_LZ4, TSF_ZSTD, TSF_LZMA2};
+static const tsf_compression FZ_CODECS[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP,
+                                            TSF_LZ4,          TSF_ZSTD,   TSF_LZMA2};
 #define FZ_NCODECS (sizeof FZ_CODECS / sizeof FZ_CODECS[0])
 
 /* selector 0..5 picks a codec, 6 and 7 pick unsupported codes (LZO, 42) */

@@ -47,7 +47,8 @@ static void prepare_dir(const char *name)
     closedir(d);
 }
 
-static void write_seed(const char *dir, const char *name, const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+static void write_seed(const char *dir, const char *name, const uint8_t *a, size_t na, const uint8_t *b,
+                       size_t nb)
 {
     char path[1300];
     snprintf(path, sizeof path, "%s/%s/gen-%s", g_root, dir, name);
@@ -86,8 +87,10 @@ static size_t make_values(tsf_type t, int p, size_t n, void *out, uint64_t seed)
             iv = 1700000000 + (int64_t)i * 1000 + (int64_t)(r % 7);
             dv = (double)((int64_t)(i * 37 % 1000) - 300) / 100.0;
         } else if (p == PAT_EDGE) {
-            static const int64_t ie[] = {0, -1, 1, INT32_MIN, INT32_MAX, INT64_MIN, INT64_MAX, 255, -256, 1 << 20};
-            static const double de[] = {0.0, -0.0, 1.0, -1.5, 1e300, -1e-300, 3.4e38, 1.17e-38, 123.456, 5e-324};
+            static const int64_t ie[] = {0,         -1,        1,   INT32_MIN, INT32_MAX,
+                                         INT64_MIN, INT64_MAX, 255, -256,      1 << 20};
+            static const double de[] = {0.0,     -0.0,   1.0,      -1.5,    1e300,
+                                        -1e-300, 3.4e38, 1.17e-38, 123.456, 5e-324};
             iv = ie[i % 10];
             dv = i % 13 == 11 ? NAN : i % 13 == 12 ? (i & 1 ? INFINITY : -INFINITY) : de[i % 10];
         } else {
@@ -95,18 +98,26 @@ static size_t make_values(tsf_type t, int p, size_t n, void *out, uint64_t seed)
             memcpy(&dv, &r, sizeof dv);
         }
         switch (t) {
-        case TSF_BOOLEAN: ((uint8_t *)out)[i] = p == PAT_SMOOTH ? (uint8_t)((i / 9) & 1) : (uint8_t)(r & 1); break;
+        case TSF_BOOLEAN:
+            ((uint8_t *)out)[i] = p == PAT_SMOOTH ? (uint8_t)((i / 9) & 1) : (uint8_t)(r & 1);
+            break;
         case TSF_INT32:
-        case TSF_DATE: ((int32_t *)out)[i] = p == PAT_SMOOTH ? (int32_t)(iv % 100000) : (int32_t)iv; break;
+        case TSF_DATE:
+            ((int32_t *)out)[i] = p == PAT_SMOOTH ? (int32_t)(iv % 100000) : (int32_t)iv;
+            break;
         case TSF_INT64:
-        case TSF_TIMESTAMP: ((int64_t *)out)[i] = p == PAT_SMOOTH ? iv * 1000 : iv; break;
+        case TSF_TIMESTAMP:
+            ((int64_t *)out)[i] = p == PAT_SMOOTH ? iv * 1000 : iv;
+            break;
         case TSF_FLOAT: {
             float f = (float)dv;
             if (p == PAT_RANDOM) memcpy(&f, &r, sizeof f);
             ((float *)out)[i] = f;
             break;
         }
-        case TSF_DOUBLE: ((double *)out)[i] = dv; break;
+        case TSF_DOUBLE:
+            ((double *)out)[i] = dv;
+            break;
         default: {
             size_t len;
             char *b = g_text + tp;
@@ -289,7 +300,8 @@ static void compression_seeds(const tsf_codec *c)
     for (int i = 0; i < 300; i++) v[i] = 1700000000000 + i * 1000 + i % 7;
     size_t w = 0;
     if (tsf_codec_can_encode(TSF_INT64, TSF_ENC_PLAIN) &&
-        tsf_codec_encode(c, TSF_INT64, TSF_ENC_PLAIN, v, 300, inputs[0], sizeof inputs[0], &w, NULL) == TSF_OK) {
+        tsf_codec_encode(c, TSF_INT64, TSF_ENC_PLAIN, v, 300, inputs[0], sizeof inputs[0], &w, NULL) ==
+            TSF_OK) {
         lens[0] = w;
     } else {
         memcpy(inputs[0], v, sizeof v);
@@ -297,7 +309,8 @@ static void compression_seeds(const tsf_codec *c)
     }
     lens[1] = 0;
     for (int i = 0; lens[1] < 3000; i++)
-        lens[1] += (size_t)snprintf((char *)inputs[1] + lens[1], 64, "row %d,sensor-%d,%.2f;", i, i % 5, i * 0.25);
+        lens[1] +=
+            (size_t)snprintf((char *)inputs[1] + lens[1], 64, "row %d,sensor-%d,%.2f;", i, i % 5, i * 0.25);
     memset(inputs[2], 0, 2000);
     lens[2] = 2000;
     memcpy(inputs[3], "TsFile", 6);
@@ -349,10 +362,11 @@ int main(int argc, char **argv)
     static const struct {
         tsf_encoding e;
         const char *name;
-    } encs[] = {{TSF_ENC_PLAIN, "plain"},     {TSF_ENC_DICTIONARY, "dictionary"}, {TSF_ENC_RLE, "rle"},
-                {TSF_ENC_TS_2DIFF, "ts2diff"}, {TSF_ENC_GORILLA, "gorilla"},       {TSF_ENC_GORILLA_V1, "gorilla_v1"},
-                {TSF_ENC_ZIGZAG, "zigzag"},   {TSF_ENC_CHIMP, "chimp"},           {TSF_ENC_SPRINTZ, "sprintz"},
-                {TSF_ENC_RLBE, "rlbe"},       {TSF_ENC_REGULAR, "regular"}};
+    } encs[] = {
+        {TSF_ENC_PLAIN, "plain"},      {TSF_ENC_DICTIONARY, "dictionary"}, {TSF_ENC_RLE, "rle"},
+        {TSF_ENC_TS_2DIFF, "ts2diff"}, {TSF_ENC_GORILLA, "gorilla"},       {TSF_ENC_GORILLA_V1, "gorilla_v1"},
+        {TSF_ENC_ZIGZAG, "zigzag"},    {TSF_ENC_CHIMP, "chimp"},           {TSF_ENC_SPRINTZ, "sprintz"},
+        {TSF_ENC_RLBE, "rlbe"},        {TSF_ENC_REGULAR, "regular"}};
     for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) seeds_for(c, encs[i].e, encs[i].name);
     regular_seeds();
     compression_seeds(c);

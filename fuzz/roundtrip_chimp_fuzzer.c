@@ -1,7 +1,7 @@
 /*
- * roundtrip_chimp_fuzzer.c - libFuzzer harness for the CHIMP encoder: bytes -> values of a chosen type ->
- * encode on every path (identical bytes) -> decode on every path -> the values again (lossy forms as
- * documented in fuzz_common.h).
+ * roundtrip_chimp_fuzzer.c - libFuzzer harness for the CHIMP encoder: bytes -> values of a chosen type
+ * -> encode on every path (identical bytes) -> decode on every path -> the values again (lossy forms
+ * as documented in fuzz_common.h).
  */
 #include "fuzz_common.h"
 

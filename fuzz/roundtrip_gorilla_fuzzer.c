@@ -1,7 +1,7 @@
 /*
- * roundtrip_gorilla_fuzzer.c - libFuzzer harness for the GORILLA encoder: bytes -> values of a chosen type ->
- * encode on every path (identical bytes) -> decode on every path -> the values again (lossy forms as
- * documented in fuzz_common.h).
+ * roundtrip_gorilla_fuzzer.c - libFuzzer harness for the GORILLA encoder: bytes -> values of a chosen
+ * type -> encode on every path (identical bytes) -> decode on every path -> the values again (lossy
+ * forms as documented in fuzz_common.h).
  */
 #include "fuzz_common.h"
 

@@ -33,7 +33,7 @@
 #define XZ_MIN_DICT ((uint32_t)4096)
 
 struct tsf_compressor {
-    tsf_allocator alloc; /* copy of the hooks; all NULL = libc */
+    tsf_allocator alloc;        /* copy of the hooks; all NULL = libc */
     const tsf_allocator *hooks; /* &alloc when hooks were given, else NULL */
     z_stream inflate;
     int inflate_ready;
@@ -106,8 +106,10 @@ static size_t min_sz(size_t a, size_t b)
 
 static tsf_status too_small(tsf_error *err, const char *codec, size_t cap, size_t n)
 {
-    return tsf_err(err, TSF_ERANGE, "%s compress: output capacity %zu too small for %zu input bytes (use "
-                   "tsf_compress_bound)", codec, cap, n);
+    return tsf_err(err, TSF_ERANGE,
+                   "%s compress: output capacity %zu too small for %zu input bytes (use "
+                   "tsf_compress_bound)",
+                   codec, cap, n);
 }
 
 static tsf_status wrong_size(tsf_error *err, const char *codec, size_t got, size_t want)
@@ -124,8 +126,10 @@ int tsf_compression_supported(tsf_compression c)
     case TSF_GZIP:
     case TSF_LZ4:
     case TSF_ZSTD:
-    case TSF_LZMA2: return 1;
-    default: return 0;
+    case TSF_LZMA2:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -133,16 +137,22 @@ size_t tsf_compress_bound(tsf_compression c, size_t n)
 {
     if (n > SIZE_MAX / 4) return 0;
     switch (c) {
-    case TSF_UNCOMPRESSED: return n;
-    case TSF_SNAPPY: return snappy_max_compressed_length(n);
-    case TSF_GZIP: return (size_t)compressBound((uLong)n) + 18; /* zlib bound + gzip header/trailer */
-    case TSF_LZ4: return n > (size_t)LZ4_MAX_INPUT_SIZE ? 0 : (size_t)LZ4_compressBound((int)n);
+    case TSF_UNCOMPRESSED:
+        return n;
+    case TSF_SNAPPY:
+        return snappy_max_compressed_length(n);
+    case TSF_GZIP:
+        return (size_t)compressBound((uLong)n) + 18; /* zlib bound + gzip header/trailer */
+    case TSF_LZ4:
+        return n > (size_t)LZ4_MAX_INPUT_SIZE ? 0 : (size_t)LZ4_compressBound((int)n);
     case TSF_ZSTD: {
         size_t b = ZSTD_compressBound(n);
         return ZSTD_isError(b) ? 0 : b;
     }
-    case TSF_LZMA2: return lzma_stream_buffer_bound(n);
-    default: return 0;
+    case TSF_LZMA2:
+        return lzma_stream_buffer_bound(n);
+    default:
+        return 0;
     }
 }
 
@@ -164,19 +174,23 @@ static tsf_status snappy_dec(const uint8_t *src, size_t n, uint8_t *dst, size_t 
     size_t ulen = 0, out = dst_len;
     char dummy;
     if (snappy_uncompressed_length((const char *)src, n, &ulen) != SNAPPY_OK)
-        return tsf_err(err, TSF_ECORRUPT, "SNAPPY page: bad length preamble at offset 0 (%zu input bytes)", n);
+        return tsf_err(err, TSF_ECORRUPT, "SNAPPY page: bad length preamble at offset 0 (%zu input bytes)",
+                       n);
     if (ulen != dst_len)
-        return tsf_err(err, TSF_ECORRUPT, "SNAPPY page: preamble at offset 0 says %zu bytes, page header says %zu",
-                       ulen, dst_len);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "SNAPPY page: preamble at offset 0 says %zu bytes, page header says %zu", ulen,
+                       dst_len);
     if (snappy_uncompress((const char *)src, n, dst_len ? (char *)dst : &dummy, &out) != SNAPPY_OK)
-        return tsf_err(err, TSF_ECORRUPT, "SNAPPY page: malformed block (%zu input bytes, offset unknown)", n);
+        return tsf_err(err, TSF_ECORRUPT, "SNAPPY page: malformed block (%zu input bytes, offset unknown)",
+                       n);
     if (out != dst_len) return wrong_size(err, "SNAPPY", out, dst_len);
     return TSF_OK;
 }
 
 /* ---- LZ4 ------------------------------------------------------------------------------------------ */
 
-static tsf_status lz4_enc(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
+static tsf_status lz4_enc(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *written,
+                          tsf_error *err)
 {
     if (n > (size_t)LZ4_MAX_INPUT_SIZE)
         return tsf_err(err, TSF_EINVAL, "LZ4 compress: %zu input bytes exceed the LZ4 block limit", n);
@@ -190,8 +204,10 @@ static tsf_status lz4_dec(const uint8_t *src, size_t n, uint8_t *dst, size_t dst
 {
     char dummy;
     if (n > INT_MAX || dst_len > INT_MAX)
-        return tsf_err(err, TSF_ECORRUPT, "LZ4 page: %zu compressed / %zu uncompressed bytes exceed the LZ4 "
-                       "block limit", n, dst_len);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "LZ4 page: %zu compressed / %zu uncompressed bytes exceed the LZ4 "
+                       "block limit",
+                       n, dst_len);
     if (n == 0) return tsf_err(err, TSF_ECORRUPT, "LZ4 page: empty block at offset 0");
     int r = LZ4_decompress_safe((const char *)src, dst_len ? (char *)dst : &dummy, (int)n, (int)dst_len);
     if (r < 0)
@@ -230,10 +246,13 @@ static tsf_status zstd_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
     uint8_t dummy;
     unsigned long long fcs = ZSTD_getFrameContentSize(src, n);
     if (fcs == ZSTD_CONTENTSIZE_ERROR)
-        return tsf_err(err, TSF_ECORRUPT, "ZSTD page: no valid frame header at offset 0 (%zu input bytes)", n);
+        return tsf_err(err, TSF_ECORRUPT, "ZSTD page: no valid frame header at offset 0 (%zu input bytes)",
+                       n);
     if (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs > dst_len)
-        return tsf_err(err, TSF_ECORRUPT, "ZSTD page: frame header at offset 0 says %llu bytes, page header "
-                       "says %zu", fcs, dst_len);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "ZSTD page: frame header at offset 0 says %llu bytes, page header "
+                       "says %zu",
+                       fcs, dst_len);
     size_t r;
     if (h) {
         if (!h->zdctx && !(h->zdctx = ZSTD_createDCtx()))
@@ -246,10 +265,12 @@ static tsf_status zstd_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
         if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation)
             return tsf_err(err, TSF_ENOMEM, "ZSTD decompress: out of memory");
         if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
-            return tsf_err(err, TSF_ECORRUPT, "ZSTD page: frames yield more than the %zu bytes the page header "
-                           "says", dst_len);
-        return tsf_err(err, TSF_ECORRUPT, "ZSTD page: %s (%zu input bytes, offset unknown)", ZSTD_getErrorName(r),
-                       n);
+            return tsf_err(err, TSF_ECORRUPT,
+                           "ZSTD page: frames yield more than the %zu bytes the page header "
+                           "says",
+                           dst_len);
+        return tsf_err(err, TSF_ECORRUPT, "ZSTD page: %s (%zu input bytes, offset unknown)",
+                       ZSTD_getErrorName(r), n);
     }
     if (r != dst_len) return wrong_size(err, "ZSTD", r, dst_len);
     return TSF_OK;
@@ -273,8 +294,8 @@ static tsf_status gzip_enc(tsf_compressor *h, const uint8_t *src, size_t n, uint
         if (ret == Z_OK && h) h->deflate_ready = 1;
     }
     if (ret != Z_OK)
-        return tsf_err(err, ret == Z_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "GZIP compress: deflateInit2 failed (%d)",
-                       ret);
+        return tsf_err(err, ret == Z_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL,
+                       "GZIP compress: deflateInit2 failed (%d)", ret);
     /* The Java writer's header: no flags, mtime 0, XFL 0 (level 6), OS 0xff (unknown). */
     gz_header head;
     memset(&head, 0, sizeof head);
@@ -323,8 +344,10 @@ static tsf_status gzip_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
         if (ret == Z_OK && h) h->inflate_ready = 1;
     }
     if (ret != Z_OK)
-        return tsf_err(err, ret == Z_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "GZIP decompress: inflateInit2 failed "
-                       "(%d)", ret);
+        return tsf_err(err, ret == Z_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL,
+                       "GZIP decompress: inflateInit2 failed "
+                       "(%d)",
+                       ret);
 
     size_t in_pos = 0, out_pos = 0;
     unsigned member = 0;
@@ -343,8 +366,10 @@ static tsf_status gzip_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
             size_t made = out_chunk - z->avail_out;
             in_pos += in_chunk - z->avail_in;
             if (spilling && made) {
-                st = tsf_err(err, TSF_ECORRUPT, "GZIP page: member %u (offset %zu) yields more than the %zu bytes "
-                             "the page header says", member, member_start, dst_len);
+                st = tsf_err(err, TSF_ECORRUPT,
+                             "GZIP page: member %u (offset %zu) yields more than the %zu bytes "
+                             "the page header says",
+                             member, member_start, dst_len);
                 goto done;
             }
             out_pos += made;
@@ -353,11 +378,12 @@ static tsf_status gzip_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
             if (ret == Z_MEM_ERROR) {
                 st = tsf_err(err, TSF_ENOMEM, "GZIP decompress: out of memory");
             } else if (ret == Z_BUF_ERROR && in_pos == n) {
-                st = tsf_err(err, TSF_ECORRUPT, "GZIP page: member %u (offset %zu) truncated at offset %zu", member,
-                             member_start, in_pos);
+                st = tsf_err(err, TSF_ECORRUPT, "GZIP page: member %u (offset %zu) truncated at offset %zu",
+                             member, member_start, in_pos);
             } else {
-                st = tsf_err(err, TSF_ECORRUPT, "GZIP page: member %u (offset %zu) malformed near offset %zu: %s",
-                             member, member_start, in_pos, z->msg ? z->msg : "inflate error");
+                st = tsf_err(err, TSF_ECORRUPT,
+                             "GZIP page: member %u (offset %zu) malformed near offset %zu: %s", member,
+                             member_start, in_pos, z->msg ? z->msg : "inflate error");
             }
             goto done;
         }
@@ -403,7 +429,8 @@ static tsf_status xz_enc(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
                          size_t *written, tsf_error *err)
 {
     lzma_options_lzma opt;
-    if (lzma_lzma_preset(&opt, XZ_PRESET)) return tsf_err(err, TSF_EINVAL, "LZMA2 compress: preset unsupported");
+    if (lzma_lzma_preset(&opt, XZ_PRESET))
+        return tsf_err(err, TSF_EINVAL, "LZMA2 compress: preset unsupported");
     /* A page never needs a dictionary larger than itself: shrinking it keeps the output a valid preset-6
      * stream for this input while the encoder (and every decoder) allocates far less. */
     uint32_t dict = XZ_MIN_DICT;
@@ -414,8 +441,10 @@ static tsf_status xz_enc(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
     lzma_stream local, *s = xz_stream(h, &local);
     lzma_ret r = lzma_stream_encoder(s, filters, LZMA_CHECK_CRC64);
     if (r != LZMA_OK)
-        return tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "LZMA2 compress: encoder init failed "
-                       "(%d)", (int)r);
+        return tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL,
+                       "LZMA2 compress: encoder init failed "
+                       "(%d)",
+                       (int)r);
     s->next_in = src;
     s->avail_in = n;
     s->next_out = dst;
@@ -425,8 +454,11 @@ static tsf_status xz_enc(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
         r = lzma_code(s, LZMA_FINISH);
         if (r == LZMA_STREAM_END) break;
         if (r == LZMA_OK && s->avail_out > 0) continue;
-        if (r == LZMA_OK || r == LZMA_BUF_ERROR) st = too_small(err, "LZMA2", cap, n);
-        else st = tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "LZMA2 compress: failed (%d)", (int)r);
+        if (r == LZMA_OK || r == LZMA_BUF_ERROR)
+            st = too_small(err, "LZMA2", cap, n);
+        else
+            st = tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "LZMA2 compress: failed (%d)",
+                         (int)r);
         break;
     }
     if (st == TSF_OK) *written = cap - s->avail_out;
@@ -441,8 +473,10 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
     lzma_stream local, *s = xz_stream(h, &local);
     lzma_ret r = lzma_stream_decoder(s, XZ_MEMLIMIT, LZMA_CONCATENATED);
     if (r != LZMA_OK)
-        return tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL, "LZMA2 decompress: decoder init "
-                       "failed (%d)", (int)r);
+        return tsf_err(err, r == LZMA_MEM_ERROR ? TSF_ENOMEM : TSF_EINVAL,
+                       "LZMA2 decompress: decoder init "
+                       "failed (%d)",
+                       (int)r);
     s->next_in = src;
     s->avail_in = n;
     size_t out_pos = 0;
@@ -456,8 +490,10 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
         size_t made = out_chunk - s->avail_out;
         size_t off = n - s->avail_in;
         if (spilling && made) {
-            st = tsf_err(err, TSF_ECORRUPT, "LZMA2 page: .xz data yields more than the %zu bytes the page header "
-                         "says (input offset %zu)", dst_len, off);
+            st = tsf_err(err, TSF_ECORRUPT,
+                         "LZMA2 page: .xz data yields more than the %zu bytes the page header "
+                         "says (input offset %zu)",
+                         dst_len, off);
             break;
         }
         out_pos += made;
@@ -467,10 +503,14 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
         }
         if (r == LZMA_OK) continue; /* liblzma reports LZMA_BUF_ERROR when no progress is possible */
         switch (r) {
-        case LZMA_MEM_ERROR: st = tsf_err(err, TSF_ENOMEM, "LZMA2 decompress: out of memory"); break;
+        case LZMA_MEM_ERROR:
+            st = tsf_err(err, TSF_ENOMEM, "LZMA2 decompress: out of memory");
+            break;
         case LZMA_MEMLIMIT_ERROR:
-            st = tsf_err(err, TSF_ECORRUPT, "LZMA2 page: block near offset %zu needs more than %llu MiB of "
-                         "decoder memory", off, (unsigned long long)(XZ_MEMLIMIT >> 20));
+            st = tsf_err(err, TSF_ECORRUPT,
+                         "LZMA2 page: block near offset %zu needs more than %llu MiB of "
+                         "decoder memory",
+                         off, (unsigned long long)(XZ_MEMLIMIT >> 20));
             break;
         case LZMA_FORMAT_ERROR:
             st = tsf_err(err, TSF_ECORRUPT, "LZMA2 page: no .xz stream header at offset %zu", off);
@@ -479,8 +519,8 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
             st = tsf_err(err, TSF_ECORRUPT, "LZMA2 page: .xz stream truncated (offset %zu of %zu)", off, n);
             break;
         default:
-            st = tsf_err(err, TSF_ECORRUPT, "LZMA2 page: malformed .xz stream near offset %zu (liblzma error %d)",
-                         off, (int)r);
+            st = tsf_err(err, TSF_ECORRUPT,
+                         "LZMA2 page: malformed .xz stream near offset %zu (liblzma error %d)", off, (int)r);
             break;
         }
         break;
@@ -491,8 +531,8 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
 
 /* ---- dispatch ------------------------------------------------------------------------------------- */
 
-static tsf_status compress_any(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n, uint8_t *dst,
-                               size_t cap, size_t *written, tsf_error *err)
+static tsf_status compress_any(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n,
+                               uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
     if (!written || (n && !src) || (cap && !dst))
         return tsf_err(err, TSF_EINVAL, "tsf_compress: NULL argument");
@@ -503,11 +543,16 @@ static tsf_status compress_any(tsf_compressor *h, tsf_compression c, const uint8
         if (n) memcpy(dst, src, n);
         *written = n;
         return TSF_OK;
-    case TSF_SNAPPY: return snappy_enc(src, n, dst, cap, written, err);
-    case TSF_GZIP: return gzip_enc(h, src, n, dst, cap, written, err);
-    case TSF_LZ4: return lz4_enc(src, n, dst, cap, written, err);
-    case TSF_ZSTD: return zstd_enc(h, src, n, dst, cap, written, err);
-    case TSF_LZMA2: return xz_enc(h, src, n, dst, cap, written, err);
+    case TSF_SNAPPY:
+        return snappy_enc(src, n, dst, cap, written, err);
+    case TSF_GZIP:
+        return gzip_enc(h, src, n, dst, cap, written, err);
+    case TSF_LZ4:
+        return lz4_enc(src, n, dst, cap, written, err);
+    case TSF_ZSTD:
+        return zstd_enc(h, src, n, dst, cap, written, err);
+    case TSF_LZMA2:
+        return xz_enc(h, src, n, dst, cap, written, err);
     default: {
         const char *name = tsf_compression_name(c);
         return tsf_err(err, TSF_ENOTSUP, "compress: compression %s (%d) is not supported", name ? name : "?",
@@ -523,19 +568,24 @@ static tsf_status decompress_any(tsf_compressor *h, tsf_compression c, const uin
     switch (c) {
     case TSF_UNCOMPRESSED:
         if (n != dst_len)
-            return tsf_err(err, TSF_ECORRUPT, "UNCOMPRESSED page: body has %zu bytes, page header says %zu", n,
-                           dst_len);
+            return tsf_err(err, TSF_ECORRUPT, "UNCOMPRESSED page: body has %zu bytes, page header says %zu",
+                           n, dst_len);
         if (n) memcpy(dst, src, n);
         return TSF_OK;
-    case TSF_SNAPPY: return snappy_dec(src, n, dst, dst_len, err);
-    case TSF_GZIP: return gzip_dec(h, src, n, dst, dst_len, err);
-    case TSF_LZ4: return lz4_dec(src, n, dst, dst_len, err);
-    case TSF_ZSTD: return zstd_dec(h, src, n, dst, dst_len, err);
-    case TSF_LZMA2: return xz_dec(h, src, n, dst, dst_len, err);
+    case TSF_SNAPPY:
+        return snappy_dec(src, n, dst, dst_len, err);
+    case TSF_GZIP:
+        return gzip_dec(h, src, n, dst, dst_len, err);
+    case TSF_LZ4:
+        return lz4_dec(src, n, dst, dst_len, err);
+    case TSF_ZSTD:
+        return zstd_dec(h, src, n, dst, dst_len, err);
+    case TSF_LZMA2:
+        return xz_dec(h, src, n, dst, dst_len, err);
     default: {
         const char *name = tsf_compression_name(c);
-        return tsf_err(err, TSF_ENOTSUP, "decompress: compression %s (%d) is not supported", name ? name : "?",
-                       (int)c);
+        return tsf_err(err, TSF_ENOTSUP, "decompress: compression %s (%d) is not supported",
+                       name ? name : "?", (int)c);
     }
     }
 }

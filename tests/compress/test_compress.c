@@ -9,7 +9,8 @@
 
 #include "test.h"
 
-static const tsf_compression CODECS[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP, TSF_LZ4, TSF_ZSTD, TSF_LZMA2};
+static const tsf_compression CODECS[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP,
+                                         TSF_LZ4,          TSF_ZSTD,   TSF_LZMA2};
 #define NCODECS (sizeof CODECS / sizeof CODECS[0])
 
 static uint8_t *make_input(int kind, size_t n, uint64_t seed)
@@ -18,9 +19,13 @@ static uint8_t *make_input(int kind, size_t n, uint64_t seed)
     uint64_t s = seed;
     for (size_t i = 0; i < n; i++) {
         switch (kind) {
-        case 0: b[i] = (uint8_t)tsf_test_rand(&s); break;                 /* random */
-        case 1: b[i] = (uint8_t)("timeseries"[i % 10] + (i / 4096) % 3); break; /* highly compressible */
-        default: /* mixed: runs, counters, noise */
+        case 0:
+            b[i] = (uint8_t)tsf_test_rand(&s);
+            break; /* random */
+        case 1:
+            b[i] = (uint8_t)("timeseries"[i % 10] + (i / 4096) % 3);
+            break; /* highly compressible */
+        default:   /* mixed: runs, counters, noise */
             b[i] = (i / 1000) % 3 == 0 ? (uint8_t)tsf_test_rand(&s) : (uint8_t)(i / 7);
             break;
         }
@@ -49,7 +54,8 @@ static void roundtrip(tsf_compressor *h, tsf_compression c, const uint8_t *src, 
     uint8_t *z = pack(h, c, src, n, &len);
     uint8_t *out = malloc(n + 1);
     out[n] = 0xA5; /* canary */
-    tsf_status s = h ? tsf_compressor_decompress(h, c, z, len, out, n, &err) : tsf_decompress(c, z, len, out, n, &err);
+    tsf_status s =
+        h ? tsf_compressor_decompress(h, c, z, len, out, n, &err) : tsf_decompress(c, z, len, out, n, &err);
     CHECK_OK(s, &err);
     if (s == TSF_OK) CHECK_MEM(out, src, n);
     CHECK_EQ_INT(out[n], 0xA5);
@@ -89,7 +95,8 @@ static void test_roundtrip_all(void)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
             for (int kind = 0; kind < 3; kind++) {
                 size_t n = sizes[si];
-                if (n == (1u << 20) && kind == 0 && CODECS[ci] == TSF_LZMA2) continue; /* slow, adds nothing */
+                if (n == (1u << 20) && kind == 0 && CODECS[ci] == TSF_LZMA2)
+                    continue; /* slow, adds nothing */
                 uint8_t *src = make_input(kind, n, 77 + n);
                 roundtrip(NULL, CODECS[ci], src, n);
                 roundtrip(h, CODECS[ci], src, n);
@@ -190,13 +197,16 @@ static void test_hostile(void)
             uint8_t *m = malloc(len);
             memcpy(m, z, len);
             int flips = 1 + (int)(tsf_test_rand(&s) % 4);
-            for (int f = 0; f < flips; f++) m[tsf_test_rand(&s) % len] ^= (uint8_t)(1 + tsf_test_rand(&s) % 255);
+            for (int f = 0; f < flips; f++)
+                m[tsf_test_rand(&s) % len] ^= (uint8_t)(1 + tsf_test_rand(&s) % 255);
             size_t ml = len - (size_t)(tsf_test_rand(&s) % 3 == 0 ? tsf_test_rand(&s) % len : 0);
             size_t dl = tsf_test_rand(&s) % 2 ? n : (size_t)(tsf_test_rand(&s) % 8192);
             tsf_status st = tsf_decompress(c, m, ml, out, dl, NULL);
             CHECK(st == TSF_OK || st == TSF_ECORRUPT);
-            if (st == TSF_OK) ok++;
-            else bad++;
+            if (st == TSF_OK)
+                ok++;
+            else
+                bad++;
             free(m);
         }
         CHECK(bad > 0);
@@ -241,9 +251,12 @@ static void test_framing(void)
     size_t p = 5 + (single ? 0 : 1) + (did == 0 ? 0 : did == 1 ? 1 : did == 2 ? 2 : 4);
     CHECK(fcs_flag != 0 || single); /* content size present */
     uint64_t fcs = 0;
-    if (fcs_flag == 0) fcs = z[p];
-    else if (fcs_flag == 1) fcs = (uint64_t)(z[p] | z[p + 1] << 8) + 256;
-    else if (fcs_flag == 2) fcs = (uint64_t)z[p] | z[p + 1] << 8 | z[p + 2] << 16 | (uint64_t)z[p + 3] << 24;
+    if (fcs_flag == 0)
+        fcs = z[p];
+    else if (fcs_flag == 1)
+        fcs = (uint64_t)(z[p] | z[p + 1] << 8) + 256;
+    else if (fcs_flag == 2)
+        fcs = (uint64_t)z[p] | z[p + 1] << 8 | z[p + 2] << 16 | (uint64_t)z[p + 3] << 24;
     CHECK_EQ_INT(fcs, n);
     CHECK_EQ_INT(fhd & 4, 0); /* no checksum flag, as ZSTD_compress writes */
     free(z);
@@ -362,7 +375,8 @@ static void test_handle_allocator(void)
     /* errors leave the handle usable */
     uint8_t junk[100] = {0x1f, 0x8b, 8};
     uint8_t out[100];
-    for (size_t ci = 1; ci < NCODECS; ci++) CHECK_EQ_INT(tsf_compressor_decompress(h, CODECS[ci], junk, 100, out, 100, &err), TSF_ECORRUPT);
+    for (size_t ci = 1; ci < NCODECS; ci++)
+        CHECK_EQ_INT(tsf_compressor_decompress(h, CODECS[ci], junk, 100, out, 100, &err), TSF_ECORRUPT);
     roundtrip(h, TSF_GZIP, src, 5000);
     roundtrip(h, TSF_LZMA2, src, 5000);
     tsf_compressor_close(h);
@@ -375,7 +389,8 @@ static void test_handle_allocator(void)
 
 /* Locates the first page body of the file: head (7), chunk group header 0x00 + device id (§4.1), chunk
  * header (§5), page header (§6.1) with BOOLEAN statistics when the chunk has several pages (§7). */
-static int first_page(const uint8_t *f, size_t len, int *comp, const uint8_t **body, size_t *clen, size_t *ulen)
+static int first_page(const uint8_t *f, size_t len, int *comp, const uint8_t **body, size_t *clen,
+                      size_t *ulen)
 {
     size_t p = 7;
     if (len < 32 || memcmp(f, "TsFile", 6) != 0 || f[6] != 4 || f[p++] != 0x00) return 0;
@@ -413,7 +428,8 @@ static void test_golden_first_pages(void)
         return;
     }
     static const char *names[] = {"uncompressed", "snappy", "gzip", "lz4", "zstd", "lzma2"};
-    static const tsf_compression want[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP, TSF_LZ4, TSF_ZSTD, TSF_LZMA2};
+    static const tsf_compression want[] = {TSF_UNCOMPRESSED, TSF_SNAPPY, TSF_GZIP,
+                                           TSF_LZ4,          TSF_ZSTD,   TSF_LZMA2};
     uint8_t ref[164], page[164];
     int have_ref = 0, found = 0;
     tsf_compressor *h = NULL;
@@ -457,8 +473,10 @@ static void test_golden_first_pages(void)
         free(f);
     }
     tsf_compressor_close(h);
-    if (!found) tsf_test_skip("golden files absent");
-    else CHECK_EQ_INT(found, 6);
+    if (!found)
+        tsf_test_skip("golden files absent");
+    else
+        CHECK_EQ_INT(found, 6);
 }
 
 int main(void)

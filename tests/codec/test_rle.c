@@ -290,6 +290,7 @@ static void test_multi_package_and_hand_made(void)
     tsf_codec_close(c);
 }
 
+/* Every path must refuse the stream with a message naming `what` (a substring) and an offset. */
 static void expect_corrupt(tsf_type t, const uint8_t *b, size_t len, size_t n, const char *what)
 {
     static uint8_t out[8 * 4096];
@@ -299,7 +300,8 @@ static void expect_corrupt(tsf_type t, const uint8_t *b, size_t len, size_t n, c
         tsf_status s = tsf_codec_decode(c, t, TSF_ENC_RLE, b, len, out, n, NULL, &err);
         if (s != TSF_ECORRUPT) fprintf(stderr, "  case: %s\n", what);
         CHECK_EQ_INT(s, TSF_ECORRUPT);
-        if (s == TSF_ECORRUPT) CHECK(strstr(err.message, "offset") != NULL);
+        if (s == TSF_ECORRUPT) CHECK(strstr(err.message, "offset") != NULL && strstr(err.message, what) != NULL);
+        if (s == TSF_ECORRUPT && !strstr(err.message, what)) fprintf(stderr, "  message: %s\n", err.message);
         tsf_codec_close(c);
     }
 }
@@ -307,26 +309,26 @@ static void expect_corrupt(tsf_type t, const uint8_t *b, size_t len, size_t n, c
 static void test_hostile(void)
 {
     const uint8_t bw33[] = {0x03, 0x21, 0x10, 0x00};
-    expect_corrupt(TSF_INT32, bw33, sizeof bw33, 8, "INT32 width 33");
+    expect_corrupt(TSF_INT32, bw33, sizeof bw33, 8, "bit width 33");
     const uint8_t bw65[] = {0x03, 0x41, 0x10, 0x00};
-    expect_corrupt(TSF_INT64, bw65, sizeof bw65, 8, "INT64 width 65");
+    expect_corrupt(TSF_INT64, bw65, sizeof bw65, 8, "bit width 65");
     const uint8_t g0[] = {0x03, 0x01, 0x01, 0x08};
-    expect_corrupt(TSF_INT32, g0, sizeof g0, 1, "zero groups");
+    expect_corrupt(TSF_INT32, g0, sizeof g0, 1, "0 groups");
     const uint8_t last0[] = {0x04, 0x01, 0x03, 0x00, 0xff};
-    expect_corrupt(TSF_INT32, last0, sizeof last0, 1, "last group 0");
+    expect_corrupt(TSF_INT32, last0, sizeof last0, 1, "last-group count 0");
     const uint8_t last9[] = {0x04, 0x01, 0x03, 0x09, 0xff};
-    expect_corrupt(TSF_INT32, last9, sizeof last9, 1, "last group 9");
+    expect_corrupt(TSF_INT32, last9, sizeof last9, 1, "last-group count 9");
     const uint8_t run0[] = {0x03, 0x01, 0x00, 0x01};
     expect_corrupt(TSF_INT32, run0, sizeof run0, 1, "repeat run of 0");
     const uint8_t big_l[] = {0x7f, 0x01, 0x10, 0x01};
-    expect_corrupt(TSF_INT32, big_l, sizeof big_l, 8, "package longer than input");
+    expect_corrupt(TSF_INT32, big_l, sizeof big_l, 8, "declares 127 bytes");
     const uint8_t groups_over[] = {0x04, 0x08, 0x05, 0x08, 0xff};
-    expect_corrupt(TSF_INT32, groups_over, sizeof groups_over, 8, "groups past the package");
+    expect_corrupt(TSF_INT32, groups_over, sizeof groups_over, 8, "runs past its package");
     const uint8_t short_vals[] = {0x03, 0x01, 0x10, 0x01};
-    expect_corrupt(TSF_INT32, short_vals, sizeof short_vals, 9, "fewer values than asked");
+    expect_corrupt(TSF_INT32, short_vals, sizeof short_vals, 9, "after 8 of 9 values");
     const uint8_t bad_varint[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
-    expect_corrupt(TSF_INT64, bad_varint, sizeof bad_varint, 1, "6-byte length varint");
-    expect_corrupt(TSF_BOOLEAN, bad_varint, 0, 1, "empty input");
+    expect_corrupt(TSF_INT64, bad_varint, sizeof bad_varint, 1, "package length varint");
+    expect_corrupt(TSF_BOOLEAN, bad_varint, 0, 1, "after 0 of 1");
 
     /* truncation at every byte offset of real streams (both run kinds, all three kinds) */
     uint64_t s = 7;

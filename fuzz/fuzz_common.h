@@ -314,9 +314,27 @@ static inline uint8_t *fz_encode_all_paths(tsf_type t, tsf_encoding enc, const v
 }
 
 /*
+ * Precision forms store k = round(v * 10^p) (p = 2, the default float_precision) and decode k / 10^p.
+ * Re-encoding a decoded value must give the same k, and so the same value, as long as k is small
+ * enough for v * 10^p to be exact within a quarter unit: |k| < 2^50 (DOUBLE) resp. 2^20 (FLOAT).
+ * Beyond that, Java's own arithmetic double-rounds (a decoded 1e15-scale value can move by one unit
+ * on re-encoding), so larger and non-finite values are not compared.
+ */
+static inline void fz_check_rounding_stable(tsf_type t, const void *a, const void *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = t == TSF_FLOAT ? ((const float *)a)[i] : ((const double *)a)[i];
+        double y = t == TSF_FLOAT ? ((const float *)b)[i] : ((const double *)b)[i];
+        double limit = t == TSF_FLOAT ? 1048576.0 : 1125899906842624.0;
+        if (!isfinite(x) || fabs(x) * 100.0 >= limit) continue;
+        FZ_CHECK(memcmp(&x, &y, sizeof x) == 0);
+    }
+}
+
+/*
  * Round trip. Exact (NaN-insensitive for floats) unless the encoding is lossy by definition:
  *  - FLOAT/DOUBLE through TS_2DIFF or RLE keep float_precision decimals: a second round trip of the
- *    decoded values must reproduce them exactly (the rounding is idempotent);
+ *    decoded values must reproduce them (fz_check_rounding_stable);
  *  - SPRINTZ (all types) and RLBE FLOAT/DOUBLE are lossy in the Java reference itself (spec §9, §10):
  *    only determinism, successful decoding and path agreement are required.
  */
@@ -356,7 +374,7 @@ static inline int fz_roundtrip_harness(tsf_encoding enc, const uint8_t *data, si
         void *back2 = calloc(FZ_MAX_VALUES, wid);
         FZ_CHECK(back2);
         FZ_CHECK(fz_decode_all_paths(t, enc, enc2, len2, n, back2, NULL) == TSF_OK);
-        FZ_CHECK(fz_values_equal(t, back, back2, n, 1));
+        fz_check_rounding_stable(t, back, back2, n);
         free(back2);
         free(enc2);
     } else if (!lossy) {

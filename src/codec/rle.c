@@ -306,17 +306,29 @@ TSF_INLINE void put_value(void *out, int kind, size_t i, uint64_t x)
 static void unpack_run(const tsf_codec *c, int kind, unsigned w, const uint8_t *p, const uint8_t *end, void *out,
                        size_t i, size_t take)
 {
-    size_t g = 0, done = 0;
-    if (c->path != TSF_PATH_PER_VALUE && w > 0 && kind != K_BOOL) {
+    size_t g = 0, done = 0, safe = 0;
+    if (c->path != TSF_PATH_PER_VALUE && w > 0) {
         size_t avail = (size_t)(end - p);
-        size_t safe = avail >= 16 ? (avail - 16) / w : 0; /* groups with 16 readable bytes beyond */
-        size_t full = take / 8;
-        if (safe > full) safe = full;
-        if (kind == K_I32) unpack_groups32(p, w, safe, (uint32_t *)((int32_t *)out + i));
-        else unpack_groups64(p, w, safe, (uint64_t *)((int64_t *)out + i));
-        g = safe;
-        done = safe * 8;
+        safe = avail >= 16 ? (avail - 16) / w : 0; /* groups with 16 readable bytes beyond */
+        if (safe > take / 8) safe = take / 8;
     }
+    if (kind == K_I32) {
+        unpack_groups32(p, w, safe, (uint32_t *)((int32_t *)out + i));
+    } else if (kind == K_I64) {
+        unpack_groups64(p, w, safe, (uint64_t *)((int64_t *)out + i));
+    } else {
+        /* BOOLEAN: 32 groups at a time into 32-bit scratch, then narrowed to 0/1 bytes */
+        uint32_t tmp[256];
+        uint8_t *o = (uint8_t *)out + i;
+        while (g < safe) {
+            size_t k = safe - g < 32 ? safe - g : 32;
+            unpack_groups32(p + g * w, w, k, tmp);
+            for (size_t j = 0; j < k * 8; j++) o[g * 8 + j] = tmp[j] != 0;
+            g += k;
+        }
+    }
+    g = safe;
+    done = safe * 8;
     if (c->path == TSF_PATH_PER_VALUE) {
         /* scalar twin: one value at a time through the MSB-first bit reader */
         tsf_bitr r;

@@ -37,15 +37,17 @@ static void emit(const cfg *c, const result *r)
     if (c->json) {
         if (!r->available) {
             printf("{\"bench\":\"codec\",\"type\":\"%s\",\"encoding\":\"%s\",\"op\":\"%s\",\"path\":\"%s\","
-                   "\"mode\":\"%s\",\"data\":\"%s\",\"p50\":null,\"p90\":null,\"unit\":\"%s\",\"available\":false}\n",
+                   "\"mode\":\"%s\",\"data\":\"%s\",\"p50\":null,\"p90\":null,\"unit\":\"%s\",\"available\":"
+                   "false}\n",
                    r->type, r->enc, r->op, r->path, r->mode, r->data, r->unit);
             return;
         }
-        printf("{\"bench\":\"codec\",\"type\":\"%s\",\"encoding\":\"%s\",\"op\":\"%s\",\"path\":\"%s\",\"mode\":\"%s\","
+        printf("{\"bench\":\"codec\",\"type\":\"%s\",\"encoding\":\"%s\",\"op\":\"%s\",\"path\":\"%s\","
+               "\"mode\":\"%s\","
                "\"data\":\"%s\",\"p50\":%.2f,\"p90\":%.2f,\"unit\":\"%s\",\"bits_per_value\":%.3f,"
                "\"speedup_vs_per_value\":%.2f,\"rows\":%zu,\"reps\":%zu}\n",
-               r->type, r->enc, r->op, r->path, r->mode, r->data, r->p50, r->p90, r->unit, r->bits, r->speedup,
-               c->rows, c->reps);
+               r->type, r->enc, r->op, r->path, r->mode, r->data, r->p50, r->p90, r->unit, r->bits,
+               r->speedup, c->rows, c->reps);
         return;
     }
     if (!r->available) {
@@ -87,9 +89,9 @@ static void rates(const double *secs, size_t reps, double amount, double *p50, d
 /* ---- a paged stream ----------------------------------------------------------------------------- */
 
 typedef struct paged {
-    uint8_t *buf;    /* all pages back to back */
+    uint8_t *buf; /* all pages back to back */
     size_t cap;
-    size_t *off;     /* npages + 1 offsets */
+    size_t *off; /* npages + 1 offsets */
     size_t npages;
 } paged;
 
@@ -101,8 +103,8 @@ typedef struct job {
     size_t vsize;
     const void *values;
     paged *st;
-    uint8_t *out;    /* decoded array (array mode) */
-    uint8_t *page;   /* one page (page mode) */
+    uint8_t *out;         /* decoded array (array mode) */
+    uint8_t *page;        /* one page (page mode) */
     const uint8_t *whole; /* the whole array as one stream (array mode) */
     size_t whole_len;
     int array_mode;
@@ -162,8 +164,10 @@ __attribute__((target("avx512f"))) static void copy_nt512(uint8_t *d, const uint
     size_t i = 0;
     while (((uintptr_t)(d + i) & 63) && i < n) d[i] = s[i], i++;
     for (; i + 256 <= n; i += 256) {
-        __m512i a = _mm512_loadu_si512((const void *)(s + i)), b = _mm512_loadu_si512((const void *)(s + i + 64));
-        __m512i c = _mm512_loadu_si512((const void *)(s + i + 128)), e = _mm512_loadu_si512((const void *)(s + i + 192));
+        __m512i a = _mm512_loadu_si512((const void *)(s + i)),
+                b = _mm512_loadu_si512((const void *)(s + i + 64));
+        __m512i c = _mm512_loadu_si512((const void *)(s + i + 128)),
+                e = _mm512_loadu_si512((const void *)(s + i + 192));
         _mm512_stream_si512((void *)(d + i), a);
         _mm512_stream_si512((void *)(d + i + 64), b);
         _mm512_stream_si512((void *)(d + i + 128), c);
@@ -178,8 +182,10 @@ __attribute__((target("avx2"))) static void copy_nt256(uint8_t *d, const uint8_t
     size_t i = 0;
     while (((uintptr_t)(d + i) & 31) && i < n) d[i] = s[i], i++;
     for (; i + 128 <= n; i += 128) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i)), b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
-        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64)), e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(s + i)),
+                b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64)),
+                e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
         _mm256_stream_si256((__m256i *)(d + i), a);
         _mm256_stream_si256((__m256i *)(d + i + 32), b);
         _mm256_stream_si256((__m256i *)(d + i + 64), c);
@@ -199,8 +205,10 @@ static int do_copy(void *p)
         return 0;
     }
     if (j->kind == 2) {
-        if (__builtin_cpu_supports("avx512f")) copy_nt512(j->dst, j->src, j->n);
-        else copy_nt256(j->dst, j->src, j->n);
+        if (__builtin_cpu_supports("avx512f"))
+            copy_nt512(j->dst, j->src, j->n);
+        else
+            copy_nt256(j->dst, j->src, j->n);
         return 0;
     }
 #endif
@@ -275,8 +283,8 @@ static int run_set(const cfg *c, const char *tname, tsf_type type, tsf_encoding 
         if (have_ref) {
             size_t rt = st[ref].off[st[ref].npages];
             if (total != rt || memcmp(st[pi].buf, st[ref].buf, total) != 0) {
-                fprintf(stderr, "codec bench: %s %s path %s wrote different bytes than path %s\n", tname, ename,
-                        PATHDEFS[pi].label, PATHDEFS[ref].label);
+                fprintf(stderr, "codec bench: %s %s path %s wrote different bytes than path %s\n", tname,
+                        ename, PATHDEFS[pi].label, PATHDEFS[ref].label);
                 exit(1);
             }
         } else {
@@ -285,8 +293,10 @@ static int run_set(const cfg *c, const char *tname, tsf_type type, tsf_encoding 
             /* the array-mode input: all rows as one stream (not timed) */
             whole_cap = tsf_codec_encode_bound(type, enc, n, 0);
             whole = xmalloc(whole_cap);
-            if (tsf_codec_encode(codec, type, enc, values, n, whole, whole_cap, &whole_len, &j.err) != TSF_OK) {
-                fprintf(stderr, "codec bench: %s %s whole-array encode failed: %s\n", tname, ename, j.err.message);
+            if (tsf_codec_encode(codec, type, enc, values, n, whole, whole_cap, &whole_len, &j.err) !=
+                TSF_OK) {
+                fprintf(stderr, "codec bench: %s %s whole-array encode failed: %s\n", tname, ename,
+                        j.err.message);
                 exit(1);
             }
             j.whole = whole;
@@ -379,8 +389,9 @@ static void gen_mixed(double *v, size_t n, uint64_t seed)
     for (size_t i = 0; i < n; i++) {
         uint64_t u = bench_rng_next(&r), cur = prev;
         switch (u % 3) {
-        case 0: break; /* repeat */
-        case 1: {      /* inside the previous window: flip its top and bottom bits, plus random middle bits */
+        case 0:
+            break; /* repeat */
+        case 1: {  /* inside the previous window: flip its top and bottom bits, plus random middle bits */
             int width = 64 - lead - trail;
             uint64_t mid = width > 2 ? (bench_rng_next(&r) & ((1ull << (width - 2)) - 1)) << 1 : 0;
             uint64_t x2 = (1ull << (width - 1)) | 1ull | mid;
@@ -420,15 +431,16 @@ int bench_codec(int argc, char **argv)
     const char *simd = tsf_codec_path_name(tsf_codec_get_path(probe));
     tsf_codec_close(probe);
     FILE *hdr = c.json ? stderr : stdout;
-    fprintf(hdr, "# E1 codec: rows %zu per type, reps %zu, page %zu values, W0 data (seed 42)\n", c.rows, c.reps,
-            c.page);
+    fprintf(hdr, "# E1 codec: rows %zu per type, reps %zu, page %zu values, W0 data (seed 42)\n", c.rows,
+            c.reps, c.page);
     bench_print_machine(hdr);
-    fprintf(hdr, "# paths: per_value = iterator, one value per call; batch = scalar block kernels; simd = %s%s\n",
+    fprintf(hdr,
+            "# paths: per_value = iterator, one value per call; batch = scalar block kernels; simd = %s%s\n",
             simd, getenv("TSF_CODEC_PATH") ? " (from TSF_CODEC_PATH)" : "");
     fprintf(hdr, "# p50/p90 over per-run times (p90 = slower rate); speed-up vs per_value at p50\n");
     if (!c.json)
-        printf("%-7s %-9s %-9s %-10s %-6s %-6s %12s %12s  %-11s %9s %8s\n", "type", "encoding", "op", "path", "mode",
-               "data", "p50", "p90", "unit", "bits/val", "speedup");
+        printf("%-7s %-9s %-9s %-10s %-6s %-6s %12s %12s  %-11s %9s %8s\n", "type", "encoding", "op", "path",
+               "mode", "data", "p50", "p90", "unit", "bits/val", "speedup");
     int32_t *i32 = xmalloc(c.rows * 4);
     bench_w0_int32(i32, c.rows, 42);
     int rc = run_set(&c, "int32", TSF_INT32, TSF_ENC_TS_2DIFF, "w0", i32, 4, 1);

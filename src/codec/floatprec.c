@@ -101,7 +101,7 @@ tsf_status tsf_floatprec_encode(const tsf_codec *c, tsf_encoding inner, tsf_type
 
 /* The layout in front of the integer stream. */
 typedef struct fp_head {
-    size_t pos;            /* offset of the integer stream */
+    size_t pos; /* offset of the integer stream */
     int32_t mpn;
     int overflow;          /* §3.4 layout */
     uint64_t count;        /* §3.4: values in the page */
@@ -122,13 +122,15 @@ static tsf_status fp_parse(tsf_encoding inner, tsf_type type, const uint8_t *src
         uint32_t cnt;
         h->overflow = 1;
         k = tsf_get_uvarint32(src + h->pos, len - h->pos, &cnt);
-        if (!k) return tsf_err(err, TSF_ECORRUPT, "%s %s: bad value count uvarint at offset %zu", en, tn, h->pos);
+        if (!k)
+            return tsf_err(err, TSF_ECORRUPT, "%s %s: bad value count uvarint at offset %zu", en, tn, h->pos);
         h->pos += k;
         h->count = cnt;
         size_t bm = (size_t)cnt / 8 + 1, nbm = u == FP_TAG_RAW ? 2 : 1;
         if (len - h->pos < bm * nbm)
-            return tsf_err(err, TSF_ECORRUPT, "%s %s: truncated overflow bitmaps at offset %zu (%zu bytes needed)",
-                           en, tn, h->pos, bm * nbm);
+            return tsf_err(err, TSF_ECORRUPT,
+                           "%s %s: truncated overflow bitmaps at offset %zu (%zu bytes needed)", en, tn,
+                           h->pos, bm * nbm);
         h->scaled = src + h->pos;
         h->pos += bm;
         if (u == FP_TAG_RAW) {
@@ -137,7 +139,8 @@ static tsf_status fp_parse(tsf_encoding inner, tsf_type type, const uint8_t *src
         }
         k = tsf_get_uvarint32(src + h->pos, len - h->pos, &u);
         if (!k)
-            return tsf_err(err, TSF_ECORRUPT, "%s %s: bad max_point_number uvarint at offset %zu", en, tn, h->pos);
+            return tsf_err(err, TSF_ECORRUPT, "%s %s: bad max_point_number uvarint at offset %zu", en, tn,
+                           h->pos);
         h->pos += k;
     }
     h->mpn = (int32_t)u; /* Java reads an int: huge values are negative, i.e. factor 1 */
@@ -161,8 +164,9 @@ tsf_status tsf_floatprec_decode(const tsf_codec *c, tsf_encoding inner, tsf_type
     tsf_status s = fp_parse(inner, type, src, len, &h, err);
     if (s != TSF_OK) return s;
     if (h.overflow && n > h.count)
-        return tsf_err(err, TSF_ECORRUPT, "%s %s: overflow header at offset 0 holds %llu values, %zu requested",
-                       fp_name(inner), is64 ? "DOUBLE" : "FLOAT", (unsigned long long)h.count, n);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "%s %s: overflow header at offset 0 holds %llu values, %zu requested", fp_name(inner),
+                       is64 ? "DOUBLE" : "FLOAT", (unsigned long long)h.count, n);
     size_t used = 0;
     const uint8_t *body = src + h.pos;
     size_t blen = len - h.pos;
@@ -182,8 +186,10 @@ tsf_status tsf_floatprec_decode(const tsf_codec *c, tsf_encoding inner, tsf_type
         } else {
             for (size_t i = 0; i < n; i++) {
                 int64_t x = iv[i];
-                if (h.raw && fp_bit(h.raw, i)) memcpy(&dv[i], &x, 8);
-                else dv[i] = (double)x / (fp_bit(h.scaled, i) ? f : 1.0);
+                if (h.raw && fp_bit(h.raw, i))
+                    memcpy(&dv[i], &x, 8);
+                else
+                    dv[i] = (double)x / (fp_bit(h.scaled, i) ? f : 1.0);
             }
         }
     } else {
@@ -194,8 +200,10 @@ tsf_status tsf_floatprec_decode(const tsf_codec *c, tsf_encoding inner, tsf_type
         } else {
             for (size_t i = 0; i < n; i++) {
                 int32_t x = iv[i];
-                if (h.raw && fp_bit(h.raw, i)) memcpy(&fv[i], &x, 4);
-                else fv[i] = (float)((double)x / (fp_bit(h.scaled, i) ? f : 1.0));
+                if (h.raw && fp_bit(h.raw, i))
+                    memcpy(&fv[i], &x, 4);
+                else
+                    fv[i] = (float)((double)x / (fp_bit(h.scaled, i) ? f : 1.0));
             }
         }
     }
@@ -217,6 +225,7 @@ tsf_status tsf_floatprec_count(tsf_encoding inner, tsf_type type, const uint8_t 
     }
     tsf_type it = type == TSF_DOUBLE ? TSF_INT64 : TSF_INT32;
     const tsf_codec_vt *vt = inner == TSF_ENC_RLE ? &tsf_codec_rle : &tsf_codec_ts2diff;
-    if (!vt->count) return tsf_err(err, TSF_ENOTSUP, "count: %s streams carry no value count", fp_name(inner));
+    if (!vt->count)
+        return tsf_err(err, TSF_ENOTSUP, "count: %s streams carry no value count", fp_name(inner));
     return vt->count(it, src + h.pos, len - h.pos, n, err);
 }

@@ -22,12 +22,12 @@
 /* ---- block header ------------------------------------------------------------------------------- */
 
 typedef struct td_hdr {
-    uint32_t nd;     /* deltas in the block */
-    unsigned w;      /* bit width */
-    uint64_t mind;   /* minDelta (sign-extended for INT32) */
-    uint64_t first;  /* first value (sign-extended for INT32) */
-    size_t data;     /* offset of the packed data */
-    size_t nbytes;   /* packed bytes = ceil(nd * w / 8) */
+    uint32_t nd;    /* deltas in the block */
+    unsigned w;     /* bit width */
+    uint64_t mind;  /* minDelta (sign-extended for INT32) */
+    uint64_t first; /* first value (sign-extended for INT32) */
+    size_t data;    /* offset of the packed data */
+    size_t nbytes;  /* packed bytes = ceil(nd * w / 8) */
 } td_hdr;
 
 /* Parses and checks the block header at src[pos..len); the whole block must fit. */
@@ -109,7 +109,8 @@ static td_kernels td_pick(tsf_codec_path p)
         k = (td_kernels){tsf_td_dec32_avx512, tsf_td_dec64_avx512, tsf_td_enc32_avx512, tsf_td_enc64_avx512,
                          tsf_td_stream_avx512};
         break;
-    default: break;
+    default:
+        break;
     }
 #else
     (void)p;
@@ -130,12 +131,16 @@ static size_t ts2diff_bound(tsf_type type, size_t n, size_t var_bytes)
     (void)var_bytes;
     switch (type) {
     case TSF_INT32:
-    case TSF_DATE: return tsf_ts2diff_bound_n(n, 0);
+    case TSF_DATE:
+        return tsf_ts2diff_bound_n(n, 0);
     case TSF_INT64:
-    case TSF_TIMESTAMP: return tsf_ts2diff_bound_n(n, 1);
+    case TSF_TIMESTAMP:
+        return tsf_ts2diff_bound_n(n, 1);
     case TSF_FLOAT:
-    case TSF_DOUBLE: return tsf_floatprec_bound(TSF_ENC_TS_2DIFF, type, n);
-    default: return 0;
+    case TSF_DOUBLE:
+        return tsf_floatprec_bound(TSF_ENC_TS_2DIFF, type, n);
+    default:
+        return 0;
     }
 }
 
@@ -144,7 +149,7 @@ static size_t ts2diff_bound(tsf_type type, size_t n, size_t var_bytes)
 typedef struct td_penc {
     uint8_t *o;
     int is64;
-    int idx;                          /* deltas buffered; -1 = block empty */
+    int idx; /* deltas buffered; -1 = block empty */
     uint64_t first, prev, mind;
     uint64_t delta[TD_BLOCK_DELTAS];
 } td_penc;
@@ -205,7 +210,7 @@ typedef struct td_iter {
     size_t len, pos; /* pos = next block header */
     int is64;
     td_hdr h;
-    uint32_t left;   /* deltas left in the current block */
+    uint32_t left; /* deltas left in the current block */
     tsf_bitr br;
     uint64_t prev;
 } td_iter;
@@ -257,8 +262,10 @@ static tsf_status td_encode(const tsf_codec *c, const void *values, size_t n, in
     uint8_t *o = dst;
     for (size_t i = 0; i < n; i += TD_BLOCK_DELTAS + 1) {
         size_t cnt = n - i < TD_BLOCK_DELTAS + 1 ? n - i : TD_BLOCK_DELTAS + 1;
-        if (is64) o += k.enc64((const uint64_t *)values + i, cnt, o);
-        else o += k.enc32((const uint32_t *)values + i, cnt, o);
+        if (is64)
+            o += k.enc64((const uint64_t *)values + i, cnt, o);
+        else
+            o += k.enc32((const uint32_t *)values + i, cnt, o);
     }
     *written = (size_t)(o - dst);
     return TSF_OK;
@@ -293,8 +300,8 @@ static void td_tail(const td_hdr *h, const uint8_t *src, uint64_t *o64, uint32_t
 }
 
 /* Decodes the first `take` values of the block h into o (take <= n + 1). */
-static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, size_t len, void *out, size_t take,
-                     int is64)
+static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, size_t len, void *out,
+                     size_t take, int is64)
 {
     size_t m = take - 1, kd = 0;
     const uint8_t *data = src + h->data;
@@ -331,8 +338,8 @@ static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, s
 #define TD_STREAM_MIN (8u << 20)
 #define TD_STAGE_VALUES (16u * (TD_BLOCK_DELTAS + 1))
 
-static tsf_status td_decode_streamed(const td_kernels *k, const uint8_t *src, size_t len, void *values, size_t n,
-                                     int is64, size_t *pos_out, tsf_error *err)
+static tsf_status td_decode_streamed(const td_kernels *k, const uint8_t *src, size_t len, void *values,
+                                     size_t n, int is64, size_t *pos_out, tsf_error *err)
 {
     uint64_t stage[TD_STAGE_VALUES] __attribute__((aligned(64)));
     size_t vs = is64 ? 8 : 4, pos = 0, done = 0;
@@ -346,7 +353,7 @@ static tsf_status td_decode_streamed(const td_kernels *k, const uint8_t *src, si
             size_t cnt = (size_t)h.nd + 1, left = n - done - fill;
             size_t take = cnt < left ? cnt : left;
             if (fill + take > TD_STAGE_VALUES) {
-                if (fill) break; /* flush first */
+                if (fill) break;                                        /* flush first */
                 td_block(k, &h, src, len, dst + done * vs, take, is64); /* an oversized block */
                 done += take;
             } else {
@@ -377,8 +384,10 @@ static tsf_status td_decode(const tsf_codec *c, const uint8_t *src, size_t len, 
             uint64_t v;
             tsf_status s = td_iter_next(&it, &v, err);
             if (s != TSF_OK) return s;
-            if (is64) ((uint64_t *)values)[i] = v;
-            else ((uint32_t *)values)[i] = (uint32_t)v;
+            if (is64)
+                ((uint64_t *)values)[i] = v;
+            else
+                ((uint32_t *)values)[i] = (uint32_t)v;
         }
         /* Like the batch path, the stream position is the end of the last block touched. */
         if (consumed) *consumed = n ? it.pos : 0;
@@ -440,16 +449,16 @@ static int is64_type(tsf_type t)
     return t == TSF_INT64 || t == TSF_TIMESTAMP;
 }
 
-static tsf_status ts2diff_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
-                                 size_t cap, size_t *written, tsf_error *err)
+static tsf_status ts2diff_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n,
+                                 uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
     if (type == TSF_FLOAT || type == TSF_DOUBLE)
         return tsf_floatprec_encode(c, TSF_ENC_TS_2DIFF, type, values, n, dst, cap, written, err);
     return td_encode(c, values, n, is64_type(type), dst, cap, written, err);
 }
 
-static tsf_status ts2diff_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len, void *values,
-                                 size_t n, size_t *consumed, tsf_error *err)
+static tsf_status ts2diff_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                                 void *values, size_t n, size_t *consumed, tsf_error *err)
 {
     if (type == TSF_FLOAT || type == TSF_DOUBLE)
         return tsf_floatprec_decode(c, TSF_ENC_TS_2DIFF, type, src, len, values, n, consumed, err);

@@ -24,8 +24,8 @@ static inline __m256i td_scan8(__m256i x)
 {
     x = _mm256_add_epi32(x, _mm256_slli_si256(x, 4));
     x = _mm256_add_epi32(x, _mm256_slli_si256(x, 8));
-    __m256i t = _mm256_shuffle_epi32(x, 0xff);           /* each half's last lane */
-    t = _mm256_permute2x128_si256(t, t, 0x08);           /* low half 0, high half = low's last */
+    __m256i t = _mm256_shuffle_epi32(x, 0xff); /* each half's last lane */
+    t = _mm256_permute2x128_si256(t, t, 0x08); /* low half 0, high half = low's last */
     return _mm256_add_epi32(x, t);
 }
 
@@ -36,7 +36,8 @@ size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mi
     const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
     const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
-    const __m256i k = _mm256_mullo_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32((int)mind));
+    const __m256i k =
+        _mm256_mullo_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32((int)mind));
     const __m256i k8 = _mm256_set1_epi32((int)(8u * mind));
     const __m256i last = _mm256_set1_epi32(7);
     const size_t o1 = (4 * w) >> 3, need = o1 + 16;

@@ -23,8 +23,8 @@ static inline __m512i td_load4(const uint8_t *p, size_t o1, size_t o2, size_t o3
     return _mm512_inserti32x4(z, _mm_loadu_si128((const __m128i *)(p + o3)), 3);
 }
 
-static inline __m512i td_unpack16(const uint8_t *p, size_t o1, size_t o2, size_t o3, __m512i ctrl, __m512i shl,
-                                  __m128i rs)
+static inline __m512i td_unpack16(const uint8_t *p, size_t o1, size_t o2, size_t o3, __m512i ctrl,
+                                  __m512i shl, __m128i rs)
 {
     __m512i x = _mm512_shuffle_epi8(td_load4(p, o1, o2, o3), ctrl);
     return _mm512_srl_epi32(_mm512_sllv_epi32(x, shl), rs);

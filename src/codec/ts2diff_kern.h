@@ -108,10 +108,12 @@ TSF_INLINE size_t td_unpack64_w(const uint8_t *d, size_t avail, unsigned W, uint
     return i;
 }
 
-#define TD_UNPACK32_CASE(W)                                                                               \
-    case W: return td_unpack32_w(d, avail, W, mind, out, m);
-#define TD_UNPACK64_CASE(W)                                                                               \
-    case W: return td_unpack64_w(d, avail, W, mind, out, m);
+#define TD_UNPACK32_CASE(W)                                                                                  \
+    case W:                                                                                                  \
+        return td_unpack32_w(d, avail, W, mind, out, m);
+#define TD_UNPACK64_CASE(W)                                                                                  \
+    case W:                                                                                                  \
+        return td_unpack64_w(d, avail, W, mind, out, m);
 
 /* Dispatch on the width once per block (w = 0 is handled by the caller). */
 TSF_INLINE size_t td_unpack32_any(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out,
@@ -119,7 +121,8 @@ TSF_INLINE size_t td_unpack32_any(const uint8_t *d, size_t avail, unsigned w, ui
 {
     switch (w) {
         TD_WIDTHS32(TD_UNPACK32_CASE)
-    default: return 0;
+    default:
+        return 0;
     }
 }
 TSF_INLINE size_t td_unpack64_any(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out,
@@ -127,22 +130,23 @@ TSF_INLINE size_t td_unpack64_any(const uint8_t *d, size_t avail, unsigned w, ui
 {
     switch (w) {
         TD_WIDTHS64(TD_UNPACK64_CASE)
-    default: return 0;
+    default:
+        return 0;
     }
 }
 
 /* ---- encode: deltas, min, width, pack ----------------------------------------------------------- */
 
 /* Appends the low k bits of x (x < 2^k, k <= 32) to a 64-bit accumulator; full 32-bit words leave. */
-#define TD_PUT(x, k)                                                                                      \
-    do {                                                                                                  \
-        acc = (acc << (k)) | (x);                                                                         \
-        nb += (k);                                                                                        \
-        if (nb >= 32) {                                                                                   \
-            nb -= 32;                                                                                     \
-            tsf_store_be32(o, (uint32_t)(acc >> nb));                                                     \
-            o += 4;                                                                                       \
-        }                                                                                                 \
+#define TD_PUT(x, k)                                                                                         \
+    do {                                                                                                     \
+        acc = (acc << (k)) | (x);                                                                            \
+        nb += (k);                                                                                           \
+        if (nb >= 32) {                                                                                      \
+            nb -= 32;                                                                                        \
+            tsf_store_be32(o, (uint32_t)(acc >> nb));                                                        \
+            o += 4;                                                                                          \
+        }                                                                                                    \
     } while (0)
 
 /* Packs 8 fields of W bits into exactly W bytes (every branch is static once W is a constant). */
@@ -203,23 +207,27 @@ TSF_INLINE uint8_t *td_pack64_w(uint8_t *o, const uint64_t *d, size_t m, unsigne
     return o;
 }
 
-#define TD_PACK32_CASE(W)                                                                                 \
-    case W: return td_pack32_w(o, d, m, W);
-#define TD_PACK64_CASE(W)                                                                                 \
-    case W: return td_pack64_w(o, d, m, W);
+#define TD_PACK32_CASE(W)                                                                                    \
+    case W:                                                                                                  \
+        return td_pack32_w(o, d, m, W);
+#define TD_PACK64_CASE(W)                                                                                    \
+    case W:                                                                                                  \
+        return td_pack64_w(o, d, m, W);
 
 TSF_INLINE uint8_t *td_pack32_any(uint8_t *o, const uint32_t *d, size_t m, unsigned w)
 {
     switch (w) {
         TD_WIDTHS32(TD_PACK32_CASE)
-    default: return o;
+    default:
+        return o;
     }
 }
 TSF_INLINE uint8_t *td_pack64_any(uint8_t *o, const uint64_t *d, size_t m, unsigned w)
 {
     switch (w) {
         TD_WIDTHS64(TD_PACK64_CASE)
-    default: return o;
+    default:
+        return o;
     }
 }
 

@@ -18,17 +18,29 @@
 #define TD_SIMD_MAXW 25
 
 #define TD_B(w, ph, k) (((ph) + (k) * (w)) >> 3)
-#define TD_C4(w, ph, k)                                                                                   \
-    (uint8_t)(TD_B(w, ph, k) + 3), (uint8_t)(TD_B(w, ph, k) + 2), (uint8_t)(TD_B(w, ph, k) + 1),          \
+#define TD_C4(w, ph, k)                                                                                      \
+    (uint8_t)(TD_B(w, ph, k) + 3), (uint8_t)(TD_B(w, ph, k) + 2), (uint8_t)(TD_B(w, ph, k) + 1),             \
         (uint8_t)(TD_B(w, ph, k))
-#define TD_CTRL16(w, ph) {TD_C4(w, ph, 0), TD_C4(w, ph, 1), TD_C4(w, ph, 2), TD_C4(w, ph, 3)}
-#define TD_CROW(w) {TD_CTRL16(w, 0), TD_CTRL16(w, 4 * ((w)&1))}
+#define TD_CTRL16(w, ph)                                                                                     \
+    {                                                                                                        \
+        TD_C4(w, ph, 0), TD_C4(w, ph, 1), TD_C4(w, ph, 2), TD_C4(w, ph, 3)                                   \
+    }
+#define TD_CROW(w)                                                                                           \
+    {                                                                                                        \
+        TD_CTRL16(w, 0), TD_CTRL16(w, 4 * ((w)&1))                                                           \
+    }
 #define TD_S(w, ph, k) (uint32_t)(((ph) + (k) * (w)) & 7)
-#define TD_SHL4(w, ph) {TD_S(w, ph, 0), TD_S(w, ph, 1), TD_S(w, ph, 2), TD_S(w, ph, 3)}
-#define TD_SROW(w) {TD_SHL4(w, 0), TD_SHL4(w, 4 * ((w)&1))}
+#define TD_SHL4(w, ph)                                                                                       \
+    {                                                                                                        \
+        TD_S(w, ph, 0), TD_S(w, ph, 1), TD_S(w, ph, 2), TD_S(w, ph, 3)                                       \
+    }
+#define TD_SROW(w)                                                                                           \
+    {                                                                                                        \
+        TD_SHL4(w, 0), TD_SHL4(w, 4 * ((w)&1))                                                               \
+    }
 
-#define TD_ROWS(R)                                                                                        \
-    R(0), R(1), R(2), R(3), R(4), R(5), R(6), R(7), R(8), R(9), R(10), R(11), R(12), R(13), R(14), R(15),  \
+#define TD_ROWS(R)                                                                                           \
+    R(0), R(1), R(2), R(3), R(4), R(5), R(6), R(7), R(8), R(9), R(10), R(11), R(12), R(13), R(14), R(15),    \
         R(16), R(17), R(18), R(19), R(20), R(21), R(22), R(23), R(24), R(25)
 
 static const uint8_t TD_CTRL[TD_SIMD_MAXW + 1][2][16] __attribute__((aligned(16))) = {TD_ROWS(TD_CROW)};

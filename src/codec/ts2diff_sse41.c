@@ -33,7 +33,8 @@ static inline __m128i td_mul_of(const uint32_t *shl)
 {
     __m128i s = _mm_loadu_si128((const __m128i *)shl);
     /* 1 << s per lane, built with an integer add on the float exponent field */
-    return _mm_cvttps_epi32(_mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(s, 23), _mm_set1_epi32(0x3f800000))));
+    return _mm_cvttps_epi32(
+        _mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(s, 23), _mm_set1_epi32(0x3f800000))));
 }
 
 /* Prefix sum of d' alone; out[k] = carry + (k+1)*minDelta + P[k]; carry += 8*minDelta + P[7]. */

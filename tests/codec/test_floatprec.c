@@ -170,7 +170,8 @@ static void test_roundtrip(void)
 static void test_overflow_behaviour(void)
 {
     tsf_codec *c = open_codec(TSF_PATH_SCALAR, 2);
-    const double din[] = {1e17, 9.3e16, 1e30, DBL_MAX, INFINITY, -1e17, -1e30, -INFINITY, NAN, -0.0, 4.9e-324};
+    const double din[] = {1e17,  9.3e16,    1e30, DBL_MAX, INFINITY, -1e17,
+                          -1e30, -INFINITY, NAN,  -0.0,    4.9e-324};
     const double dmax = 9.223372036854776E16, dmin = -9.223372036854776E16;
     const double dwant[] = {dmax, dmax, dmax, dmax, dmax, dmin, dmin, dmin, 0.0, 0.0, 0.0};
     const float fin[] = {3e7f, 1e30f, FLT_MAX, INFINITY, -1e30f, -INFINITY, NAN};
@@ -212,10 +213,12 @@ static size_t build_overflow(uint8_t *dst, int raw, const uint8_t *sbm, const ui
     tsf_error err;
     if (inner == TSF_ENC_RLE)
         CHECK_OK(is64 ? tsf_rle_encode_i64(c, iv, n, dst + p, 4096, &w, &err)
-                      : tsf_rle_encode_i32(c, iv, n, dst + p, 4096, &w, &err), &err);
+                      : tsf_rle_encode_i32(c, iv, n, dst + p, 4096, &w, &err),
+                 &err);
     else
         CHECK_OK(is64 ? tsf_ts2diff_encode_i64(c, iv, n, dst + p, 4096, &w, &err)
-                      : tsf_ts2diff_encode_i32(c, iv, n, dst + p, 4096, &w, &err), &err);
+                      : tsf_ts2diff_encode_i32(c, iv, n, dst + p, 4096, &w, &err),
+                 &err);
     tsf_codec_close(c);
     return p + w;
 }
@@ -284,7 +287,8 @@ static void test_overflow_layout(void)
                          TSF_ECORRUPT);
             /* truncated inside the bitmaps / the mpn */
             for (size_t cut = 1; cut < 12; cut++)
-                CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, encs[ei], buf, cut, dout, N, NULL, &err), TSF_ECORRUPT);
+                CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, encs[ei], buf, cut, dout, N, NULL, &err),
+                             TSF_ECORRUPT);
             tsf_codec_close(c);
         }
     }
@@ -301,13 +305,15 @@ static void test_hostile(void)
         tsf_error err;
         uint8_t *t = malloc(cut ? cut : 1);
         memcpy(t, b, cut);
-        CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_TS_2DIFF, t, cut, out, 4, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_TS_2DIFF, t, cut, out, 4, NULL, &err),
+                     TSF_ECORRUPT);
         CHECK(strstr(err.message, "TS_2DIFF") != NULL);
         free(t);
     }
     const uint8_t badvar[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     double out[4];
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_TS_2DIFF, badvar, 6, out, 1, NULL, NULL), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_TS_2DIFF, badvar, 6, out, 1, NULL, NULL),
+                 TSF_ECORRUPT);
     /* huge count in an overflow header: bitmap length checked before use */
     const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 0x07, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0};
     CHECK_EQ_INT(tsf_codec_decode(c, TSF_DOUBLE, TSF_ENC_TS_2DIFF, huge, sizeof huge, out, 1, NULL, NULL),
@@ -328,8 +334,8 @@ static size_t load_bits(const char *path, const char *measurement, uint64_t *bit
     for (char *line = strtok_r(txt, "\n", &save); line && n < max; line = strtok_r(NULL, "\n", &save)) {
         char *c1 = strchr(line, ','), *bar = strstr(line, "|0x");
         if (!c1 || !bar) continue;
-        if (measurement && (strncmp(c1 + 1, measurement, strlen(measurement)) != 0 ||
-                            c1[1 + strlen(measurement)] != ','))
+        if (measurement &&
+            (strncmp(c1 + 1, measurement, strlen(measurement)) != 0 || c1[1 + strlen(measurement)] != ','))
             continue;
         bits[n++] = strtoull(bar + 3, NULL, 16);
     }
@@ -346,8 +352,8 @@ static size_t find(const uint8_t *buf, size_t len, const uint8_t *pat, size_t pl
 
 /* Encodes `vals` (n values of t) at mpn, expects the bytes verbatim in the file, decodes them from the
  * file and compares with `want` bits. Returns 1 if the page was found. */
-static int golden_page(const uint8_t *file, size_t flen, tsf_type t, tsf_encoding e, int mpn, const void *vals,
-                       const uint64_t *want, size_t n, const char *what)
+static int golden_page(const uint8_t *file, size_t flen, tsf_type t, tsf_encoding e, int mpn,
+                       const void *vals, const uint64_t *want, size_t n, const char *what)
 {
     int ok = 0;
     for (size_t p = 0; p < NPATHS; p++) {
@@ -462,8 +468,8 @@ static void test_golden_pages(void)
                 memcpy(&f[i], &u, 4);
                 memcpy(&d[i], &in[i], 8);
             }
-            found += golden_page(file, flen, ms[k].t, ms[k].e, 2, ms[k].t == TSF_FLOAT ? (void *)f : (void *)d,
-                                 want, 40, ms[k].m);
+            found += golden_page(file, flen, ms[k].t, ms[k].e, 2,
+                                 ms[k].t == TSF_FLOAT ? (void *)f : (void *)d, want, 40, ms[k].m);
         }
         free(file);
     }

@@ -75,8 +75,8 @@ static void check_bytes_all_paths(tsf_type t, const void *v, size_t n, const uin
 static void test_spec_examples(void)
 {
     const int64_t a64[] = {1000, 1010, 1020, 1035};
-    const uint8_t e64[] = {0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0x0a,
-                           0, 0, 0, 0, 0, 0, 3, 0xe8, 0x02, 0x80};
+    const uint8_t e64[] = {0, 0, 0,    3, 0, 0, 0, 3, 0, 0, 0,    0,    0,
+                           0, 0, 0x0a, 0, 0, 0, 0, 0, 0, 3, 0xe8, 0x02, 0x80};
     check_bytes_all_paths(TSF_INT64, a64, 4, e64, sizeof e64);
     check_bytes_all_paths(TSF_TIMESTAMP, a64, 4, e64, sizeof e64);
     const int32_t a32[] = {1000, 1010, 1020, 1035};
@@ -89,10 +89,10 @@ static void test_spec_examples(void)
     /* 130 regular timestamps: block0 n=128 w=0; block1 n=0 with Java's minDelta Long.MAX_VALUE */
     int64_t ts[130];
     for (int i = 0; i < 130; i++) ts[i] = 1700000000000LL + 1000LL * i;
-    const uint8_t e130[48] = {0,    0,    0,    0x80, 0,    0,    0,    0,    0,    0,    0,    0,
-                              0,    0,    0x03, 0xe8, 0,    0,    0x01, 0x8b, 0xcf, 0xe5, 0x68, 0,
-                              0,    0,    0,    0,    0,    0,    0,    0,    0x7f, 0xff, 0xff, 0xff,
-                              0xff, 0xff, 0xff, 0xff, 0,    0,    0x01, 0x8b, 0xcf, 0xe7, 0x5f, 0xe8};
+    const uint8_t e130[48] = {0,    0,    0,    0x80, 0, 0, 0,    0,    0,    0,    0,    0,
+                              0,    0,    0x03, 0xe8, 0, 0, 0x01, 0x8b, 0xcf, 0xe5, 0x68, 0,
+                              0,    0,    0,    0,    0, 0, 0,    0,    0x7f, 0xff, 0xff, 0xff,
+                              0xff, 0xff, 0xff, 0xff, 0, 0, 0x01, 0x8b, 0xcf, 0xe7, 0x5f, 0xe8};
     check_bytes_all_paths(TSF_INT64, ts, 130, e130, sizeof e130);
     /* the C++ form (minDelta 1000 in the n=0 block) decodes the same: minDelta is ignored */
     uint8_t cpp[48];
@@ -124,20 +124,32 @@ static void gen(tsf_type t, void *out, size_t n, int shape, uint64_t *seed)
     for (size_t i = 0; i < n; i++) {
         uint64_t r = tsf_test_rand(seed);
         switch (shape) {
-        case 0: x += (int64_t)(r % 201) - 100; break;            /* W0-like walk */
-        case 1: x = (int64_t)r; break;                           /* full range */
-        case 2: x = (i & 1) ? (is64(t) ? INT64_MAX : INT32_MAX) : (is64(t) ? INT64_MIN : INT32_MIN); break;
-        case 3: {                                                /* deltas of exactly w bits above base */
+        case 0:
+            x += (int64_t)(r % 201) - 100;
+            break; /* W0-like walk */
+        case 1:
+            x = (int64_t)r;
+            break; /* full range */
+        case 2:
+            x = (i & 1) ? (is64(t) ? INT64_MAX : INT32_MAX) : (is64(t) ? INT64_MIN : INT32_MIN);
+            break;
+        case 3: { /* deltas of exactly w bits above base */
             uint64_t mask = w == 64 ? ~0ull : ((1ull << w) - 1);
             uint64_t d = (i % 37 == 5) ? mask : (r & mask);
             x = (int64_t)((uint64_t)x + (uint64_t)base + d);
             break;
         }
-        case 4: x = 1600000000000LL + 1000LL * (int64_t)i + (int64_t)(r % 21) - 10; break; /* jittered time */
-        default: x = 42; break;                                  /* constant */
+        case 4:
+            x = 1600000000000LL + 1000LL * (int64_t)i + (int64_t)(r % 21) - 10;
+            break; /* jittered time */
+        default:
+            x = 42;
+            break; /* constant */
         }
-        if (is64(t)) o64[i] = x;
-        else o32[i] = (int32_t)(uint32_t)(uint64_t)x;
+        if (is64(t))
+            o64[i] = x;
+        else
+            o32[i] = (int32_t)(uint32_t)(uint64_t)x;
     }
 }
 
@@ -181,8 +193,9 @@ static void test_roundtrip_all_paths(void)
                         /* a shorter count-driven request yields the prefix */
                         if (n > 3) {
                             size_t k = n / 2 + 1;
-                            CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, ref, rlen, out, k, NULL, &err),
-                                     &err);
+                            CHECK_OK(
+                                tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, ref, rlen, out, k, NULL, &err),
+                                &err);
                             CHECK_MEM(out, v, k * w);
                         }
                     }
@@ -213,7 +226,8 @@ static void test_widths_exercised(void)
             for (int i = 0; i < 300; i++) {
                 /* deltas b, b + 0/1 and b + 2^w - 1 with b = -2^(w-1): the span is exactly w bits */
                 uint64_t b = w == 0 ? 5 : 0 - (1ull << (w - 1));
-                uint64_t d = b + (w == 0 ? 0 : (i % 3 == 0 ? (w == 64 ? ~0ull : (1ull << w) - 1) : (uint64_t)i % 2));
+                uint64_t d =
+                    b + (w == 0 ? 0 : (i % 3 == 0 ? (w == 64 ? ~0ull : (1ull << w) - 1) : (uint64_t)i % 2));
                 x += d;
                 v64[i] = (int64_t)x;
                 v32[i] = (int32_t)(uint32_t)x;
@@ -303,22 +317,26 @@ static void test_hostile(void)
     tsf_error err;
     tsf_store_be32(h, 0x80000000u);
     for (size_t p = 0; p < NPATHS; p++) {
-        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err),
+                     TSF_ECORRUPT);
         CHECK(has(err.message, "negative"));
     }
     tsf_store_be32(h, 1);
     tsf_store_be32(h + 4, 33);
     for (size_t p = 0; p < NPATHS; p++) {
-        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT32, TSF_ENC_TS_2DIFF, h, 16, o32, 2, NULL, &err),
+                     TSF_ECORRUPT);
         CHECK(has(err.message, "width 33") && has(err.message, "offset 4"));
     }
     tsf_store_be32(h + 4, 65);
     for (size_t p = 0; p < NPATHS; p++)
-        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 2, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 2, NULL, &err),
+                     TSF_ECORRUPT);
     tsf_store_be32(h, 0x7fffffff);
     tsf_store_be32(h + 4, 64);
     for (size_t p = 0; p < NPATHS; p++)
-        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 4, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(cs[p], TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, o64, 4, NULL, &err),
+                     TSF_ECORRUPT);
     size_t cnt;
     CHECK_EQ_INT(tsf_codec_count(TSF_INT64, TSF_ENC_TS_2DIFF, h, 24, &cnt, &err), TSF_ECORRUPT);
     /* garbage: must return (either way) without touching memory outside the buffers (ASan) */
@@ -332,8 +350,8 @@ static void test_hostile(void)
         }
         int64_t out[300];
         for (size_t p = 0; p < NPATHS; p++) {
-            tsf_status s = tsf_codec_decode(cs[p], (it & 2) ? TSF_INT64 : TSF_INT32, TSF_ENC_TS_2DIFF, g, len, out,
-                                            1 + it % 150, NULL, &err);
+            tsf_status s = tsf_codec_decode(cs[p], (it & 2) ? TSF_INT64 : TSF_INT32, TSF_ENC_TS_2DIFF, g, len,
+                                            out, 1 + it % 150, NULL, &err);
             CHECK(s == TSF_OK || s == TSF_ECORRUPT);
         }
         tsf_ts2diff_block blk[8];
@@ -354,7 +372,8 @@ static void test_encode_small_dst(void)
     tsf_error err;
     size_t bound = tsf_codec_encode_bound(TSF_INT32, TSF_ENC_TS_2DIFF, 10, 0);
     CHECK_EQ_INT(bound, 16 + 40);
-    CHECK_EQ_INT(tsf_codec_encode(c, TSF_INT32, TSF_ENC_TS_2DIFF, v, 10, buf, bound - 1, &w, &err), TSF_ERANGE);
+    CHECK_EQ_INT(tsf_codec_encode(c, TSF_INT32, TSF_ENC_TS_2DIFF, v, 10, buf, bound - 1, &w, &err),
+                 TSF_ERANGE);
     CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_TS_2DIFF, v, 10, buf, bound, &w, &err), &err);
     CHECK_EQ_INT(w, 16); /* w = 0: header only */
     tsf_codec_close(c);
@@ -399,7 +418,8 @@ static void test_blocks_random(void)
         int64_t *t = malloc(n * 8);
         int64_t jitter = (int64_t)(tsf_test_rand(&seed) % 400);
         for (size_t i = 0; i < n; i++)
-            t[i] = 1600000000000LL + 1000LL * (int64_t)i + (jitter ? (int64_t)(tsf_test_rand(&seed) % (uint64_t)(2 * jitter + 1)) - jitter : 0);
+            t[i] = 1600000000000LL + 1000LL * (int64_t)i +
+                   (jitter ? (int64_t)(tsf_test_rand(&seed) % (uint64_t)(2 * jitter + 1)) - jitter : 0);
         if (it == 0) t[n - 1] = INT64_MAX; /* last-block bound saturates */
         size_t len;
         uint8_t *b = enc(c, TSF_INT64, t, n, &len);
@@ -414,10 +434,13 @@ static void test_blocks_random(void)
             CHECK_EQ_INT(o, k * 129);
             CHECK(blk[k].first == t[o]);
             int64_t last = t[o + blk[k].count - 1];
-            if (k + 1 < nb) CHECK(blk[k].bound == t[o + blk[k].count]);
-            else CHECK(blk[k].bound == (last == INT64_MAX ? INT64_MAX : last + 1));
+            if (k + 1 < nb)
+                CHECK(blk[k].bound == t[o + blk[k].count]);
+            else
+                CHECK(blk[k].bound == (last == INT64_MAX ? INT64_MAX : last + 1));
             CHECK(blk[k].bound_conservative >= last);
-            for (uint32_t i = 0; i < blk[k].count; i++) CHECK(t[o + i] >= blk[k].first && t[o + i] <= blk[k].bound_conservative);
+            for (uint32_t i = 0; i < blk[k].count; i++)
+                CHECK(t[o + i] >= blk[k].first && t[o + i] <= blk[k].bound_conservative);
         }
         /* a smaller cap fills the prefix and still reports the total */
         if (nb > 1) {
@@ -450,7 +473,8 @@ static void test_golden_int64_page(void)
         return;
     }
     char path[1024];
-    snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int64_ts2diff_uncompressed.tsfile", dir);
+    snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int64_ts2diff_uncompressed.tsfile",
+             dir);
     size_t flen;
     uint8_t *file = tsf_test_read_file(path, &flen);
     if (!file) {
@@ -458,7 +482,8 @@ static void test_golden_int64_page(void)
         return;
     }
     /* page body = uvarint(564) b4 04, the time stream, the value stream (spec §3.2) */
-    const uint8_t pat[] = {0xb4, 0x04, 0, 0, 0, 0x80, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0x03, 0xe2, 0, 0, 0, 0, 0, 0, 0x03, 0xe8};
+    const uint8_t pat[] = {0xb4, 0x04, 0, 0,    0,    0x80, 0, 0, 0, 3, 0, 0,    0,
+                           0,    0,    0, 0x03, 0xe2, 0,    0, 0, 0, 0, 0, 0x03, 0xe8};
     size_t at = find(file, flen, pat, sizeof pat);
     CHECK(at != (size_t)-1);
     if (at == (size_t)-1) {
@@ -484,7 +509,8 @@ static void test_golden_int64_page(void)
         /* the value stream starts with the w = 64 block of the edge values */
         int64_t v[1000];
         size_t vlen = flen - (at + 2 + 564);
-        CHECK_OK(tsf_codec_decode(c, TSF_INT64, TSF_ENC_TS_2DIFF, ts + 564, vlen, v, 1000, &used, &err), &err);
+        CHECK_OK(tsf_codec_decode(c, TSF_INT64, TSF_ENC_TS_2DIFF, ts + 564, vlen, v, 1000, &used, &err),
+                 &err);
         CHECK(v[0] == INT64_MIN && v[1] == INT64_MAX && v[2] == 0 && v[3] == -1);
         uint8_t *vb = enc(c, TSF_INT64, v, 1000, &len);
         CHECK_EQ_INT(len, used);

@@ -105,12 +105,27 @@ static uint64_t ix_dyn_spill(const uint64_t *keys, uint64_t n, uint64_t origin, 
     return spill;
 }
 
+/*
+ * Dynamic leaf plan: 50 % fill as PLTree, but twice the blocks when over 1/8 of the keys would spill
+ * out of their predicted block (locally dense data); capped so DRAM metadata stays under 4.5 B/key.
+ */
+static void ix_dyn_plan(const uint64_t *keys, uint64_t n, uint64_t *nb, uint64_t *mul, uint64_t *spill)
+{
+    uint64_t span = n ? keys[n - 1] - keys[0] : 0;
+    *nb = ix_dyn_blocks(n);
+    for (int t = 0;; t++) {
+        *mul = ix_mul_for(*nb, span);
+        *spill = n ? ix_dyn_spill(keys, n, keys[0], *mul, *nb) : 0;
+        if (*spill * 8 <= n || t == 1 || *nb > UINT32_MAX / 4) break;
+        *nb *= 2;
+    }
+}
+
 uint64_t ix_leaf_bytes(const tsf_index *ix, const uint64_t *keys, uint64_t n)
 {
     if (ix->mode == TSF_INDEX_SORTED) return IX_BLOCK + (n + IX_SLOTS - 1) / IX_SLOTS * IX_BLOCK;
-    uint64_t nb = ix_dyn_blocks(n);
-    uint64_t mul = n ? ix_mul_for(nb, keys[n - 1] - keys[0]) : 0;
-    uint64_t spill = n ? ix_dyn_spill(keys, n, keys[0], mul, nb) : 0;
+    uint64_t nb, mul, spill;
+    ix_dyn_plan(keys, n, &nb, &mul, &spill);
     return IX_BLOCK + nb * IX_BLOCK + (spill + IX_CHUNK_SLOTS - 1) / IX_CHUNK_SLOTS * IX_CHUNK;
 }
 
@@ -140,9 +155,8 @@ void ix_leaf_write(tsf_index *ix, uint64_t off, uint64_t id, uint64_t lo, uint64
             }
         }
     } else {
-        nb = ix_dyn_blocks(n);
-        mul = ix_mul_for(nb, span);
-        uint64_t spill = n ? ix_dyn_spill(keys, n, origin, mul, nb) : 0;
+        uint64_t spill;
+        ix_dyn_plan(keys, n, &nb, &mul, &spill);
         uint64_t nchunks = (spill + IX_CHUNK_SLOTS - 1) / IX_CHUNK_SLOTS;
         uint8_t *chunks = h + IX_BLOCK + nb * IX_BLOCK;
         memset(h + IX_BLOCK, 0, nb * IX_BLOCK + nchunks * IX_CHUNK);
@@ -265,7 +279,13 @@ tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err
     c->off = off;
     const uint8_t *p = ix_at(ix, off);
     uint64_t cnt = ld64(p) & 0xff;
-    for (uint64_t s = 0; s < cnt; s++) c->fp[s] = ix_fp(ld64(p + 16 + s * 16));
+    c->kmin = UINT64_MAX;
+    for (uint64_t s = 0; s < cnt; s++) {
+        uint64_t k = ld64(p + 16 + s * 16);
+        c->fp[s] = ix_fp(k);
+        if (k < c->kmin) c->kmin = k;
+        if (k > c->kmax) c->kmax = k;
+    }
     return TSF_OK;
 }
 
@@ -339,6 +359,7 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
         L->chunks[j] = t;
     }
     L->ovf_built = L->ovf_records;
+    L->chunks_built = L->nchunks;
     L->ready = 1;
     return TSF_OK;
 }
@@ -374,6 +395,7 @@ static int ix_ovf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint6
 {
     uint8_t fp = ix_fp(key);
     for (uint32_t c = L->nchunks; c-- > 0;) {
+        if (key < L->chunks[c].kmin || key > L->chunks[c].kmax) continue;
         const uint8_t *p = ix_at(ix, L->chunks[c].off);
         uint64_t w = ld64(p), cnt = w & 0xff;
         uint64_t cand = ix->nometa ? (UINT64_C(1) << cnt) - 1 : ix_fp_mask(L->chunks[c].fp, cnt, fp);

@@ -12,6 +12,7 @@
 /* DRAM metadata of one overflow chunk: its offset and one fingerprint per record. */
 typedef struct ix_chunk {
     uint64_t off;
+    uint64_t kmin, kmax; /* key range of its records: most chunks are skipped without their fps */
     uint8_t fp[IX_CHUNK_SLOTS + 1];
 } ix_chunk;
 
@@ -27,6 +28,7 @@ typedef struct ix_leaf {
     uint32_t nchunks, cap_chunks;
     ix_chunk *chunks;        /* oldest first; the newest is chunks[nchunks-1] */
     uint64_t ovf_records;
+    uint32_t chunks_built;   /* chunks then */
     uint64_t ovf_built;      /* records in the log when the metadata was built (rebuild trigger base) */
     uint8_t *meta;           /* dynamic: 16 B per block (15 fps + count); sorted: 8 B bloom per block */
     uint64_t *vk, *vv, vn, vcap;

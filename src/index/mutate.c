@@ -46,6 +46,8 @@ static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t 
         st64(p + 24 + cnt * 16, v);
         commit64(p, (w & ~UINT64_C(0xff)) + (cnt + 1) + ((uint64_t)(tomb != 0) << (8 + cnt)));
         c->fp[cnt] = ix_fp(k);
+        if (k < c->kmin) c->kmin = k;
+        if (k > c->kmax) c->kmax = k;
         pm_dirty(&ix->pm, c->off, 16 + (cnt + 1) * 16);
     }
     L->ovf_records++;
@@ -140,7 +142,8 @@ static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
     uint64_t cap = ix->mode == TSF_INDEX_SORTED ? L->nbase : (uint64_t)L->nblocks * IX_SLOTS;
     uint64_t limit = cap * ix->ovf_pct / 100;
     if (limit < 2 * IX_CHUNK_SLOTS) limit = 2 * IX_CHUNK_SLOTS;
-    return L->ovf_records - L->ovf_built > limit ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
+    /* Rebuild when the log grew by the share, or by 16 chunks (a long chain slows absent lookups). */
+    return L->ovf_records - L->ovf_built > limit || L->nchunks > L->chunks_built + 16 ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
 }
 
 static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, tsf_error *err)

@@ -102,7 +102,7 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
             uint64_t k = ld64(p + 16 + r * 16);
             s = ix_check_key(ix, id, k, off + 16 + r * 16, err);
             if (s != TSF_OK) return s;
-            if (L->chunks[c].fp[r] != ix_fp(k))
+            if (L->chunks[c].fp[r] != ix_fp(k) || k < L->chunks[c].kmin || k > L->chunks[c].kmax)
                 return tsf_err(err, TSF_ECORRUPT, "index check: stale overflow fingerprint at byte %llu",
                                (unsigned long long)(off + 16 + r * 16));
         }

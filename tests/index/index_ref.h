@@ -11,14 +11,14 @@
 #include "test.h"
 #include "tsf_index.h"
 
-static int ref_cmp_u64(const void *a, const void *b)
+static inline int ref_cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
 }
 
 /* Sorts and removes duplicates; returns the new count. */
-static size_t ref_sort_unique(uint64_t *k, size_t n)
+static inline size_t ref_sort_unique(uint64_t *k, size_t n)
 {
     qsort(k, n, 8, ref_cmp_u64);
     size_t m = 0;
@@ -32,7 +32,7 @@ static const char *const GEN_NAMES[GEN_COUNT] = {"uniform", "dense", "clustered"
                                                  "extremes"};
 
 /* Fills k with about n sorted unique keys of a shape; returns the count. */
-static size_t ref_gen(int gen, uint64_t *k, size_t n, uint64_t seed)
+static inline size_t ref_gen(int gen, uint64_t *k, size_t n, uint64_t seed)
 {
     uint64_t s = seed;
     switch (gen) {
@@ -97,7 +97,7 @@ typedef struct ref_map {
     size_t cap, live;
 } ref_map;
 
-static void ref_init(ref_map *m, size_t n)
+static inline void ref_init(ref_map *m, size_t n)
 {
     m->cap = 16;
     while (m->cap < n * 2 + 16) m->cap *= 2;
@@ -106,20 +106,20 @@ static void ref_init(ref_map *m, size_t n)
     m->used = calloc(m->cap, 1);
     m->live = 0;
 }
-static void ref_free(ref_map *m)
+static inline void ref_free(ref_map *m)
 {
     free(m->k);
     free(m->v);
     free(m->used);
 }
-static size_t ref_slot(const ref_map *m, uint64_t k)
+static inline size_t ref_slot(const ref_map *m, uint64_t k)
 {
     uint64_t h = k * UINT64_C(0x9E3779B97F4A7C15);
     size_t i = (size_t)(h >> 20) & (m->cap - 1);
     while (m->used[i] && m->k[i] != k) i = (i + 1) & (m->cap - 1);
     return i;
 }
-static void ref_put(ref_map *m, uint64_t k, uint64_t v)
+static inline void ref_put(ref_map *m, uint64_t k, uint64_t v)
 {
     size_t i = ref_slot(m, k);
     if (m->used[i] != 1) m->live++;
@@ -127,14 +127,14 @@ static void ref_put(ref_map *m, uint64_t k, uint64_t v)
     m->k[i] = k;
     m->v[i] = v;
 }
-static int ref_get(const ref_map *m, uint64_t k, uint64_t *v)
+static inline int ref_get(const ref_map *m, uint64_t k, uint64_t *v)
 {
     size_t i = ref_slot(m, k);
     if (m->used[i] != 1) return 0;
     *v = m->v[i];
     return 1;
 }
-static void ref_del(ref_map *m, uint64_t k)
+static inline void ref_del(ref_map *m, uint64_t k)
 {
     size_t i = ref_slot(m, k);
     if (m->used[i] == 1) {
@@ -143,7 +143,7 @@ static void ref_del(ref_map *m, uint64_t k)
     }
 }
 /* Live keys sorted into a new array (caller frees); *n receives the count. */
-static uint64_t *ref_sorted(const ref_map *m, size_t *n)
+static inline uint64_t *ref_sorted(const ref_map *m, size_t *n)
 {
     uint64_t *a = malloc((m->live ? m->live : 1) * 8);
     size_t j = 0;
@@ -155,7 +155,7 @@ static uint64_t *ref_sorted(const ref_map *m, size_t *n)
 }
 
 /* Index of the first element >= x in sorted a[0..n). */
-static size_t ref_lb(const uint64_t *a, size_t n, uint64_t x)
+static inline size_t ref_lb(const uint64_t *a, size_t n, uint64_t x)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -171,7 +171,7 @@ typedef struct scan_buf {
     size_t n, cap, stop_after;
 } scan_buf;
 
-static int scan_collect(uint64_t k, uint64_t v, void *arg)
+static inline int scan_collect(uint64_t k, uint64_t v, void *arg)
 {
     scan_buf *b = arg;
     if (b->n < b->cap) {

@@ -53,7 +53,8 @@ static tsf_status dict_encode(const tsf_codec *c, tsf_type type, const void *val
     size_t var_bytes = 0;
     *written = 0;
     if (n > (size_t)INT32_MAX)
-        return tsf_err(err, TSF_ERANGE, "DICTIONARY %s encode: %zu values, over 2^31-1", tsf_type_name(type), n);
+        return tsf_err(err, TSF_ERANGE, "DICTIONARY %s encode: %zu values, over 2^31-1", tsf_type_name(type),
+                       n);
     for (size_t i = 0; i < n; i++) {
         if (v[i].len > (size_t)INT32_MAX)
             return tsf_err(err, TSF_ERANGE, "DICTIONARY %s encode: value %zu is %zu bytes, over 2^31-1",
@@ -62,8 +63,8 @@ static tsf_status dict_encode(const tsf_codec *c, tsf_type type, const void *val
     }
     size_t need = dict_bound(type, n, var_bytes);
     if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "DICTIONARY %s encode: dst holds %zu bytes, needs %zu", tsf_type_name(type),
-                       cap, need);
+        return tsf_err(err, TSF_ERANGE, "DICTIONARY %s encode: dst holds %zu bytes, needs %zu",
+                       tsf_type_name(type), cap, need);
 
     /* table slots (entry + 1, 0 = empty), entry -> first value, entry hashes, value indices */
     size_t slots = 16;
@@ -89,7 +90,8 @@ static tsf_status dict_encode(const tsf_codec *c, tsf_type type, const void *val
             }
             e = table[s] - 1;
             const tsf_bytes *b = &v[first[e]];
-            if (hashes[e] == (uint32_t)h && b->len == v[i].len && (b->len == 0 || !memcmp(b->data, v[i].data, b->len)))
+            if (hashes[e] == (uint32_t)h && b->len == v[i].len &&
+                (b->len == 0 || !memcmp(b->data, v[i].data, b->len)))
                 break;
             s = (s + 1) & mask;
         }
@@ -124,8 +126,9 @@ static tsf_status dict_decode(const tsf_codec *c, tsf_type type, const uint8_t *
     if (pos == 0 || cnt < 0)
         return tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: bad entry count at byte offset 0", tn);
     if ((size_t)cnt > len - pos)
-        return tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: %d entries cannot fit the %zu bytes after byte offset %zu",
-                       tn, (int)cnt, len - pos, pos);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "DICTIONARY %s: %d entries cannot fit the %zu bytes after byte offset %zu", tn,
+                       (int)cnt, len - pos, pos);
     if (n > (SIZE_MAX - (size_t)cnt * sizeof(tsf_bytes)) / sizeof(int32_t))
         return tsf_err(err, TSF_ENOMEM, "DICTIONARY %s: %zu values are too many", tn, n);
     size_t bytes = (size_t)cnt * sizeof(tsf_bytes) + n * sizeof(int32_t);
@@ -139,8 +142,8 @@ static tsf_status dict_decode(const tsf_codec *c, tsf_type type, const uint8_t *
         size_t m = tsf_get_uvarint32(src + pos, len - pos, &lu);
         int32_t l = tsf_unzigzag32(lu);
         if (m == 0 || l < 0 || (size_t)l > len - pos - m) {
-            s = tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: bad or truncated entry %d at byte offset %zu", tn, (int)e,
-                        pos);
+            s = tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: bad or truncated entry %d at byte offset %zu", tn,
+                        (int)e, pos);
             break;
         }
         ent[e].data = src + pos + m;
@@ -159,7 +162,9 @@ static tsf_status dict_decode(const tsf_codec *c, tsf_type type, const uint8_t *
     for (size_t i = 0; i < n && s == TSF_OK; i++) {
         uint32_t k = (uint32_t)idx[i];
         if (k >= (uint32_t)cnt) {
-            s = tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: value %zu has index %u, but only %d entries (index stream at byte offset %zu)",
+            s = tsf_err(err, TSF_ECORRUPT,
+                        "DICTIONARY %s: value %zu has index %u, but only %d entries (index stream at byte "
+                        "offset %zu)",
                         tn, i, k, (int)cnt, pos);
             break;
         }
@@ -178,7 +183,8 @@ static tsf_status dict_count(tsf_type type, const uint8_t *src, size_t len, size
     size_t pos = tsf_get_uvarint32(src, len, &u);
     int32_t cnt = tsf_unzigzag32(u);
     if (pos == 0 || cnt < 0)
-        return tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: bad entry count at byte offset 0", tsf_type_name(type));
+        return tsf_err(err, TSF_ECORRUPT, "DICTIONARY %s: bad entry count at byte offset 0",
+                       tsf_type_name(type));
     for (int32_t e = 0; e < cnt; e++) {
         uint32_t lu = 0;
         size_t m = tsf_get_uvarint32(src + pos, len - pos, &lu);

@@ -27,12 +27,16 @@ static size_t sat_add(size_t a, size_t b)
 static size_t plain_width(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_FLOAT: return 4;
+    case TSF_BOOLEAN:
+        return 1;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return 0;
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -79,15 +83,16 @@ static tsf_status plain_encode(const tsf_codec *c, tsf_type type, const void *va
         const tsf_bytes *b = (const tsf_bytes *)values;
         for (size_t i = 0; i < n; i++) {
             if (b[i].len > (size_t)INT32_MAX)
-                return tsf_err(err, TSF_ERANGE, "PLAIN %s encode: value %zu is %zu bytes, over the 2^31-1 limit",
+                return tsf_err(err, TSF_ERANGE,
+                               "PLAIN %s encode: value %zu is %zu bytes, over the 2^31-1 limit",
                                tsf_type_name(type), i, b[i].len);
             var_bytes += b[i].len;
         }
     }
     size_t need = plain_bound(type, n, var_bytes);
     if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "PLAIN %s encode: dst holds %zu bytes, needs %zu", tsf_type_name(type),
-                       cap, need);
+        return tsf_err(err, TSF_ERANGE, "PLAIN %s encode: dst holds %zu bytes, needs %zu",
+                       tsf_type_name(type), cap, need);
     uint8_t *p = dst;
     switch (type) {
     case TSF_BOOLEAN: {
@@ -97,7 +102,9 @@ static tsf_status plain_encode(const tsf_codec *c, tsf_type type, const void *va
         break;
     }
     case TSF_INT32:
-    case TSF_DATE: p += tsf_zz_put_i32(p, (const int32_t *)values, n); break;
+    case TSF_DATE:
+        p += tsf_zz_put_i32(p, (const int32_t *)values, n);
+        break;
     case TSF_INT64:
     case TSF_TIMESTAMP:
         store_be64_array(p, (const uint64_t *)values, n);
@@ -141,7 +148,8 @@ static tsf_status plain_encode(const tsf_codec *c, tsf_type type, const void *va
 
 static tsf_status short_input(tsf_error *err, tsf_type type, size_t n, size_t width, size_t len)
 {
-    return tsf_err(err, TSF_ECORRUPT, "PLAIN %s: %zu values need %zu bytes but the stream ends at byte offset %zu",
+    return tsf_err(err, TSF_ECORRUPT,
+                   "PLAIN %s: %zu values need %zu bytes but the stream ends at byte offset %zu",
                    tsf_type_name(type), n, n * width, len);
 }
 
@@ -154,7 +162,8 @@ static tsf_status decode_binary(tsf_type type, const uint8_t *src, size_t len, t
         uint32_t u;
         size_t m = tsf_get_uvarint32(src + pos, len - pos, &u);
         if (m == 0)
-            return tsf_err(err, TSF_ECORRUPT, "PLAIN %s: bad or truncated length varint of value %zu at byte offset %zu",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "PLAIN %s: bad or truncated length varint of value %zu at byte offset %zu",
                            tsf_type_name(type), i, pos);
         int32_t l = tsf_unzigzag32(u);
         if (l < 0)
@@ -173,8 +182,8 @@ static tsf_status decode_binary(tsf_type type, const uint8_t *src, size_t len, t
     return TSF_OK;
 }
 
-static tsf_status plain_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len, void *values,
-                               size_t n, size_t *consumed, tsf_error *err)
+static tsf_status plain_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                               void *values, size_t n, size_t *consumed, tsf_error *err)
 {
     (void)c;
     *consumed = 0;
@@ -210,7 +219,8 @@ static tsf_status plain_count(tsf_type type, const uint8_t *src, size_t len, siz
         for (size_t i = 0; i < len; i++) {
             if (src[i] & 0x80) {
                 if (++run == TSF_UVARINT32_MAX)
-                    return tsf_err(err, TSF_ECORRUPT, "PLAIN %s: varint longer than 5 bytes at byte offset %zu",
+                    return tsf_err(err, TSF_ECORRUPT,
+                                   "PLAIN %s: varint longer than 5 bytes at byte offset %zu",
                                    tsf_type_name(type), i + 1 - run);
             } else {
                 cnt++;
@@ -218,8 +228,8 @@ static tsf_status plain_count(tsf_type type, const uint8_t *src, size_t len, siz
             }
         }
         if (run)
-            return tsf_err(err, TSF_ECORRUPT, "PLAIN %s: truncated varint at byte offset %zu", tsf_type_name(type),
-                           len - run);
+            return tsf_err(err, TSF_ECORRUPT, "PLAIN %s: truncated varint at byte offset %zu",
+                           tsf_type_name(type), len - run);
         *n = cnt;
         return TSF_OK;
     }

@@ -178,9 +178,12 @@ static void enc_per_value(rle_out *o, const void *v, int kind, size_t n)
             repeat = 0;
         }
     }
-    if (repeat >= RLE_MIN_RUN) rle_run(o, repeat, pre);
-    else if (nbuf > 0) tail_group(o, buf, nbuf);
-    else bp_end(o, 8);
+    if (repeat >= RLE_MIN_RUN)
+        rle_run(o, repeat, pre);
+    else if (nbuf > 0)
+        tail_group(o, buf, nbuf);
+    else
+        bp_end(o, 8);
 }
 
 TSF_INLINE tsf_status rle_encode_kind(const tsf_codec *c, const void *v, int kind, size_t n, uint8_t *dst,
@@ -189,7 +192,8 @@ TSF_INLINE tsf_status rle_encode_kind(const tsf_codec *c, const void *v, int kin
     size_t need = tsf_rle_bound_n(n, kind == K_I64);
     *written = 0;
     if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "RLE %s encode: dst holds %zu bytes, needs %zu", kind_name(kind), cap, need);
+        return tsf_err(err, TSF_ERANGE, "RLE %s encode: dst holds %zu bytes, needs %zu", kind_name(kind), cap,
+                       need);
     if (n == 0) { /* Java flushes an empty encoder as a zero-length package */
         dst[0] = 0;
         *written = 1;
@@ -201,8 +205,10 @@ TSF_INLINE tsf_status rle_encode_kind(const tsf_codec *c, const void *v, int kin
     uint8_t *body = dst + TSF_UVARINT32_MAX;
     body[0] = (uint8_t)w;
     rle_out o = {.p = body + 1, .w = w, .be_value = kind == K_I64, .run_hdr = NULL, .groups = 0};
-    if (c->path == TSF_PATH_PER_VALUE) enc_per_value(&o, v, kind, n);
-    else enc_batch(&o, v, kind, n);
+    if (c->path == TSF_PATH_PER_VALUE)
+        enc_per_value(&o, v, kind, n);
+    else
+        enc_batch(&o, v, kind, n);
     size_t blen = (size_t)(o.p - body);
     if (blen > (size_t)INT32_MAX)
         return tsf_err(err, TSF_ERANGE, "RLE %s encode: %zu values make a %zu-byte package, over 2^31-1",
@@ -257,19 +263,21 @@ TSF_INLINE uint64_t unpack_one64(const uint8_t *p, unsigned w, unsigned k)
 static void unpack_groups32(const uint8_t *p, unsigned w, size_t groups, uint32_t *o)
 {
     switch (w) {
-#define TSF_UNPACK_W(W)                                                                                       \
-    case W:                                                                                                   \
-        for (size_t g = 0; g < groups; g++, p += W, o += 8)                                                   \
-            for (unsigned k = 0; k < 8; k++) o[k] = unpack_one32(p, W, k);                                    \
+#define TSF_UNPACK_W(W)                                                                                      \
+    case W:                                                                                                  \
+        for (size_t g = 0; g < groups; g++, p += W, o += 8)                                                  \
+            for (unsigned k = 0; k < 8; k++) o[k] = unpack_one32(p, W, k);                                   \
         break;
-        TSF_UNPACK_W(1) TSF_UNPACK_W(2) TSF_UNPACK_W(3) TSF_UNPACK_W(4) TSF_UNPACK_W(5) TSF_UNPACK_W(6)
-        TSF_UNPACK_W(7) TSF_UNPACK_W(8) TSF_UNPACK_W(9) TSF_UNPACK_W(10) TSF_UNPACK_W(11) TSF_UNPACK_W(12)
-        TSF_UNPACK_W(13) TSF_UNPACK_W(14) TSF_UNPACK_W(15) TSF_UNPACK_W(16) TSF_UNPACK_W(17) TSF_UNPACK_W(18)
-        TSF_UNPACK_W(19) TSF_UNPACK_W(20) TSF_UNPACK_W(21) TSF_UNPACK_W(22) TSF_UNPACK_W(23) TSF_UNPACK_W(24)
-        TSF_UNPACK_W(25) TSF_UNPACK_W(26) TSF_UNPACK_W(27) TSF_UNPACK_W(28) TSF_UNPACK_W(29) TSF_UNPACK_W(30)
-        TSF_UNPACK_W(31) TSF_UNPACK_W(32)
+        TSF_UNPACK_W(1)
+        TSF_UNPACK_W(2) TSF_UNPACK_W(3) TSF_UNPACK_W(4) TSF_UNPACK_W(5) TSF_UNPACK_W(6) TSF_UNPACK_W(7)
+            TSF_UNPACK_W(8) TSF_UNPACK_W(9) TSF_UNPACK_W(10) TSF_UNPACK_W(11) TSF_UNPACK_W(12)
+                TSF_UNPACK_W(13) TSF_UNPACK_W(14) TSF_UNPACK_W(15) TSF_UNPACK_W(16) TSF_UNPACK_W(17)
+                    TSF_UNPACK_W(18) TSF_UNPACK_W(19) TSF_UNPACK_W(20) TSF_UNPACK_W(21) TSF_UNPACK_W(22)
+                        TSF_UNPACK_W(23) TSF_UNPACK_W(24) TSF_UNPACK_W(25) TSF_UNPACK_W(26) TSF_UNPACK_W(27)
+                            TSF_UNPACK_W(28) TSF_UNPACK_W(29) TSF_UNPACK_W(30) TSF_UNPACK_W(31)
+                                TSF_UNPACK_W(32)
 #undef TSF_UNPACK_W
-    default: break;
+                                    default : break;
     }
 }
 
@@ -293,9 +301,12 @@ static void unpack_group_copy(const uint8_t *p, unsigned w, uint64_t *o)
 
 TSF_INLINE void put_value(void *out, int kind, size_t i, uint64_t x)
 {
-    if (kind == K_BOOL) ((uint8_t *)out)[i] = x != 0;
-    else if (kind == K_I32) ((int32_t *)out)[i] = (int32_t)(uint32_t)x;
-    else ((int64_t *)out)[i] = (int64_t)x;
+    if (kind == K_BOOL)
+        ((uint8_t *)out)[i] = x != 0;
+    else if (kind == K_I32)
+        ((int32_t *)out)[i] = (int32_t)(uint32_t)x;
+    else
+        ((int64_t *)out)[i] = (int64_t)x;
 }
 
 /*
@@ -303,8 +314,8 @@ TSF_INLINE void put_value(void *out, int kind, size_t i, uint64_t x)
  * at `end`) to out[i ..]. Whole groups far enough from the end go through the width-specialised
  * unpackers straight into the output; the rest through a padded copy.
  */
-static void unpack_run(const tsf_codec *c, int kind, unsigned w, const uint8_t *p, const uint8_t *end, void *out,
-                       size_t i, size_t take)
+static void unpack_run(const tsf_codec *c, int kind, unsigned w, const uint8_t *p, const uint8_t *end,
+                       void *out, size_t i, size_t take)
 {
     size_t g = 0, done = 0, safe = 0;
     if (c->path != TSF_PATH_PER_VALUE && w > 0) {
@@ -371,15 +382,16 @@ static tsf_status parse_run(int kind, const uint8_t *src, size_t pos, size_t end
     uint32_t h;
     size_t m = tsf_get_uvarint32(src + pos, end - pos, &h);
     if (m == 0)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bad run header varint at byte offset %zu", kind_name(kind), pos);
+        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bad run header varint at byte offset %zu", kind_name(kind),
+                       pos);
     if ((h & 1) == 0) {
         r->bp = 0;
         r->count = h >> 1;
         r->data = pos + m;
         r->data_len = (w + 7) / 8;
         if (r->count == 0)
-            return tsf_err(err, TSF_ECORRUPT, "RLE %s: repeat run of 0 values at byte offset %zu", kind_name(kind),
-                           pos);
+            return tsf_err(err, TSF_ECORRUPT, "RLE %s: repeat run of 0 values at byte offset %zu",
+                           kind_name(kind), pos);
         if (r->data_len > end - r->data)
             return tsf_err(err, TSF_ECORRUPT, "RLE %s: repeat run value at byte offset %zu is truncated",
                            kind_name(kind), r->data);
@@ -387,10 +399,11 @@ static tsf_status parse_run(int kind, const uint8_t *src, size_t pos, size_t end
     }
     size_t groups = h >> 1;
     if (groups == 0)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bit-packed run of 0 groups at byte offset %zu", kind_name(kind),
-                       pos);
+        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bit-packed run of 0 groups at byte offset %zu",
+                       kind_name(kind), pos);
     if (pos + m >= end)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bit-packed run at byte offset %zu lacks its last-group count",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "RLE %s: bit-packed run at byte offset %zu lacks its last-group count",
                        kind_name(kind), pos);
     unsigned last = src[pos + m];
     if (last < 1 || last > 8)
@@ -401,24 +414,26 @@ static tsf_status parse_run(int kind, const uint8_t *src, size_t pos, size_t end
     r->data = pos + m + 1;
     r->data_len = groups * w;
     if (r->data_len > end - r->data)
-        return tsf_err(err, TSF_ECORRUPT,
-                       "RLE %s: bit-packed run of %zu groups x %u bytes at byte offset %zu runs past its package "
-                       "(ends at %zu)",
-                       kind_name(kind), groups, w, pos, end);
+        return tsf_err(
+            err, TSF_ECORRUPT,
+            "RLE %s: bit-packed run of %zu groups x %u bytes at byte offset %zu runs past its package "
+            "(ends at %zu)",
+            kind_name(kind), groups, w, pos, end);
     return TSF_OK;
 }
 
 /* Parses a package header at src[pos..len): *body = first body byte, *end = one past the body. */
-static tsf_status parse_package(int kind, const uint8_t *src, size_t len, size_t pos, size_t *body, size_t *end,
-                                unsigned *w, tsf_error *err)
+static tsf_status parse_package(int kind, const uint8_t *src, size_t len, size_t pos, size_t *body,
+                                size_t *end, unsigned *w, tsf_error *err)
 {
     uint32_t l;
     size_t m = tsf_get_uvarint32(src + pos, len - pos, &l);
     if (m == 0)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bad package length varint at byte offset %zu", kind_name(kind),
-                       pos);
+        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bad package length varint at byte offset %zu",
+                       kind_name(kind), pos);
     if (l > len - pos - m)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: package at byte offset %zu declares %u bytes, only %zu remain",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "RLE %s: package at byte offset %zu declares %u bytes, only %zu remain",
                        kind_name(kind), pos, l, len - pos - m);
     *body = pos + m;
     *end = pos + m + l;
@@ -427,8 +442,8 @@ static tsf_status parse_package(int kind, const uint8_t *src, size_t len, size_t
     *w = src[*body];
     unsigned maxw = kind == K_I64 ? 64 : 32;
     if (*w > maxw)
-        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bit width %u at byte offset %zu (max %u)", kind_name(kind), *w,
-                       *body, maxw);
+        return tsf_err(err, TSF_ECORRUPT, "RLE %s: bit width %u at byte offset %zu (max %u)", kind_name(kind),
+                       *w, *body, maxw);
     (*body)++;
     return TSF_OK;
 }
@@ -440,8 +455,9 @@ TSF_INLINE tsf_status rle_decode_kind(const tsf_codec *c, int kind, const uint8_
     *consumed = 0;
     while (i < n) {
         if (pos >= len)
-            return tsf_err(err, TSF_ECORRUPT, "RLE %s: stream ends at byte offset %zu after %zu of %zu values",
-                           kind_name(kind), pos, i, n);
+            return tsf_err(err, TSF_ECORRUPT,
+                           "RLE %s: stream ends at byte offset %zu after %zu of %zu values", kind_name(kind),
+                           pos, i, n);
         size_t end;
         unsigned w;
         tsf_status s = parse_package(kind, src, len, pos, &pos, &end, &w, err);
@@ -544,9 +560,12 @@ static tsf_status rle_encode(const tsf_codec *c, tsf_type type, const void *valu
 {
     if (is_float(type)) return tsf_floatprec_encode(c, TSF_ENC_RLE, type, values, n, dst, cap, written, err);
     switch (kind_of(type)) {
-    case K_BOOL: return rle_encode_bool(c, (const uint8_t *)values, n, dst, cap, written, err);
-    case K_I32: return tsf_rle_encode_i32(c, (const int32_t *)values, n, dst, cap, written, err);
-    default: return tsf_rle_encode_i64(c, (const int64_t *)values, n, dst, cap, written, err);
+    case K_BOOL:
+        return rle_encode_bool(c, (const uint8_t *)values, n, dst, cap, written, err);
+    case K_I32:
+        return tsf_rle_encode_i32(c, (const int32_t *)values, n, dst, cap, written, err);
+    default:
+        return tsf_rle_encode_i64(c, (const int64_t *)values, n, dst, cap, written, err);
     }
 }
 
@@ -555,9 +574,12 @@ static tsf_status rle_decode(const tsf_codec *c, tsf_type type, const uint8_t *s
 {
     if (is_float(type)) return tsf_floatprec_decode(c, TSF_ENC_RLE, type, src, len, values, n, consumed, err);
     switch (kind_of(type)) {
-    case K_BOOL: return rle_decode_bool(c, src, len, (uint8_t *)values, n, consumed, err);
-    case K_I32: return tsf_rle_decode_i32(c, src, len, (int32_t *)values, n, consumed, err);
-    default: return tsf_rle_decode_i64(c, src, len, (int64_t *)values, n, consumed, err);
+    case K_BOOL:
+        return rle_decode_bool(c, src, len, (uint8_t *)values, n, consumed, err);
+    case K_I32:
+        return tsf_rle_decode_i32(c, src, len, (int32_t *)values, n, consumed, err);
+    default:
+        return tsf_rle_decode_i64(c, src, len, (int64_t *)values, n, consumed, err);
     }
 }
 

@@ -30,8 +30,8 @@ static tsf_status zigzag_encode(const tsf_codec *c, tsf_type type, const void *v
     *written = 0;
     size_t need = zigzag_bound(type, n, 0);
     if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "ZIGZAG %s encode: dst holds %zu bytes, needs %zu", tsf_type_name(type), cap,
-                       need);
+        return tsf_err(err, TSF_ERANGE, "ZIGZAG %s encode: dst holds %zu bytes, needs %zu",
+                       tsf_type_name(type), cap, need);
     if (n == 0) return TSF_OK;
     if (n > (size_t)INT32_MAX)
         return tsf_err(err, TSF_ERANGE, "ZIGZAG %s encode: %zu values do not fit one block (max 2^31-1)",
@@ -40,8 +40,8 @@ static tsf_status zigzag_encode(const tsf_codec *c, tsf_type type, const void *v
     size_t blen = is64_type(type) ? tsf_zz_put_i64(body, (const int64_t *)values, n)
                                   : tsf_zz_put_i32(body, (const int32_t *)values, n);
     if (blen > (size_t)INT32_MAX)
-        return tsf_err(err, TSF_ERANGE, "ZIGZAG %s encode: block of %zu bytes is over 2^31-1", tsf_type_name(type),
-                       blen);
+        return tsf_err(err, TSF_ERANGE, "ZIGZAG %s encode: block of %zu bytes is over 2^31-1",
+                       tsf_type_name(type), blen);
     uint8_t hdr[2 * TSF_UVARINT32_MAX];
     size_t h = tsf_put_uvarint32(hdr, (uint32_t)blen);
     h += tsf_put_uvarint32(hdr + h, (uint32_t)n);
@@ -62,16 +62,18 @@ static tsf_status block_header(tsf_type type, const uint8_t *src, size_t len, si
                        tsf_type_name(type), pos);
     *body = pos + m1 + m2;
     if (*blen > len - *body)
-        return tsf_err(err, TSF_ECORRUPT, "ZIGZAG %s: block at byte offset %zu declares %u bytes, only %zu remain",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "ZIGZAG %s: block at byte offset %zu declares %u bytes, only %zu remain",
                        tsf_type_name(type), pos, *blen, len - *body);
     if (*blen < *cnt)
-        return tsf_err(err, TSF_ECORRUPT, "ZIGZAG %s: block at byte offset %zu declares %u values in %u bytes",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "ZIGZAG %s: block at byte offset %zu declares %u values in %u bytes",
                        tsf_type_name(type), pos, *cnt, *blen);
     return TSF_OK;
 }
 
-static tsf_status zigzag_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len, void *values,
-                                size_t n, size_t *consumed, tsf_error *err)
+static tsf_status zigzag_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
+                                void *values, size_t n, size_t *consumed, tsf_error *err)
 {
     (void)c;
     size_t pos = 0, i = 0;
@@ -79,7 +81,8 @@ static tsf_status zigzag_decode(const tsf_codec *c, tsf_type type, const uint8_t
     *consumed = 0;
     while (i < n) {
         if (pos >= len)
-            return tsf_err(err, TSF_ECORRUPT, "ZIGZAG %s: stream ends at byte offset %zu after %zu of %zu values",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "ZIGZAG %s: stream ends at byte offset %zu after %zu of %zu values",
                            tsf_type_name(type), pos, i, n);
         size_t body, used;
         uint32_t blen, cnt;
@@ -92,7 +95,8 @@ static tsf_status zigzag_decode(const tsf_codec *c, tsf_type type, const uint8_t
             return tsf_err(err, TSF_ECORRUPT, "ZIGZAG %s: bad or truncated varint at byte offset %zu",
                            tsf_type_name(type), body + used);
         if (take == cnt && used != blen)
-            return tsf_err(err, TSF_ECORRUPT, "ZIGZAG %s: block at byte offset %zu holds %u bytes but its %u values use %zu",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "ZIGZAG %s: block at byte offset %zu holds %u bytes but its %u values use %zu",
                            tsf_type_name(type), pos, blen, cnt, used);
         i += take;
         pos = body + blen;

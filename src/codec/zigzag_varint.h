@@ -16,8 +16,10 @@ TSF_INLINE size_t tsf_zz_put_i32(uint8_t *dst, const int32_t *v, size_t n)
     uint8_t *p = dst;
     for (size_t i = 0; i < n; i++) {
         uint32_t u = tsf_zigzag32(v[i]);
-        if (TSF_LIKELY(u < 0x80)) *p++ = (uint8_t)u;
-        else p += tsf_put_uvarint32(p, u);
+        if (TSF_LIKELY(u < 0x80))
+            *p++ = (uint8_t)u;
+        else
+            p += tsf_put_uvarint32(p, u);
     }
     return (size_t)(p - dst);
 }
@@ -28,8 +30,10 @@ TSF_INLINE size_t tsf_zz_put_i64(uint8_t *dst, const int64_t *v, size_t n)
     uint8_t *p = dst;
     for (size_t i = 0; i < n; i++) {
         uint64_t u = tsf_zigzag64(v[i]);
-        if (TSF_LIKELY(u < 0x80)) *p++ = (uint8_t)u;
-        else p += tsf_put_uvarint64(p, u);
+        if (TSF_LIKELY(u < 0x80))
+            *p++ = (uint8_t)u;
+        else
+            p += tsf_put_uvarint64(p, u);
     }
     return (size_t)(p - dst);
 }

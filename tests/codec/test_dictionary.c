@@ -117,7 +117,8 @@ static void test_many_distinct(void)
     for (size_t cut = 0; cut < w; cut += 1 + w / 400) {
         uint8_t *t = malloc(cut + 1);
         memcpy(t, exact, cut);
-        CHECK_EQ_INT(tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, t, cut, out, N, NULL, &err), TSF_ECORRUPT);
+        CHECK_EQ_INT(tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, t, cut, out, N, NULL, &err),
+                     TSF_ECORRUPT);
         free(t);
     }
     CHECK_EQ_INT(k.live, sizeof(tsf_codec)); /* only the codec itself */
@@ -131,9 +132,18 @@ static void test_edge_strings(void)
     static uint8_t longs[70000];
     for (size_t i = 0; i < sizeof longs; i++) longs[i] = (uint8_t)(i * 31 + 7);
     const char *utf = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e"; /* non-ASCII bytes */
-    tsf_bytes v[12] = {str(""), str("a"), str(""), {longs, sizeof longs}, str(utf), str("a"),
-                       {longs, sizeof longs - 1}, str(utf), {(const uint8_t *)"\0\0", 2}, {(const uint8_t *)"\0", 1},
-                       str(""), {longs, sizeof longs}};
+    tsf_bytes v[12] = {str(""),
+                       str("a"),
+                       str(""),
+                       {longs, sizeof longs},
+                       str(utf),
+                       str("a"),
+                       {longs, sizeof longs - 1},
+                       str(utf),
+                       {(const uint8_t *)"\0\0", 2},
+                       {(const uint8_t *)"\0", 1},
+                       str(""),
+                       {longs, sizeof longs}};
     tsf_codec *c = NULL;
     tsf_codec_open(&c, NULL, NULL);
     tsf_error err;
@@ -142,7 +152,8 @@ static void test_edge_strings(void)
     size_t cap = tsf_codec_encode_bound(TSF_TEXT, TSF_ENC_DICTIONARY, 12, var);
     uint8_t *buf = malloc(cap);
     size_t w = 0;
-    CHECK_EQ_INT(tsf_codec_encode(c, TSF_TEXT, TSF_ENC_DICTIONARY, v, 12, buf, cap - 1, &w, &err), TSF_ERANGE);
+    CHECK_EQ_INT(tsf_codec_encode(c, TSF_TEXT, TSF_ENC_DICTIONARY, v, 12, buf, cap - 1, &w, &err),
+                 TSF_ERANGE);
     CHECK_OK(tsf_codec_encode(c, TSF_TEXT, TSF_ENC_DICTIONARY, v, 12, buf, cap, &w, &err), &err);
     CHECK_EQ_INT(buf[0], 2 * 7); /* 7 distinct entries */
     tsf_bytes out[12];
@@ -177,13 +188,15 @@ static void test_hostile(void)
     CHECK_EQ_INT(tsf_codec_count(TSF_TEXT, TSF_ENC_DICTIONARY, negl, sizeof negl, &n, &err), TSF_ECORRUPT);
     /* index 1 with a single entry */
     const uint8_t badidx[] = {0x02, 0x02, 0x61, 0x03, 0x01, 0x10, 0x01};
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, badidx, sizeof badidx, out, 8, NULL, &err),
-                 TSF_ECORRUPT);
+    CHECK_EQ_INT(
+        tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, badidx, sizeof badidx, out, 8, NULL, &err),
+        TSF_ECORRUPT);
     CHECK(strstr(err.message, "index 1") != NULL);
     /* a broken index package names the dictionary and the offset */
     const uint8_t badrle[] = {0x02, 0x02, 0x61, 0x03, 0x21, 0x10, 0x00};
-    CHECK_EQ_INT(tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, badrle, sizeof badrle, out, 8, NULL, &err),
-                 TSF_ECORRUPT);
+    CHECK_EQ_INT(
+        tsf_codec_decode(c, TSF_STRING, TSF_ENC_DICTIONARY, badrle, sizeof badrle, out, 8, NULL, &err),
+        TSF_ECORRUPT);
     CHECK(strstr(err.message, "DICTIONARY") != NULL && strstr(err.message, "offset 3") != NULL);
     CHECK_EQ_INT(k.live, sizeof(tsf_codec)); /* only the codec itself */
     /* garbage */

@@ -26,18 +26,27 @@ static int legal(tsf_type t, tsf_encoding e)
     const int bin = t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
     if (!(ints || floats || bin || t == TSF_BOOLEAN)) return 0;
     switch (e) {
-    case TSF_ENC_PLAIN: return 1;
-    case TSF_ENC_DICTIONARY: return t == TSF_TEXT || t == TSF_STRING;
-    case TSF_ENC_RLE: return ints || floats || t == TSF_BOOLEAN;
-    case TSF_ENC_TS_2DIFF: return ints || floats;
-    case TSF_ENC_GORILLA_V1: return floats;
-    case TSF_ENC_REGULAR: return ints;
+    case TSF_ENC_PLAIN:
+        return 1;
+    case TSF_ENC_DICTIONARY:
+        return t == TSF_TEXT || t == TSF_STRING;
+    case TSF_ENC_RLE:
+        return ints || floats || t == TSF_BOOLEAN;
+    case TSF_ENC_TS_2DIFF:
+        return ints || floats;
+    case TSF_ENC_GORILLA_V1:
+        return floats;
+    case TSF_ENC_REGULAR:
+        return ints;
     case TSF_ENC_GORILLA:
     case TSF_ENC_CHIMP:
     case TSF_ENC_SPRINTZ:
-    case TSF_ENC_RLBE: return ints || floats;
-    case TSF_ENC_ZIGZAG: return ints;
-    default: return 0; /* DIFF, BITMAP, FREQ, unknown */
+    case TSF_ENC_RLBE:
+        return ints || floats;
+    case TSF_ENC_ZIGZAG:
+        return ints;
+    default:
+        return 0; /* DIFF, BITMAP, FREQ, unknown */
     }
 }
 
@@ -122,14 +131,18 @@ static int profile(tsf_type t, tsf_encoding e)
 static size_t elem_size(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return 1;
+    case TSF_BOOLEAN:
+        return 1;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 4;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return sizeof(tsf_bytes);
     }
 }
 
@@ -144,7 +157,9 @@ static void gen(tsf_type t, int prof, size_t n, void *out, uint64_t seed)
         int64_t smooth = (int64_t)(i / 3) * 7 - 300 + (int64_t)(r % 5);
         int64_t k = prof == PROFILE_EDGE && r % 4 == 0 ? (int64_t)(r >> 40) - (1 << 23) : smooth;
         switch (t) {
-        case TSF_BOOLEAN: ((uint8_t *)out)[i] = (uint8_t)((i / 5 + (r % 3 == 0)) & 1); break;
+        case TSF_BOOLEAN:
+            ((uint8_t *)out)[i] = (uint8_t)((i / 5 + (r % 3 == 0)) & 1);
+            break;
         case TSF_INT32:
         case TSF_DATE: {
             static const int32_t edge[] = {INT32_MIN, INT32_MAX, 0, -1, 1, INT32_MIN + 1, INT32_MAX - 1};
@@ -210,7 +225,8 @@ static int same(tsf_type t, int prof, const void *in, const void *out, size_t i,
 {
     double scale = prec > 0 ? pow(10.0, prec) : 1.0;
     switch (t) {
-    case TSF_BOOLEAN: return ((const uint8_t *)out)[i] == (((const uint8_t *)in)[i] != 0);
+    case TSF_BOOLEAN:
+        return ((const uint8_t *)out)[i] == (((const uint8_t *)in)[i] != 0);
     case TSF_FLOAT: {
         float want = ((const float *)in)[i];
         if (prof == PROFILE_LOSSY) return 1;
@@ -230,8 +246,9 @@ static int same(tsf_type t, int prof, const void *in, const void *out, size_t i,
         const tsf_bytes *a = (const tsf_bytes *)in + i, *b = (const tsf_bytes *)out + i;
         return a->len == b->len && (a->len == 0 || !memcmp(a->data, b->data, a->len));
     }
-    default: return !memcmp((const uint8_t *)in + i * elem_size(t), (const uint8_t *)out + i * elem_size(t),
-                            elem_size(t));
+    default:
+        return !memcmp((const uint8_t *)in + i * elem_size(t), (const uint8_t *)out + i * elem_size(t),
+                       elem_size(t));
     }
 }
 
@@ -268,8 +285,8 @@ static void roundtrip(tsf_codec *c, tsf_type t, tsf_encoding e, size_t n, uint64
         size_t bad = 0;
         for (size_t i = 0; i < n; i++) bad += !same(t, prof, in, out, i, 2);
         if (bad)
-            fprintf(stderr, "  %s/%s n=%zu path=%s: %zu values differ\n", tsf_type_name(t), tsf_encoding_name(e), n,
-                    tsf_codec_path_name(tsf_codec_get_path(c)), bad);
+            fprintf(stderr, "  %s/%s n=%zu path=%s: %zu values differ\n", tsf_type_name(t),
+                    tsf_encoding_name(e), n, tsf_codec_path_name(tsf_codec_get_path(c)), bad);
         CHECK_EQ_INT(bad, 0);
     }
     s = tsf_codec_count(t, e, exact, w, &cnt, &err);
@@ -302,12 +319,13 @@ static void test_roundtrips(void)
         CHECK_OK(tsf_codec_open(&c, &o, &err), &err);
         for (int t = 0; t < NTYPES; t++) {
             for (int e = 0; e < NENCS; e++) {
-                if (!legal((tsf_type)t, (tsf_encoding)e) || !tsf_codec_can_encode((tsf_type)t, (tsf_encoding)e))
+                if (!legal((tsf_type)t, (tsf_encoding)e) ||
+                    !tsf_codec_can_encode((tsf_type)t, (tsf_encoding)e))
                     continue;
                 covered++;
                 for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
-                    roundtrip(c, (tsf_type)t, (tsf_encoding)e, sizes[k], 1000u * (unsigned)t + (unsigned)e + k,
-                              &skipped_prec);
+                    roundtrip(c, (tsf_type)t, (tsf_encoding)e, sizes[k],
+                              1000u * (unsigned)t + (unsigned)e + k, &skipped_prec);
             }
         }
         tsf_codec_close(c);
@@ -342,16 +360,24 @@ static size_t stats_size(int type, const uint8_t *p)
 {
     size_t n = 16, k = 0;
     switch (type) {
-    case TSF_BOOLEAN: return n + 10;
+    case TSF_BOOLEAN:
+        return n + 10;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return n + 24;
+    case TSF_FLOAT:
+        return n + 24;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return n + 40;
-    case TSF_TEXT: k = 2; break;
-    case TSF_STRING: k = 4; break;
-    default: return n;
+    case TSF_DOUBLE:
+        return n + 40;
+    case TSF_TEXT:
+        k = 2;
+        break;
+    case TSF_STRING:
+        k = 4;
+        break;
+    default:
+        return n;
     }
     for (size_t i = 0; i < k; i++) n += 4 + be32(p + n);
     return n;
@@ -368,7 +394,8 @@ static void golden_page(tsf_codec *c, const char *file, int type, int enc, const
     tsf_error err;
     size_t n = 0;
     CHECK_OK(tsf_codec_count((tsf_type)type, (tsf_encoding)enc, v, vlen, &n, &err), &err);
-    if (stat_count >= 0 && (long)n != stat_count) fprintf(stderr, "  %s: count %zu vs %ld\n", file, n, stat_count);
+    if (stat_count >= 0 && (long)n != stat_count)
+        fprintf(stderr, "  %s: count %zu vs %ld\n", file, n, stat_count);
     if (stat_count >= 0) CHECK_EQ_INT(n, stat_count);
     size_t es = elem_size((tsf_type)type), used = 0, var = 0, w = 0;
     void *vals = malloc(n * es + 1);

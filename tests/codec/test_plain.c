@@ -72,12 +72,14 @@ static void test_nan(void)
     uint32_t fb[] = {0x7f800001u, 0xffc00001u, 0x7fc00000u, 0x7f800000u, 0x80000000u};
     float fv[5];
     memcpy(fv, fb, sizeof fv);
-    const uint8_t ef[] = {0x7f, 0xc0, 0, 0, 0x7f, 0xc0, 0, 0, 0x7f, 0xc0, 0, 0, 0x7f, 0x80, 0, 0, 0x80, 0, 0, 0};
+    const uint8_t ef[] = {0x7f, 0xc0, 0,    0,    0x7f, 0xc0, 0,    0, 0x7f, 0xc0,
+                          0,    0,    0x7f, 0x80, 0,    0,    0x80, 0, 0,    0};
     expect_bytes(TSF_FLOAT, fv, 5, ef, sizeof ef);
     uint64_t db[] = {0x7ff0000000000001ull, 0xfff8000000000000ull, 0xfff0000000000000ull};
     double dv[3];
     memcpy(dv, db, sizeof dv);
-    const uint8_t ed[] = {0x7f, 0xf8, 0, 0, 0, 0, 0, 0, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0, 0xff, 0xf0, 0, 0, 0, 0, 0, 0};
+    const uint8_t ed[] = {0x7f, 0xf8, 0, 0, 0,    0,    0, 0, 0x7f, 0xf8, 0, 0,
+                          0,    0,    0, 0, 0xff, 0xf0, 0, 0, 0,    0,    0, 0};
     expect_bytes(TSF_DOUBLE, dv, 3, ed, sizeof ed);
 
     tsf_codec *c = codec_open();
@@ -101,14 +103,18 @@ static void test_nan(void)
 static size_t elem_size(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return 1;
+    case TSF_BOOLEAN:
+        return 1;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 4;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return sizeof(tsf_bytes);
     }
 }
 

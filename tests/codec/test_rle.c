@@ -300,7 +300,8 @@ static void expect_corrupt(tsf_type t, const uint8_t *b, size_t len, size_t n, c
         tsf_status s = tsf_codec_decode(c, t, TSF_ENC_RLE, b, len, out, n, NULL, &err);
         if (s != TSF_ECORRUPT) fprintf(stderr, "  case: %s\n", what);
         CHECK_EQ_INT(s, TSF_ECORRUPT);
-        if (s == TSF_ECORRUPT) CHECK(strstr(err.message, "offset") != NULL && strstr(err.message, what) != NULL);
+        if (s == TSF_ECORRUPT)
+            CHECK(strstr(err.message, "offset") != NULL && strstr(err.message, what) != NULL);
         if (s == TSF_ECORRUPT && !strstr(err.message, what)) fprintf(stderr, "  message: %s\n", err.message);
         tsf_codec_close(c);
     }
@@ -418,9 +419,11 @@ static void test_golden_first_page(void)
     size_t flen = 0, clen = 0;
     uint8_t *f = NULL, *csv = NULL;
     if (dir) {
-        snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int32_rle_uncompressed.tsfile", dir);
+        snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int32_rle_uncompressed.tsfile",
+                 dir);
         f = tsf_test_read_file(path, &flen);
-        snprintf(path, sizeof path, "%s/testdata/tsfile-java/tree_nonaligned_int32_rle_uncompressed.tsfile.csv", dir);
+        snprintf(path, sizeof path,
+                 "%s/testdata/tsfile-java/tree_nonaligned_int32_rle_uncompressed.tsfile.csv", dir);
         csv = tsf_test_read_file(path, &clen);
     }
     if (!f || !csv) {
@@ -477,8 +480,9 @@ static void test_golden_first_page(void)
         /* and re-encoding gives the Java bytes */
         uint8_t *re = malloc(tsf_rle_bound_n(1000, 0));
         size_t w = 0;
-        CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_RLE, vals, 1000, re, tsf_rle_bound_n(1000, 0), &w, &err),
-                 &err);
+        CHECK_OK(
+            tsf_codec_encode(c, TSF_INT32, TSF_ENC_RLE, vals, 1000, re, tsf_rle_bound_n(1000, 0), &w, &err),
+            &err);
         CHECK_EQ_INT(w, vlen);
         if (w == vlen) CHECK_MEM(re, f + pos, vlen);
         free(re);

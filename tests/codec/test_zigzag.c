@@ -36,7 +36,8 @@ static void test_worked_examples(void)
     CHECK_MEM(buf, ea, sizeof ea);
     /* golden page start (tree_nonaligned_int32_zigzag): MIN, MAX, 0, -1, 1 after the header */
     const int32_t g[] = {INT32_MIN, INT32_MAX, 0, -1, 1};
-    const uint8_t eg[] = {0x0d, 0x05, 0xff, 0xff, 0xff, 0xff, 0x0f, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0x00, 0x01, 0x02};
+    const uint8_t eg[] = {0x0d, 0x05, 0xff, 0xff, 0xff, 0xff, 0x0f, 0xfe,
+                          0xff, 0xff, 0xff, 0x0f, 0x00, 0x01, 0x02};
     w = encode(TSF_INT32, g, 5, buf, sizeof buf);
     CHECK_EQ_INT(w, sizeof eg);
     CHECK_MEM(buf, eg, sizeof eg);
@@ -72,7 +73,9 @@ static void test_roundtrip_and_blocks(void)
     /* two blocks back to back (as two flushes would write) decode as one page */
     size_t w1 = 0, w2 = 0, used = 0, cnt = 0;
     CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_ZIGZAG, a, 1000, buf, cap, &w1, &err), &err);
-    CHECK_OK(tsf_codec_encode(c, TSF_INT32, TSF_ENC_ZIGZAG, a + 1000, N - 1000, buf + w1, cap - w1, &w2, &err), &err);
+    CHECK_OK(
+        tsf_codec_encode(c, TSF_INT32, TSF_ENC_ZIGZAG, a + 1000, N - 1000, buf + w1, cap - w1, &w2, &err),
+        &err);
     uint8_t *exact = malloc(w1 + w2);
     memcpy(exact, buf, w1 + w2);
     CHECK_OK(tsf_codec_decode(c, TSF_INT32, TSF_ENC_ZIGZAG, exact, w1 + w2, b, N, &used, &err), &err);
@@ -150,8 +153,8 @@ static void test_hostile(void)
         uint8_t *g = malloc(len + 1);
         for (size_t i = 0; i < len; i++) g[i] = (uint8_t)(tsf_test_rand(&s) >> (it % 2 ? 0 : 3));
         tsf_type t = it % 2 ? TSF_INT64 : TSF_INT32;
-        tsf_status st = tsf_codec_decode(c, t, TSF_ENC_ZIGZAG, g, len, out, (size_t)(tsf_test_rand(&s) % 300), NULL,
-                                         &err);
+        tsf_status st = tsf_codec_decode(c, t, TSF_ENC_ZIGZAG, g, len, out, (size_t)(tsf_test_rand(&s) % 300),
+                                         NULL, &err);
         CHECK(st == TSF_OK || st == TSF_ECORRUPT);
         st = tsf_codec_count(t, TSF_ENC_ZIGZAG, g, len, &n, &err);
         CHECK(st == TSF_OK || st == TSF_ECORRUPT);

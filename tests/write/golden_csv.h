@@ -44,13 +44,13 @@ static size_t gcsv_width(tsf_type t)
 
 static size_t gcsv_heap_put(gcol *c, const void *p, size_t n)
 {
-    if (c->heap_len + n > c->heap_cap) {
+    if (c->heap_len + n > c->heap_cap || !c->heap) {
         size_t nc = c->heap_cap ? c->heap_cap * 2 : 4096;
         while (nc < c->heap_len + n) nc *= 2;
         c->heap = realloc(c->heap, nc);
         c->heap_cap = nc;
     }
-    memcpy(c->heap + c->heap_len, p, n);
+    if (n) memcpy(c->heap + c->heap_len, p, n);
     c->heap_len += n;
     return c->heap_len - n;
 }

@@ -89,25 +89,21 @@ typedef struct td_kernels {
     td_dec64_fn dec64;
     td_enc32_fn enc32;
     td_enc64_fn enc64;
-    td_stream_fn stream; /* non-temporal copy for large outputs; NULL = plain stores only */
 } td_kernels;
 
 static td_kernels td_pick(tsf_codec_path p)
 {
-    td_kernels k = {dec32_scalar, dec64_scalar, enc32_scalar, enc64_scalar, NULL};
+    td_kernels k = {dec32_scalar, dec64_scalar, enc32_scalar, enc64_scalar};
 #ifdef TSF_X86
     switch (p) {
     case TSF_PATH_SSE41:
-        k = (td_kernels){tsf_td_dec32_sse41, tsf_td_dec64_sse41, tsf_td_enc32_sse41, tsf_td_enc64_sse41,
-                         tsf_td_stream_sse41};
+        k = (td_kernels){tsf_td_dec32_sse41, tsf_td_dec64_sse41, tsf_td_enc32_sse41, tsf_td_enc64_sse41};
         break;
     case TSF_PATH_AVX2:
-        k = (td_kernels){tsf_td_dec32_avx2, tsf_td_dec64_avx2, tsf_td_enc32_avx2, tsf_td_enc64_avx2,
-                         tsf_td_stream_avx2};
+        k = (td_kernels){tsf_td_dec32_avx2, tsf_td_dec64_avx2, tsf_td_enc32_avx2, tsf_td_enc64_avx2};
         break;
     case TSF_PATH_AVX512:
-        k = (td_kernels){tsf_td_dec32_avx512, tsf_td_dec64_avx512, tsf_td_enc32_avx512, tsf_td_enc64_avx512,
-                         tsf_td_stream_avx512};
+        k = (td_kernels){tsf_td_dec32_avx512, tsf_td_dec64_avx512, tsf_td_enc32_avx512, tsf_td_enc64_avx512};
         break;
     default:
         break;
@@ -330,45 +326,6 @@ static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, s
     }
 }
 
-/*
- * Outputs larger than the caches (TD_STREAM_MIN bytes) on the SIMD paths: blocks are decoded into an
- * L1-resident staging buffer and leave with non-temporal stores, so the destination is written once
- * without being read for ownership first. Values are the same; only the store kind changes.
- */
-#define TD_STREAM_MIN (8u << 20)
-#define TD_STAGE_VALUES (16u * (TD_BLOCK_DELTAS + 1))
-
-static tsf_status td_decode_streamed(const td_kernels *k, const uint8_t *src, size_t len, void *values,
-                                     size_t n, int is64, size_t *pos_out, tsf_error *err)
-{
-    uint64_t stage[TD_STAGE_VALUES] __attribute__((aligned(64)));
-    size_t vs = is64 ? 8 : 4, pos = 0, done = 0;
-    uint8_t *dst = (uint8_t *)values;
-    while (done < n) {
-        size_t fill = 0;
-        while (done + fill < n) {
-            td_hdr h = {0};
-            tsf_status s = td_header(src, len, pos, is64, &h, err);
-            if (s != TSF_OK) return s;
-            size_t cnt = (size_t)h.nd + 1, left = n - done - fill;
-            size_t take = cnt < left ? cnt : left;
-            if (fill + take > TD_STAGE_VALUES) {
-                if (fill) break;                                        /* flush first */
-                td_block(k, &h, src, len, dst + done * vs, take, is64); /* an oversized block */
-                done += take;
-            } else {
-                td_block(k, &h, src, len, (uint8_t *)stage + fill * vs, take, is64);
-                fill += take;
-            }
-            pos = h.data + h.nbytes;
-        }
-        if (fill) k->stream(dst + done * vs, stage, fill * vs);
-        done += fill;
-    }
-    *pos_out = pos;
-    return TSF_OK;
-}
-
 static tsf_status td_decode(const tsf_codec *c, const uint8_t *src, size_t len, void *values, size_t n,
                             int is64, size_t *consumed, tsf_error *err)
 {
@@ -394,11 +351,6 @@ static tsf_status td_decode(const tsf_codec *c, const uint8_t *src, size_t len, 
         return TSF_OK;
     }
     td_kernels k = td_pick(c->path);
-    if (k.stream && n * (is64 ? 8u : 4u) >= TD_STREAM_MIN) {
-        tsf_status s = td_decode_streamed(&k, src, len, values, n, is64, &pos, err);
-        if (s == TSF_OK && consumed) *consumed = pos;
-        return s;
-    }
     while (done < n) {
         td_hdr h = {0};
         tsf_status s = td_header(src, len, pos, is64, &h, err);

@@ -9,7 +9,6 @@
 
 #if defined(TSF_X86)
 #include <immintrin.h>
-#include <string.h>
 
 #include "ts2diff_simd.h"
 
@@ -92,19 +91,4 @@ size_t tsf_td_enc64_avx2(const uint64_t *v, size_t cnt, uint8_t *o)
     return td_encode_block64(v, cnt, o);
 }
 
-/* Non-temporal copy for outputs larger than the caches (see td_decode_streamed). */
-void tsf_td_stream_avx2(void *dst, const void *src, size_t bytes)
-{
-    uint8_t *d = (uint8_t *)dst;
-    const uint8_t *s = (const uint8_t *)src;
-    size_t head = (size_t)(-(uintptr_t)d & 31u), i;
-    if (head > bytes) head = bytes;
-    memcpy(d, s, head);
-    for (i = head; i + 32 <= bytes; i += 32) {
-        __m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
-        _mm256_stream_si256((__m256i *)(d + i), x);
-    }
-    memcpy(d + i, s + i, bytes - i);
-    _mm_sfence();
-}
 #endif

@@ -10,7 +10,6 @@
 
 #if defined(TSF_X86)
 #include <immintrin.h>
-#include <string.h>
 
 #include "ts2diff_simd.h"
 
@@ -104,19 +103,4 @@ size_t tsf_td_enc64_avx512(const uint64_t *v, size_t cnt, uint8_t *o)
     return td_encode_block64(v, cnt, o);
 }
 
-/* Non-temporal copy for outputs larger than the caches (see td_decode_streamed). */
-void tsf_td_stream_avx512(void *dst, const void *src, size_t bytes)
-{
-    uint8_t *d = (uint8_t *)dst;
-    const uint8_t *s = (const uint8_t *)src;
-    size_t head = (size_t)(-(uintptr_t)d & 63u), i;
-    if (head > bytes) head = bytes;
-    memcpy(d, s, head);
-    for (i = head; i + 64 <= bytes; i += 64) {
-        __m512i x = _mm512_loadu_si512((const void *)(s + i));
-        _mm512_stream_si512((void *)(d + i), x);
-    }
-    memcpy(d + i, s + i, bytes - i);
-    _mm_sfence();
-}
 #endif

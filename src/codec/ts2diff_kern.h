@@ -37,13 +37,7 @@ typedef size_t (*td_dec64_fn)(const uint8_t *data, size_t avail, unsigned w, uin
 typedef size_t (*td_enc32_fn)(const uint32_t *v, size_t cnt, uint8_t *o);
 typedef size_t (*td_enc64_fn)(const uint64_t *v, size_t cnt, uint8_t *o);
 
-/* Copies bytes to dst with non-temporal stores (dst of any alignment), then fences. */
-typedef void (*td_stream_fn)(void *dst, const void *src, size_t bytes);
-
 /* The ISA kernels (defined only on x86 builds with SIMD). */
-void tsf_td_stream_sse41(void *, const void *, size_t);
-void tsf_td_stream_avx2(void *, const void *, size_t);
-void tsf_td_stream_avx512(void *, const void *, size_t);
 size_t tsf_td_dec32_sse41(const uint8_t *, size_t, unsigned, uint32_t, uint32_t *, size_t);
 size_t tsf_td_dec64_sse41(const uint8_t *, size_t, unsigned, uint64_t, uint64_t *, size_t);
 size_t tsf_td_dec32_avx2(const uint8_t *, size_t, unsigned, uint32_t, uint32_t *, size_t);

@@ -10,7 +10,6 @@
 
 #if defined(TSF_X86)
 #include <immintrin.h>
-#include <string.h>
 
 #include "ts2diff_simd.h"
 
@@ -103,19 +102,4 @@ size_t tsf_td_enc64_sse41(const uint64_t *v, size_t cnt, uint8_t *o)
     return td_encode_block64(v, cnt, o);
 }
 
-/* Non-temporal copy for outputs larger than the caches (see td_decode_streamed). */
-void tsf_td_stream_sse41(void *dst, const void *src, size_t bytes)
-{
-    uint8_t *d = (uint8_t *)dst;
-    const uint8_t *s = (const uint8_t *)src;
-    size_t head = (size_t)(-(uintptr_t)d & 15u), i;
-    if (head > bytes) head = bytes;
-    memcpy(d, s, head);
-    for (i = head; i + 16 <= bytes; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-        _mm_stream_si128((__m128i *)(d + i), x);
-    }
-    memcpy(d + i, s + i, bytes - i);
-    _mm_sfence();
-}
 #endif

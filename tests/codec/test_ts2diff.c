@@ -241,7 +241,7 @@ static void test_widths_exercised(void)
     tsf_codec_close(c);
 }
 
-/* Outputs above the streaming threshold (8 MiB) take the staged non-temporal path: same values. */
+/* Large outputs (millions of values, > 8 MiB) into a destination of odd alignment: same values. */
 static void test_large_outputs(void)
 {
     uint64_t seed = 5;

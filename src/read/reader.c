@@ -325,7 +325,7 @@ static tsf_status pool_add(tsf_reader *r, const void *s, size_t n, size_t *off, 
         r->pool_cap = c;
     }
     *off = r->pool_len;
-    if (n) memcpy(r->pool + r->pool_len, s, n);
+    if (n && s) memcpy(r->pool + r->pool_len, s, n); /* s NULL: reserve only */
     r->pool[r->pool_len + n] = '\0';
     r->pool_len += n + 1;
     return TSF_OK;
@@ -456,7 +456,7 @@ static tsf_status add_device(load_ctx *c, const tsf_fmt_device_id *id, uint64_t 
     d->table = c->table;
     d->series0 = r->nseries;
     size_t n = tsf_fmt_device_to_string(id, NULL, 0), noff;
-    if ((st = pool_add(r, "", n, &noff, c->err))) return st;
+    if ((st = pool_add(r, NULL, n, &noff, c->err))) return st;
     tsf_fmt_device_to_string(id, r->pool + noff, n + 1);
     d->name = (const char *)(uintptr_t)noff;
     r->ndevices++;

@@ -199,7 +199,7 @@ TSF_API tsf_status tsf_codec_encode(const tsf_codec *c, tsf_type type, tsf_encod
 
 /**
  * Decodes exactly n values from the page stream src[0..len) into `values` (n elements of the type's
- * C representation). TEXT/STRING/BLOB values borrow from `src` (valid while src is). If `consumed`
+ * C representation, aligned for that type; no stricter alignment is needed). TEXT/STRING/BLOB values borrow from `src` (valid while src is). If `consumed`
  * is non-NULL it receives the bytes used. Never reads outside src or writes outside values.
  * @return TSF_OK, TSF_ECORRUPT (truncated/garbage; message names encoding and offset),
  *         TSF_ENOTSUP, TSF_ENOMEM.

@@ -7,9 +7,11 @@ cd "$(dirname "$0")/.."
 bash tools/deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)"
-out=$(mktemp -d)/demo.tsfile
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out=$dir/demo.tsfile
 ./build/tsf-bench write --case A --data walk --rows 100000 --reps 3 --out "$out"
 echo "== first rows of $out (tsf cat --format golden)"
-./build/tsf cat --format golden "$out" | head -6
+./build/tsf cat --format golden "$out" | head -6 || true # head closes the pipe early (SIGPIPE)
 echo "== rows read back: $(./build/tsf cat --format golden "$out" | tail -n +2 | wc -l)"
 ./build/tsf-bench codec --rows 2M --reps 5

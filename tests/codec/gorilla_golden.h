@@ -159,4 +159,49 @@ static uint64_t golden_bits(tsf_type type, const void *values, size_t i)
     return v;
 }
 
+/* ---- shared by the XOR/predictive codec tests ------------------------------------------------ */
+
+static inline tsf_codec *xor_open_default(void)
+{
+    tsf_codec *c = NULL;
+    tsf_codec_open(&c, NULL, NULL);
+    return c;
+}
+
+/* Bytes per value of a numeric type. */
+static inline size_t xor_esize(tsf_type t)
+{
+    return (t == TSF_INT32 || t == TSF_DATE || t == TSF_FLOAT) ? 4 : 8;
+}
+
+/*
+ * Encodes n values with `enc`, decodes them back (all bytes used, same bits) and, if `truncate`,
+ * checks that every shorter prefix of the stream gives TSF_ECORRUPT naming the encoding and an offset.
+ */
+static inline void xor_roundtrip(tsf_encoding enc, tsf_type t, const void *v, size_t n, int truncate)
+{
+    const char *name = tsf_encoding_name(enc);
+    tsf_codec *c = xor_open_default();
+    size_t cap = tsf_codec_encode_bound(t, enc, n, 0), w = 0, used = 0;
+    uint8_t *b = malloc(cap);
+    void *out = malloc(n * 8 + 8);
+    tsf_error err;
+    CHECK_OK(tsf_codec_encode(c, t, enc, v, n, b, cap, &w, &err), &err);
+    CHECK_OK(tsf_codec_decode(c, t, enc, b, w, out, n, &used, &err), &err);
+    CHECK_EQ_INT(used, w);
+    CHECK_MEM(out, v, n * xor_esize(t));
+    /* zero values from zero bytes is a valid page, so the empty prefix is only corrupt when n > 0 */
+    for (size_t cut = n ? 0 : 1; truncate && cut < w; cut++) {
+        uint8_t *p = malloc(cut ? cut : 1);
+        memcpy(p, b, cut);
+        tsf_status s = tsf_codec_decode(c, t, enc, p, cut, out, n, NULL, &err);
+        CHECK_EQ_INT(s, TSF_ECORRUPT);
+        if (s == TSF_ECORRUPT) CHECK(strstr(err.message, name) && strstr(err.message, "offset"));
+        free(p);
+    }
+    free(b);
+    free(out);
+    tsf_codec_close(c);
+}
+
 #endif

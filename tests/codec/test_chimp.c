@@ -10,23 +10,11 @@
 #include "gorilla_golden.h"
 #include "test.h"
 
-static tsf_codec *open_default(void)
-{
-    tsf_codec *c = NULL;
-    tsf_codec_open(&c, NULL, NULL);
-    return c;
-}
-
-static size_t esize(tsf_type t)
-{
-    return (t == TSF_INT32 || t == TSF_DATE || t == TSF_FLOAT) ? 4 : 8;
-}
-
 static void test_derived_example(void)
 {
     const int32_t v[] = {1, 1};
     const uint8_t e[] = {0x00, 0x00, 0x00, 0x01, 0x00, 0xc4, 0x00, 0x00, 0x00, 0x08};
-    tsf_codec *c = open_default();
+    tsf_codec *c = xor_open_default();
     uint8_t b[64];
     size_t w = 0, used = 0;
     tsf_error err;
@@ -40,37 +28,13 @@ static void test_derived_example(void)
     tsf_codec_close(c);
 }
 
-static void roundtrip(tsf_type t, const void *v, size_t n, int truncate)
-{
-    tsf_codec *c = open_default();
-    size_t cap = tsf_codec_encode_bound(t, TSF_ENC_CHIMP, n, 0), w = 0, used = 0;
-    uint8_t *b = malloc(cap);
-    void *out = malloc(n * 8 + 8);
-    tsf_error err;
-    CHECK_OK(tsf_codec_encode(c, t, TSF_ENC_CHIMP, v, n, b, cap, &w, &err), &err);
-    CHECK_OK(tsf_codec_decode(c, t, TSF_ENC_CHIMP, b, w, out, n, &used, &err), &err);
-    CHECK_EQ_INT(used, w);
-    CHECK_MEM(out, v, n * esize(t));
-    for (size_t cut = n ? 0 : 1; truncate && cut < w; cut++) {
-        uint8_t *p = malloc(cut ? cut : 1);
-        memcpy(p, b, cut);
-        tsf_status s = tsf_codec_decode(c, t, TSF_ENC_CHIMP, p, cut, out, n, NULL, &err);
-        CHECK_EQ_INT(s, TSF_ECORRUPT);
-        if (s == TSF_ECORRUPT) CHECK(strstr(err.message, "CHIMP") && strstr(err.message, "offset"));
-        free(p);
-    }
-    free(b);
-    free(out);
-    tsf_codec_close(c);
-}
-
 static void test_roundtrip(void)
 {
     const tsf_type types[] = {TSF_INT32, TSF_DATE, TSF_INT64, TSF_TIMESTAMP, TSF_FLOAT, TSF_DOUBLE};
     uint64_t *v = malloc(10000 * 8);
     uint64_t seed = 11;
     for (size_t t = 0; t < 6; t++) {
-        const int is32 = esize(types[t]) == 4;
+        const int is32 = xor_esize(types[t]) == 4;
         for (int shape = 0; shape < 4; shape++) {
             double walk = 0;
             for (size_t i = 0; i < 10000; i++) {
@@ -107,7 +71,7 @@ static void test_roundtrip(void)
             }
             const size_t sizes[] = {0, 1, 2, 3, 9, 200, 1000, 10000};
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
-                roundtrip(types[t], v, sizes[s], sizes[s] <= 200);
+                xor_roundtrip(TSF_ENC_CHIMP, types[t], v, sizes[s], sizes[s] <= 200);
         }
     }
     free(v);
@@ -115,7 +79,7 @@ static void test_roundtrip(void)
 
 static void test_garbage(void)
 {
-    tsf_codec *c = open_default();
+    tsf_codec *c = xor_open_default();
     uint64_t seed = 13;
     const tsf_type types[] = {TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE};
     for (int it = 0; it < 4000; it++) {
@@ -158,7 +122,7 @@ static void test_golden_first_pages(void)
         CHECK_EQ_INT(r, 1);
         if (r == 1) {
             CHECK_EQ_INT(g.encoding, TSF_ENC_CHIMP);
-            tsf_codec *c = open_default();
+            tsf_codec *c = xor_open_default();
             void *out = malloc(g.count * 8);
             size_t used = 0, w = 0;
             tsf_error err;

@@ -8,6 +8,7 @@
 #ifndef TSF_GOLDEN_CSV_H
 #define TSF_GOLDEN_CSV_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -361,6 +362,34 @@ static size_t gcsv_value_size(tsf_type type)
     default:
         return sizeof(tsf_bytes);
     }
+}
+
+static int gcsv_cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Sorted names of the *.tsfile files in dir (caller frees each name and the array); NULL if dir
+ * cannot be opened.
+ */
+static char **gcsv_list_tsfiles(const char *dir, size_t *count)
+{
+    DIR *d = opendir(dir);
+    if (!d) return NULL;
+    size_t n = 0, cap = 0;
+    char **names = gcsv_grow(NULL, &cap, 1, sizeof *names);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len < 7 || strcmp(de->d_name + len - 7, ".tsfile") != 0) continue;
+        names = gcsv_grow(names, &cap, n + 1, sizeof *names);
+        names[n++] = strdup(de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof *names, gcsv_cmp_names);
+    *count = n;
+    return names;
 }
 
 #endif

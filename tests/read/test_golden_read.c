@@ -194,17 +194,6 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
     free(file);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && !strcmp(s + n - k, suffix);
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void test_golden_java(void)
 {
     const char *shared = tsf_test_shared_dir();
@@ -214,21 +203,12 @@ static void test_golden_java(void)
         return;
     }
     snprintf(dir, sizeof dir, "%.900s/testdata/tsfile-java", shared);
-    DIR *d = opendir(dir);
-    if (!d) {
+    size_t n = 0;
+    char **names = gcsv_list_tsfiles(dir, &n);
+    if (!names) {
         tsf_test_skip("testdata/tsfile-java absent");
         return;
     }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (!ends_with(de->d_name, ".tsfile")) continue;
-        names = gcsv_grow(names, &cap, n + 1, sizeof *names);
-        names[n++] = strdup(de->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n; i++) {
         char csv[600];
         snprintf(csv, sizeof csv, "%.500s.csv", names[i]);

@@ -560,7 +560,17 @@ typedef struct tsf_query_options {
     size_t ncolumns;
     int64_t time_min, time_max;  /* inclusive range; INT64_MIN / INT64_MAX */
     size_t batch_size;           /* most rows per batch; 4096 */
+    /* -- added in 0.2 (struct_size tells which fields a caller knows) -- */
+    const struct tsf_filter *where; /* value predicate (tsf_filter_*); NULL = none. Borrowed: keep it alive
+                                     * until tsf_query_close. Rows where it is not TRUE are dropped. */
+    int block_bound;             /* TSF_BLOCK_BOUND_EXACT (default) or TSF_BLOCK_BOUND_CONSERVATIVE (E3 Plan A) */
+    unsigned threads;            /* decode chunks on this many threads (0/1 = the calling thread only);
+                                  * batches come out in the same order as with one thread */
 } tsf_query_options;
+
+/** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next
+ *  block's first value (Plan C); CONSERVATIVE bounds it from the block header (Plan A). */
+enum { TSF_BLOCK_BOUND_EXACT = 0, TSF_BLOCK_BOUND_CONSERVATIVE = 1 };
 
 TSF_API void tsf_query_options_init(tsf_query_options *o);
 
@@ -589,6 +599,108 @@ TSF_API tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, 
 TSF_API tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err);
 TSF_API void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out);
 TSF_API void tsf_query_close(tsf_query *q);
+
+/* ---- value filters ---------------------------------------------------------------------- */
+/*
+ * A filter is an immutable expression tree over column values: comparisons combined with AND, OR and NOT.
+ * Evaluation follows SQL's three-valued logic: a comparison with a null cell is UNKNOWN, NOT UNKNOWN is
+ * UNKNOWN, and a query keeps only the rows where the whole filter is TRUE. A column named in a filter need
+ * not be among the query's columns (it is read for the filter and not returned). For table-model devices a
+ * TAG column compares the device's tag value (tag equality prunes whole devices without reading data).
+ * A filter may be shared by concurrent queries.
+ */
+typedef struct tsf_filter tsf_filter;
+typedef enum tsf_cmp { TSF_CMP_EQ, TSF_CMP_NE, TSF_CMP_LT, TSF_CMP_LE, TSF_CMP_GT, TSF_CMP_GE } tsf_cmp;
+
+/** `column op value`. value->v is read as: i64 for integer literals, d for floating literals, b for
+ *  booleans, bytes for strings (copied), selected by `literal_type` (TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN,
+ *  TSF_STRING); it is converted to the column's type when the query runs (int vs double compare exactly). */
+TSF_API tsf_status tsf_filter_cmp(tsf_filter **out, const char *column, tsf_cmp op, tsf_type literal_type,
+                                  const tsf_value *value, tsf_error *err);
+/** Combinators; they take ownership of their operands (also on failure). */
+TSF_API tsf_status tsf_filter_and(tsf_filter **out, tsf_filter *a, tsf_filter *b, tsf_error *err);
+TSF_API tsf_status tsf_filter_or(tsf_filter **out, tsf_filter *a, tsf_filter *b, tsf_error *err);
+TSF_API tsf_status tsf_filter_not(tsf_filter **out, tsf_filter *a, tsf_error *err);
+/** Parses text such as `temp > 3.5 and (status = 'ok' or not humidity <= 20)`: operators = != <> < <= > >=,
+ *  and/or/not (any case), parentheses, numbers, 'single-quoted' strings ('' escapes a quote), true/false;
+ *  a column name is an identifier (letters, digits, _ . $) or "double-quoted". Errors name the position. */
+TSF_API tsf_status tsf_filter_parse(const char *text, tsf_filter **out, tsf_error *err);
+/** Writes the filter back as text (fully parenthesised) into buf; returns the length it needs. */
+TSF_API size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap);
+TSF_API void tsf_filter_free(tsf_filter *f);
+
+/* ---- aggregates ---------------------------------------------------------------------------- */
+/*
+ * count, sum, min, max, first, last of one series over [time_min, time_max], optionally per time window,
+ * answered from chunk and page statistics where a whole chunk/page lies inside one window and its statistics
+ * are trusted, decoding only the other pages. Results equal those computed from the decoded values (sum in
+ * double, accumulated in time order as the statistics are).
+ */
+typedef struct tsf_agg_options {
+    size_t struct_size;         /* sizeof(tsf_agg_options) */
+    int64_t time_min, time_max; /* inclusive; INT64_MIN / INT64_MAX */
+    int64_t window;             /* 0 = one window over the whole range; else windows of this length */
+    int64_t window_origin;      /* windows are [origin + k*window, origin + (k+1)*window); default 0 */
+    int force_decode;           /* 1 = ignore statistics, decode everything (for comparison and tests) */
+} tsf_agg_options;
+
+TSF_API void tsf_agg_options_init(tsf_agg_options *o);
+
+typedef struct tsf_agg_window {
+    int64_t start, end;         /* [start, end): the window (one window: time_min and time_max + 1 clamped) */
+    tsf_stats stats;            /* count, start_time/end_time (first/last time), min/max/first/last/sum as
+                                 * tsf_stats documents; has_values = 0 when count == 0 */
+} tsf_agg_window;
+
+typedef struct tsf_agg_info {
+    uint64_t chunks_from_stats, pages_from_stats; /* units answered from statistics alone */
+    uint64_t pages_decoded;                       /* pages that had to be decoded */
+    uint64_t points_from_stats, points_decoded;
+} tsf_agg_info;
+
+typedef struct tsf_agg_result tsf_agg_result;
+/** Aggregates series `series` of device `device`. Windows with no points are omitted. */
+TSF_API tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_agg_options *opts,
+                                 tsf_agg_result **out, tsf_error *err);
+TSF_API size_t tsf_agg_result_count(const tsf_agg_result *res);
+TSF_API const tsf_agg_window *tsf_agg_result_window(const tsf_agg_result *res, size_t i);
+TSF_API void tsf_agg_result_info(const tsf_agg_result *res, tsf_agg_info *out);
+TSF_API void tsf_agg_result_free(tsf_agg_result *res);
+/** Last point of a series from metadata alone (its statistics' last value and end time) when trusted,
+ *  else by decoding its last page. *found = 0 for a series without points. */
+TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *time, tsf_value *value,
+                                  int *found, tsf_error *err);
+
+/* ---- verify and recover -------------------------------------------------------------------- */
+typedef struct tsf_problem {
+    uint64_t offset;     /* file offset of the damaged structure */
+    const char *what;    /* message naming the structure and what is wrong */
+} tsf_problem;
+
+typedef struct tsf_verify_report {
+    uint64_t chunk_groups, chunks, pages, points; /* structures walked (and points decoded) */
+    uint64_t problems;
+} tsf_verify_report;
+
+/** Walks every structure of a file (head, data area, index, bloom filter, tail) and decodes every page,
+ *  calling on_problem (may be NULL) for each problem found. Returns TSF_OK when the file is sound,
+ *  TSF_ECORRUPT when problems were found (report->problems > 0), another status for I/O failures. */
+TSF_API tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_problem *p), void *ctx,
+                              tsf_verify_report *report, tsf_error *err);
+
+typedef struct tsf_recover_report {
+    uint64_t chunk_groups_kept, chunk_groups_dropped;
+    uint64_t chunks_kept, chunks_dropped;
+    uint64_t points_kept, points_dropped;          /* points of dropped chunks where their headers say */
+    uint64_t bytes_kept, bytes_dropped;             /* of the input's data area */
+    int had_tail;                                   /* the input was a complete file */
+} tsf_recover_report;
+
+/** Makes a readable file at out_path from in_path (a crashed file without tail, or a complete file with
+ *  damaged chunks): keeps every chunk whose header and pages are wholly present and decode (the last
+ *  complete chunk group too, unlike Java), drops the rest, writes index, bloom filter and tail. */
+TSF_API tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report,
+                               tsf_error *err);
 
 /** Row cursor: a thin layer over a query's batches. */
 TSF_API tsf_status tsf_cursor_open(tsf_reader *r, const tsf_query_options *opts, tsf_cursor **out, tsf_error *err);

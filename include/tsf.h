@@ -111,6 +111,9 @@ typedef enum tsf_encoding {
     TSF_ENC_CHIMP = 11,
     TSF_ENC_SPRINTZ = 12,
     TSF_ENC_RLBE = 13,
+    /* Writer-only, never on disk: the writer picks the smallest legal encoding per column from a sample
+     * of its first page (doc/writer.md "AUTO encoding"). Name "AUTO". */
+    TSF_ENCODING_AUTO = 0xFE,
 } tsf_encoding;
 
 typedef enum tsf_compression {

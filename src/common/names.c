@@ -38,6 +38,7 @@ const char *tsf_encoding_name(tsf_encoding e)
     case TSF_ENC_CHIMP: return "CHIMP";
     case TSF_ENC_SPRINTZ: return "SPRINTZ";
     case TSF_ENC_RLBE: return "RLBE";
+    case TSF_ENCODING_AUTO: return "AUTO";
     }
     return NULL;
 }
@@ -76,6 +77,10 @@ tsf_status tsf_encoding_parse(const char *name, tsf_encoding *out)
             *out = (tsf_encoding)i;
             return TSF_OK;
         }
+    }
+    if (name && strcasecmp(name, "AUTO") == 0) {
+        *out = TSF_ENCODING_AUTO;
+        return TSF_OK;
     }
     return TSF_EINVAL;
 }

@@ -253,15 +253,15 @@ static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)
     return TSF_OK;
 }
 
-/* Fetches and decompresses the current page body of c: *p / *len (uncompressed). */
-static tsf_status load_body(tsf_query *q, qcol *c, const uint8_t **p, size_t *len, tsf_error *err)
+tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
+                        const tsf_fmt_page_header *ph, uint64_t body_off, rd_buf *body, rd_buf *plain,
+                        const uint8_t **p, size_t *len, uint64_t *fetched, uint64_t *decompressed, tsf_error *err)
 {
-    const tsf_fmt_page_header *ph = &c->ph;
     const uint8_t *raw;
-    tsf_status st = rd_fetch(q->r, c->body_off, ph->compressed_size, &c->body, &raw, err);
+    tsf_status st = rd_fetch(r, body_off, ph->compressed_size, body, &raw, err);
     if (st) return st;
-    q->st.bytes_read += ph->compressed_size;
-    if (c->ch.compression == TSF_UNCOMPRESSED) {
+    *fetched += ph->compressed_size;
+    if (h->compression == TSF_UNCOMPRESSED) {
         *p = raw;
         *len = ph->compressed_size;
         return TSF_OK;
@@ -271,23 +271,30 @@ static tsf_status load_body(tsf_query *q, qcol *c, const uint8_t **p, size_t *le
     if (cap > RD_PAGE_MAX) cap = RD_PAGE_MAX;
     if (ph->uncompressed_size > cap)
         return tsf_err(err, TSF_ECORRUPT, "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
-                       (unsigned long long)c->body_off, ph->uncompressed_size, ph->compressed_size);
-    if ((st = rd_buf_reserve(q->a, &c->plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err))) return st;
-    st = tsf_compressor_decompress(q->comp, c->ch.compression, raw, ph->compressed_size, c->plain.p,
-                                   ph->uncompressed_size, err);
+                       (unsigned long long)body_off, ph->uncompressed_size, ph->compressed_size);
+    if ((st = rd_buf_reserve(r->a, plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err))) return st;
+    st = tsf_compressor_decompress(comp, h->compression, raw, ph->compressed_size, plain->p, ph->uncompressed_size,
+                                   err);
     if (st) {
         if (err && st == TSF_ECORRUPT) {
             char m[TSF_ERROR_MESSAGE_SIZE];
             snprintf(m, sizeof m, "%s", err->message);
-            tsf_err(err, st, "page body at %llu (%s): %s", (unsigned long long)c->body_off,
-                    tsf_compression_name(c->ch.compression) ? tsf_compression_name(c->ch.compression) : "?", m);
+            tsf_err(err, st, "page body at %llu (%s): %s", (unsigned long long)body_off,
+                    tsf_compression_name(h->compression) ? tsf_compression_name(h->compression) : "?", m);
         }
         return st;
     }
-    q->st.bytes_decompressed += ph->uncompressed_size;
-    *p = c->plain.p;
+    *decompressed += ph->uncompressed_size;
+    *p = plain->p;
     *len = ph->uncompressed_size;
     return TSF_OK;
+}
+
+/* Fetches and decompresses the current page body of c: *p / *len (uncompressed). */
+static tsf_status load_body(tsf_query *q, qcol *c, const uint8_t **p, size_t *len, tsf_error *err)
+{
+    return rd_load_page(q->r, q->comp, &c->ch, &c->ph, c->body_off, &c->body, &c->plain, p, len, &q->st.bytes_read,
+                        &q->st.bytes_decompressed, err);
 }
 
 /* Upper bound of values a stream of len bytes may claim (guards allocations). */

@@ -91,5 +91,10 @@ tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, 
 /* Page header at `pos` inside a chunk ending at `end`. */
 tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
                                rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
+/* Fetches the body of page ph (at body_off, chunk h) into body and decompresses it into plain (size capped
+ * against the compressed size): *p / *len are the uncompressed bytes. Adds to *fetched and *decompressed. */
+tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
+                        const tsf_fmt_page_header *ph, uint64_t body_off, rd_buf *body, rd_buf *plain,
+                        const uint8_t **p, size_t *len, uint64_t *fetched, uint64_t *decompressed, tsf_error *err);
 
 #endif

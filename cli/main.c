@@ -1,6 +1,6 @@
 /*
  * main.c - entry point of the `tsf` command-line tool: dispatches `tsf <subcommand> ...` to the
- * subcommand's function (cli.h). Later sessions add subcommands (info, verify, recover, ...).
+ * subcommand's function (cli.h; one file per subcommand). Exit codes: args.h (issue 5).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,33 +13,35 @@ typedef struct cmd {
     const char *help;
 } cmd;
 
+/* One line per subcommand; `tsf CMD --help` gives the details. */
 static const cmd CMDS[] = {
-    {"cat", tsf_cmd_cat, "cat [--format golden] FILE   print every value of a file"},
+    {"cat", tsf_cmd_cat, "cat [--format golden] FILE        print every value of a file"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "tsf %s - TsFile tool\nusage: tsf <command> [args]\ncommands:\n", tsf_version_string());
+    fprintf(f, "tsf %s - TsFile tool\nusage: tsf <command> [args]   (tsf <command> --help for details)\n"
+               "commands:\n", tsf_version_string());
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++) fprintf(f, "  %s\n", CMDS[i].help);
+    fputs("exit codes: 0 success, 1 usage error, 2 damaged file, 3 I/O error, 4 query matched nothing\n", f);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return CLI_USAGE;
     }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return CLI_OK;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("tsf %s\n", tsf_version_string());
-        return 0;
+        return CLI_OK;
     }
     for (size_t i = 0; i < sizeof CMDS / sizeof CMDS[0]; i++)
         if (!strcmp(argv[1], CMDS[i].name)) return CMDS[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "tsf: unknown command \"%s\"\n", argv[1]);
-    usage(stderr);
-    return 2;
+    fprintf(stderr, "tsf: unknown command \"%s\" (see tsf --help)\n", argv[1]);
+    return CLI_USAGE;
 }

@@ -1,0 +1,97 @@
+/*
+ * args.h - small helpers shared by the `tsf` subcommands: option iteration (--name VALUE, --name=VALUE,
+ * short aliases), the exit codes of issue 5, error printing that names the command, number / time-unit /
+ * time / duration parsing (the --time-unit convention), JSON string output, and opening a reader with
+ * the error mapped to an exit code.
+ */
+#ifndef TSF_CLI_ARGS_H
+#define TSF_CLI_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tsf.h"
+
+/* Exit codes of the tool (issue 5). */
+enum {
+    CLI_OK = 0,      /* success */
+    CLI_USAGE = 1,   /* usage error (unknown command/option, bad option value) */
+    CLI_DAMAGED = 2, /* a file is damaged */
+    CLI_IO = 3,      /* I/O error (missing file, unwritable output) */
+    CLI_EMPTY = 4,   /* a query (cat, head, stats) matched nothing */
+};
+
+/*
+ * Option iteration. Usage:
+ *   cli_args a; cli_args_init(&a, argc, argv);   // argv[0] = the subcommand name
+ *   while (cli_next(&a)) {
+ *       if (cli_is(&a, "-h|--help")) ...
+ *       else if (cli_value(&a, "-o|--output")) out = a.val;   // takes "-o X", "--output X", "--output=X"
+ *       else if (cli_positional(&a)) files[n++] = a.arg;
+ *       else return cli_unknown(&a);
+ *   }
+ *   if (a.bad) return CLI_USAGE;
+ * A lone "--" ends the options (everything after it is positional); "-" alone is positional.
+ */
+typedef struct cli_args {
+    int argc;
+    char **argv;
+    int i;           /* index of the current argument */
+    const char *cmd; /* subcommand name, for messages */
+    const char *arg; /* the current argument */
+    const char *val; /* value taken by cli_value */
+    int only_pos;    /* after "--" */
+    int bad;         /* a usage error was printed */
+} cli_args;
+
+void cli_args_init(cli_args *a, int argc, char **argv);
+/* Advances to the next argument; 0 when there is none left (or after a usage error). */
+int cli_next(cli_args *a);
+/* 1 if the current argument is one of the '|'-separated names (a flag without value). */
+int cli_is(const cli_args *a, const char *names);
+/* 1 if the current argument is one of the names and takes a value (a->val); prints an error and sets
+ * a->bad when the value is missing. */
+int cli_value(cli_args *a, const char *names);
+/* 1 if the current argument is positional (a->arg). */
+int cli_positional(const cli_args *a);
+/* Prints "tsf CMD: unknown option X (see tsf CMD --help)", sets bad, returns CLI_USAGE. */
+int cli_unknown(cli_args *a);
+
+/* "tsf CMD: ..." on stderr. Returns nothing; callers return the exit code. */
+void cli_err(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Exit code for a library status: ECORRUPT/ENOTSUP -> 2 (damaged/unreadable file), EIO/ENOTFOUND -> 3,
+ * EINVAL -> 1, else 3. */
+int cli_exit_code(tsf_status st);
+
+/* Opens a reader and loads its index; on failure prints "tsf CMD: FILE: message" and returns the exit
+ * code (0 on success). A missing or unreadable file -> CLI_IO. */
+int cli_open_reader(const char *cmd, const char *path, tsf_reader **out);
+
+/* Parses a non-negative / signed decimal integer (whole string). 0 on success, -1 otherwise. */
+int cli_parse_u64(const char *s, uint64_t *out);
+int cli_parse_i64(const char *s, int64_t *out);
+
+/* --time-unit: "s", "ms", "us", "ns" -> units per second (1, 1000, 1e6, 1e9). 0 on success. */
+int cli_parse_time_unit(const char *s, int64_t *per_second);
+/* A time for --from/--to: an integer in the file's unit, or ISO-8601 UTC text
+ * (yyyy-MM-dd, yyyy-MM-ddTHH:mm[:ss[.fraction]] with 'T' or ' ', optional Z or +hh:mm/-hh:mm),
+ * converted to the unit. 0 on success, -1 on bad text or overflow. */
+int cli_parse_time(const char *s, int64_t per_second, int64_t *out);
+/* A duration for --window: "500ms", "10s", "5m", "1h", "1d", "250us", "10ns", or a plain positive
+ * integer in the file's unit. Must be > 0 and exact in the unit (1ms in a second-unit file fails).
+ * 0 on success. */
+int cli_parse_duration(const char *s, int64_t per_second, int64_t *out);
+/* Formats a time in the unit as ISO-8601 UTC ("2024-01-02T03:04:05.123Z"; fraction digits by unit). */
+void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second);
+
+/* Writes s as a JSON string (quoted, escaped); NULL -> null. */
+void cli_json_str(FILE *f, const char *s);
+void cli_json_bytes(FILE *f, const uint8_t *p, size_t n);
+/* A double as JSON: shortest %.17g form that reads back; NaN/Inf -> null. */
+void cli_json_num(FILE *f, double x);
+
+#endif

@@ -328,8 +328,10 @@ tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
         return TSF_OK;
     }
     fix_binary(c);
+    if (c->autoc && (s = tsf_wauto_seal(w, c, err))) return s; /* AUTO: decide / check the precision */
     {
-        const tsf_codec *codec = w->codec;
+        tsf_codec ctmp;
+        const tsf_codec *codec = tsf_wauto_codec(w, c, &ctmp);
         tsf_type vt = c->mask == 0x80 ? TSF_INT64 : c->type;
         size_t var = c->mask == 0x80 ? 0 : (is_binary(c->type) ? c->arena.len : 0);
         size_t vbound = tsf_codec_encode_bound(vt, c->enc, n, var);

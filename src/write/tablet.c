@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auto.h"
 #include "writer.h"
 
 typedef struct tcol {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auto.h"
 #include "writer.h"
 
 #define OUT_FLUSH_AT (1u << 20)

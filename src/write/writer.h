@@ -26,6 +26,9 @@ typedef struct wcol {
     tsf_encoding enc;
     tsf_compression comp;
     uint8_t mask; /* 0, 0x80 time, 0x40 value */
+    uint8_t autoc;       /* TSF_ENCODING_AUTO state (auto.h); 0 = the encoding is fixed */
+    uint8_t auto_noprec; /* AUTO: a page did not survive the precision: lossless encodings only */
+    int32_t auto_prec;   /* AUTO: max_point_number when autoc == TSF_AUTO_PRECISION */
     size_t width; /* C width of one value (tsf_bytes for binary) */
 
     /* pending page: non-null values (and their times when non-aligned) */

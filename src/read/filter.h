@@ -1,0 +1,57 @@
+/*
+ * filter.h - internal side of the value filters (tsf_filter_* in tsf.h): binding a filter to a device's
+ * columns, batch evaluation with SQL three-valued logic, pruning by statistics, and the TS_2DIFF block
+ * selection shared by query.c and the E3 benchmark.
+ */
+#ifndef TSF_READ_FILTER_H
+#define TSF_READ_FILTER_H
+
+#include "../common/internal.h"
+
+struct tsf_reader;
+
+/* Per-query state of a filter: bindings of its leaves for the current device, scratch bitmaps and the
+ * compacted output buffers. Owned by one query. */
+typedef struct rd_fstate rd_fstate;
+
+/* Checks the filter against every device in devs (types, tag columns; TSF_EINVAL naming the column) and
+ * prepares the state. batch_size bounds the rows of one evaluation. Pruning is on unless the environment
+ * variable TSF_FILTER_NOPRUNE is set to a non-empty value other than "0" when the query opens. */
+tsf_status rd_filter_open(struct tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
+                          size_t batch_size, rd_fstate **out, tsf_error *err);
+void rd_filter_close(rd_fstate *fs);
+
+/* Distinct value-column names the filter reads (TAG columns of table devices excluded). */
+size_t rd_filter_ncolumns(const rd_fstate *fs);
+const char *rd_filter_column(const rd_fstate *fs, size_t i);
+
+/* Binds the filter to device d, whose batch columns are names[0..ncols) (visible and hidden). Tag
+ * comparisons are decided here; *skip = 1 when no row of the device can pass. */
+tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *const *names, size_t ncols, int *skip,
+                            tsf_error *err);
+
+/* 1 if pruning is enabled and the filter reads batch column i (so its statistics can prune). */
+int rd_filter_uses(const rd_fstate *fs, size_t col);
+
+/* Pruning: statistics of some batch columns for one unit (chunk or page); stats[i] NULL = unknown (any
+ * value, or null), nulls[i] = 1: the column is null in every row of the unit. Returns 0 only when the
+ * filter cannot be TRUE for any row of the unit. trusted[i] = 0 makes stats[i] unknown. */
+typedef struct rd_unit_col {
+    const void *stats; /* const tsf_fmt_stats * */
+    int trusted;
+    int all_null;
+} rd_unit_col;
+int rd_filter_may_match(const rd_fstate *fs, const rd_unit_col *cols, size_t ncols);
+
+/* Evaluates the filter over batch b (all ncols columns) and compacts the rows where it is TRUE into
+ * buffers of fs; b's times and first nvisible columns are replaced. *kept = rows left. */
+tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, size_t ncols, size_t nvisible,
+                           size_t *kept, tsf_error *err);
+
+/* TS_2DIFF block selection for a time window [tmin, tmax] (blocks ascending). EXACT: block i holds
+ * [first, bound); CONSERVATIVE: [first, bound_conservative]. *b0 = first block meeting the window (nb when
+ * none), *b1 = the last; blocks b0..b1 are decoded. */
+void rd_blocks_select(const tsf_ts2diff_block *b, size_t nb, int64_t tmin, int64_t tmax, int conservative,
+                      size_t *b0, size_t *b1);
+
+#endif

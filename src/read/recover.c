@@ -1,0 +1,459 @@
+/*
+ * recover.c - tsf_recover (issue 4 item 6): makes a readable TsFile out of a crashed one (no index,
+ * no tail: a killed writer's <path>.tmp, cut at any byte) or a complete one with damaged chunks.
+ *
+ * The data area is scanned as tsf_verify scans it (verify_scan.h): every chunk whose header and pages
+ * are wholly present and decode is kept (an aligned value chunk also needs its group's time chunk);
+ * chunk groups are kept with their good chunks. Unlike the Java reference, which keeps a chunk group
+ * only once a later marker follows it, the last complete group is kept too. The kept bytes are copied
+ * unchanged into a new file (head, chunk group headers, chunks) and the index area is written by the
+ * writer's own index writer (src/format/index.h: TimeseriesMetadata, index tree, bloom filter,
+ * TsFileMetadata, tail; format version 4, tsfile-container-format.md §8-§9, §2) from ChunkMetadata
+ * whose statistics are recomputed from the decoded values and merged as the writer merges them.
+ * Table schemas are kept when the input still has a readable TsFileMetadata; a crashed table-model
+ * file has none left, so its devices come back as tree-model devices of the same names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../format/index.h"
+#include "verify_scan.h"
+
+/* Buffered output file. */
+typedef struct rc_out {
+    int fd;
+    const char *path;
+    tsf_wbuf buf;
+    uint64_t pos;
+} rc_out;
+
+static tsf_status rc_flush(rc_out *o, tsf_error *err)
+{
+    size_t done = 0;
+    while (done < o->buf.len) {
+        ssize_t n = write(o->fd, o->buf.p + done, o->buf.len - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return tsf_err(err, TSF_EIO, "recover: write to %s failed: %s", o->path, strerror(errno));
+        }
+        done += (size_t)n;
+    }
+    o->buf.len = 0;
+    return TSF_OK;
+}
+
+static tsf_status rc_put(rc_out *o, const void *p, size_t n, tsf_error *err)
+{
+    tsf_status st;
+    if (o->buf.len + n > (1u << 20) && (st = rc_flush(o, err))) return st;
+    o->pos += n;
+    if (n >= (1u << 20)) { /* large chunks go straight out */
+        size_t done = 0;
+        while (done < n) {
+            ssize_t k = write(o->fd, (const uint8_t *)p + done, n - done);
+            if (k < 0) {
+                if (errno == EINTR) continue;
+                return tsf_err(err, TSF_EIO, "recover: write to %s failed: %s", o->path, strerror(errno));
+            }
+            done += (size_t)k;
+        }
+        return TSF_OK;
+    }
+    tsf_wbuf_put(&o->buf, p, n);
+    return o->buf.oom ? tsf_err(err, TSF_ENOMEM, "recover: out of memory") : TSF_OK;
+}
+
+static tsf_status rc_sink(void *ud, const uint8_t *data, size_t len, tsf_error *err)
+{
+    return rc_put(ud, data, len, err);
+}
+
+/* ---- devices -------------------------------------------------------------------------------- */
+
+typedef struct rc_dev {
+    const uint8_t *raw; /* serialized device id (from a chunk group header) */
+    size_t raw_len;
+    size_t group; /* first group of the device */
+} rc_dev;
+
+static uint64_t rc_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Numbers the devices of the kept chunks (c->dev); *ndev receives the count. */
+static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, const uint8_t *keep, rc_dev **out, size_t *ndev,
+                             tsf_error *err)
+{
+    size_t cap = 16;
+    while (cap < s->ngroups * 2) cap *= 2;
+    size_t *map = tsf_alloc(a, cap * sizeof *map);
+    rc_dev *devs = tsf_calloc(a, s->ngroups ? s->ngroups : 1, sizeof *devs);
+    if (!map || !devs) {
+        tsf_free(a, map, cap * sizeof *map);
+        tsf_free(a, devs, (s->ngroups ? s->ngroups : 1) * sizeof *devs);
+        return tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+    }
+    for (size_t i = 0; i < cap; i++) map[i] = SIZE_MAX;
+    size_t n = 0;
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const vs_group *gr = &s->groups[g];
+        size_t h = (size_t)rc_hash(gr->dev.raw, gr->dev.raw_len) & (cap - 1);
+        while (map[h] != SIZE_MAX) {
+            const rc_dev *d = &devs[map[h]];
+            if (d->raw_len == gr->dev.raw_len && !memcmp(d->raw, gr->dev.raw, d->raw_len)) break;
+            h = (h + 1) & (cap - 1);
+        }
+        if (map[h] == SIZE_MAX) {
+            map[h] = n;
+            devs[n].raw = gr->dev.raw;
+            devs[n].raw_len = gr->dev.raw_len;
+            devs[n].group = g;
+            n++;
+        }
+        for (size_t k = 0; k < gr->nchunks; k++)
+            if (keep[gr->chunk0 + k]) s->chunks[gr->chunk0 + k].dev = map[h];
+    }
+    tsf_free(a, map, cap * sizeof *map);
+    *out = devs;
+    *ndev = n;
+    return TSF_OK;
+}
+
+/* Sort order of kept chunks: device, measurement, file offset (qsort context through a static-free
+ * wrapper: the chunk array pointer travels in each element). */
+typedef struct rc_ref {
+    const vs_chunk *c;
+    size_t idx;
+} rc_ref;
+
+static int rc_ref_cmp(const void *x, const void *y)
+{
+    const vs_chunk *a = ((const rc_ref *)x)->c, *b = ((const rc_ref *)y)->c;
+    if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
+    int c = tsf_ix_str_cmp((const char *)a->h.measurement.data, a->h.measurement.len,
+                           (const char *)b->h.measurement.data, b->h.measurement.len);
+    if (c) return c;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+static int same_series(const vs_chunk *a, const vs_chunk *b)
+{
+    return a->dev == b->dev && a->h.measurement.len == b->h.measurement.len &&
+           !memcmp(a->h.measurement.data, b->h.measurement.data, a->h.measurement.len);
+}
+
+/* Table schemas of the input's TsFileMetadata (names copied NUL-terminated into pool). */
+typedef struct rc_tables {
+    tsf_ix_table *t;
+    size_t n;
+    tsf_ix_column *cols;
+    size_t ncols;
+    char *pool;
+    size_t pool_len;
+} rc_tables;
+
+static void rc_tables_free(const tsf_allocator *a, rc_tables *t)
+{
+    tsf_free(a, t->t, (t->n ? t->n : 1) * sizeof *t->t);
+    tsf_free(a, t->cols, (t->ncols ? t->ncols : 1) * sizeof *t->cols);
+    tsf_free(a, t->pool, t->pool_len ? t->pool_len : 1);
+    memset(t, 0, sizeof *t);
+}
+
+/* Reads the schemas; any damage there just means no schemas (the data stays readable). */
+static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm, rc_tables *out, tsf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t pos = 0, ncols = 0, pool = 0;
+    tsf_fmt_str name;
+    uint32_t nc;
+    for (uint32_t i = 0; i < fm->nschemas; i++) { /* sizing pass */
+        if (tsf_ixp_next_schema(fm, &pos, &name, &nc, NULL)) return TSF_OK;
+        pool += name.len + 1;
+        for (uint32_t k = 0; k < nc; k++) {
+            tsf_ixp_column col;
+            if (tsf_ixp_next_column(fm, &pos, &col, NULL)) return TSF_OK;
+            pool += col.name_len + 1;
+        }
+        ncols += nc;
+    }
+    out->t = tsf_calloc(a, fm->nschemas ? fm->nschemas : 1, sizeof *out->t);
+    out->cols = tsf_calloc(a, ncols ? ncols : 1, sizeof *out->cols);
+    out->pool = tsf_alloc(a, pool ? pool : 1);
+    out->ncols = ncols;
+    out->pool_len = pool;
+    out->n = fm->nschemas;
+    if (!out->t || !out->cols || !out->pool) {
+        rc_tables_free(a, out);
+        return tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+    }
+    pos = 0;
+    size_t pp = 0, ci = 0;
+    for (uint32_t i = 0; i < fm->nschemas; i++) {
+        tsf_ixp_next_schema(fm, &pos, &name, &nc, NULL);
+        memcpy(out->pool + pp, name.data, name.len);
+        out->pool[pp + name.len] = 0;
+        out->t[i].name = out->pool + pp;
+        pp += name.len + 1;
+        out->t[i].columns = out->cols + ci;
+        out->t[i].ncolumns = nc;
+        for (uint32_t k = 0; k < nc; k++, ci++) {
+            tsf_ixp_column col;
+            tsf_ixp_next_column(fm, &pos, &col, NULL);
+            memcpy(out->pool + pp, col.name, col.name_len);
+            out->pool[pp + col.name_len] = 0;
+            out->cols[ci].name = out->pool + pp;
+            out->cols[ci].data_type = col.data_type;
+            out->cols[ci].encoding = col.encoding;
+            out->cols[ci].compression = col.compression;
+            out->cols[ci].category = col.category;
+            pp += col.name_len + 1;
+        }
+    }
+    return TSF_OK;
+}
+
+/* ---- index ---------------------------------------------------------------------------------- */
+
+/* Builds the index input from the kept chunks (refs sorted by device, measurement, offset) and writes it. */
+static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *refs, size_t nrefs, const rc_dev *devs,
+                           size_t ndev, const rc_tables *tabs, rc_out *o, tsf_error *err)
+{
+    tsf_status st = TSF_OK;
+    size_t nser = 0;
+    for (size_t i = 0; i < nrefs; i++) nser += i == 0 || !same_series(refs[i - 1].c, refs[i].c);
+    size_t nsegs_all = 0;
+    for (size_t d = 0; d < ndev; d++) nsegs_all += s->groups[devs[d].group].dev.nseg;
+    tsf_ix_series *ser = tsf_calloc(a, nser ? nser : 1, sizeof *ser);
+    tsf_ix_device *ixd = tsf_calloc(a, ndev ? ndev : 1, sizeof *ixd);
+    tsf_ix_seg *segs = tsf_calloc(a, nsegs_all ? nsegs_all : 1, sizeof *segs);
+    size_t *soff = tsf_calloc(a, nser ? nser : 1, 2 * sizeof *soff);
+    tsf_wbuf sb, cb;
+    tsf_wbuf_init(&sb, a);
+    tsf_wbuf_init(&cb, a);
+    tsf_wstats sum;
+    memset(&sum, 0, sizeof sum);
+    if (!ser || !ixd || !segs || !soff) {
+        st = tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+        goto done;
+    }
+    size_t si = 0, di = 0, gi = 0;
+    for (size_t i = 0; i < nrefs;) {
+        const vs_chunk *c0 = refs[i].c;
+        size_t j = i;
+        while (j < nrefs && same_series(c0, refs[j].c)) j++;
+        /* series [i, j) */
+        tsf_ix_series *x = &ser[si];
+        x->name = (const char *)c0->h.measurement.data;
+        x->name_len = c0->h.measurement.len;
+        x->nchunks = (uint32_t)(j - i);
+        x->meta_type = (uint8_t)((j - i > 1 ? 1 : 0) | (c0->kind == TSF_CHUNK_TIME    ? 0x80
+                                                       : c0->kind == TSF_CHUNK_VALUE ? 0x40
+                                                                                     : 0));
+        x->data_type = (uint8_t)c0->h.data_type;
+        tsf_wstats_free(&sum, a);
+        tsf_wstats_init(&sum, c0->h.data_type);
+        soff[2 * si + 1] = cb.len;
+        for (size_t k = i; k < j; k++) {
+            const vs_chunk *c = refs[k].c;
+            tsf_wbuf_be64(&cb, c->new_off);
+            tsf_wstats_serialize(&c->stats, &cb);
+            tsf_wstats_merge(&sum, &c->stats, a);
+        }
+        x->chunks_len = j - i > 1 ? cb.len - soff[2 * si + 1] : 8;
+        soff[2 * si] = sb.len;
+        tsf_wstats_serialize(&sum, &sb);
+        x->stats_len = sb.len - soff[2 * si];
+        if (sum.oom || sb.oom || cb.oom) {
+            st = tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+            goto done;
+        }
+        if (i == 0 || refs[i - 1].c->dev != c0->dev) { /* a new device */
+            const tsf_fmt_device_id *id = &s->groups[devs[c0->dev].group].dev;
+            tsf_ix_device *dv = &ixd[di++];
+            dv->segs = segs + gi;
+            dv->nsegs = id->nseg;
+            for (uint32_t q = 0; q < id->nseg; q++) {
+                tsf_fmt_str sg = tsf_fmt_device_segment(id, q);
+                segs[gi].data = sg.is_null ? NULL : (const char *)sg.data;
+                segs[gi].len = sg.len;
+                gi++;
+            }
+            dv->series = x;
+        }
+        ixd[di - 1].nseries++;
+        si++;
+        i = j;
+    }
+    for (size_t k = 0; k < si; k++) {
+        ser[k].stats = sb.p + soff[2 * k];
+        ser[k].chunks = cb.p + soff[2 * k + 1];
+    }
+    tsf_ix_input in = {ixd, di, tabs->t, tabs->n, 256, 0.05, a};
+    st = tsf_index_write(&in, o->pos, rc_sink, o, NULL, err);
+done:
+    tsf_wstats_free(&sum, a);
+    tsf_wbuf_free(&sb);
+    tsf_wbuf_free(&cb);
+    tsf_free(a, ser, (nser ? nser : 1) * sizeof *ser);
+    tsf_free(a, ixd, (ndev ? ndev : 1) * sizeof *ixd);
+    tsf_free(a, segs, (nsegs_all ? nsegs_all : 1) * sizeof *segs);
+    tsf_free(a, soff, (nser ? nser : 1) * 2 * sizeof *soff);
+    return st;
+}
+
+/* ---- tsf_recover ---------------------------------------------------------------------------- */
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report, tsf_error *err)
+{
+    if (!in_path || !out_path) return tsf_err(err, TSF_EINVAL, "tsf_recover: in_path and out_path are required");
+    if (same_file(in_path, out_path))
+        return tsf_err(err, TSF_EINVAL, "tsf_recover: %s and %s are the same file", in_path, out_path);
+    tsf_recover_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (report) *report = rep;
+    const tsf_allocator *a = NULL;
+    const uint8_t *file;
+    size_t len;
+    tsf_status st = vs_map_file(in_path, &file, &len, err);
+    if (st) return st;
+    vs_scan s;
+    tsf_reader *r = NULL;
+    uint8_t *keep = NULL;
+    rc_dev *devs = NULL;
+    size_t ndev = 0;
+    rc_ref *refs = NULL;
+    size_t nrefs = 0, refs_cap = 0;
+    rc_tables tabs;
+    memset(&tabs, 0, sizeof tabs);
+    rc_out o = {-1, out_path, {0}, 0};
+    tsf_wbuf_init(&o.buf, a);
+    if ((st = vs_scan_init(&s, file, len, NULL, NULL, err))) goto out;
+    int version = 0;
+    tsf_error e;
+    if ((st = tsf_fmt_parse_head(file, len, &version, &e))) {
+        st = tsf_err(err, st, "%s: cannot recover: %s", in_path, e.message);
+        goto out;
+    }
+    if (version != TSF_FORMAT_VERSION) {
+        st = tsf_err(err, TSF_ENOTSUP, "%s: recover supports format version 4 only (the file has %d)", in_path,
+                     version);
+        goto out;
+    }
+    size_t limit = len;
+    rep.had_tail = tsf_fmt_is_complete(file, len);
+    if (rep.had_tail && tsf_reader_open_memory(&r, file, len, NULL, NULL) == TSF_OK) {
+        if (r->fm.meta_offset < len) limit = (size_t)r->fm.meta_offset + 1;
+        if ((st = rc_schemas(a, &r->fm, &tabs, err))) goto out;
+    }
+    if ((st = vs_scan_run(&s, limit, err))) goto out;
+    uint64_t data_end = s.separator ? s.end : len;
+    /* what to keep */
+    keep = tsf_calloc(a, s.nchunks ? s.nchunks : 1, 1);
+    if (!keep) goto oom;
+    for (size_t i = 0; i < s.nchunks; i++) keep[i] = (uint8_t)s.chunks[i].ok;
+    if ((st = rc_devices(a, &s, keep, &devs, &ndev, err))) goto out;
+    for (size_t i = 0; i < s.nchunks; i++) nrefs += keep[i];
+    refs_cap = nrefs ? nrefs : 1;
+    refs = tsf_calloc(a, refs_cap, sizeof *refs);
+    if (!refs) goto oom;
+    nrefs = 0;
+    for (size_t i = 0; i < s.nchunks; i++)
+        if (keep[i]) refs[nrefs++] = (rc_ref){&s.chunks[i], i};
+    qsort(refs, nrefs, sizeof *refs, rc_ref_cmp);
+    /* a series keeps the kind and type of its first chunk (a later change is dropped, §21 #11) */
+    size_t w = 0;
+    for (size_t i = 0, first = 0; i < nrefs; i++) {
+        if (i == 0 || !same_series(refs[first].c, refs[i].c)) first = i;
+        const vs_chunk *f = refs[first].c, *c = refs[i].c;
+        if (c->kind != f->kind || c->h.data_type != f->h.data_type)
+            keep[refs[i].idx] = 0;
+        else
+            refs[w++] = refs[i];
+    }
+    nrefs = w;
+    /* the data area */
+    o.fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (o.fd < 0) {
+        st = tsf_err(err, TSF_EIO, "recover: cannot create %s: %s", out_path, strerror(errno));
+        goto out;
+    }
+    static const uint8_t head[TSF_FMT_HEAD_LEN] = {'T', 's', 'F', 'i', 'l', 'e', TSF_FORMAT_VERSION};
+    if ((st = rc_put(&o, head, sizeof head, err))) goto out;
+    for (size_t g = 0; g < s.ngroups; g++) {
+        const vs_group *gr = &s.groups[g];
+        size_t kept = 0;
+        for (size_t k = 0; k < gr->nchunks; k++) kept += keep[gr->chunk0 + k];
+        if (!kept) {
+            rep.chunk_groups_dropped++;
+            continue;
+        }
+        rep.chunk_groups_kept++;
+        if ((st = rc_put(&o, file + gr->offset, (size_t)(gr->hdr_end - gr->offset), err))) goto out;
+        rep.bytes_kept += gr->hdr_end - gr->offset;
+        for (size_t k = 0; k < gr->nchunks; k++) {
+            vs_chunk *c = &s.chunks[gr->chunk0 + k];
+            if (!keep[gr->chunk0 + k]) continue;
+            c->new_off = o.pos;
+            if ((st = rc_put(&o, file + c->offset, (size_t)(c->end - c->offset), err))) goto out;
+            rep.bytes_kept += c->end - c->offset;
+        }
+    }
+    for (size_t i = 0; i < s.nchunks; i++) {
+        const vs_chunk *c = &s.chunks[i];
+        if (keep[i]) {
+            rep.chunks_kept++;
+            if (c->kind != TSF_CHUNK_TIME) rep.points_kept += c->points;
+        } else {
+            rep.chunks_dropped++;
+            if (c->kind != TSF_CHUNK_TIME) rep.points_dropped += c->claimed;
+        }
+    }
+    rep.chunks_dropped += s.torn_chunks;
+    rep.bytes_dropped = data_end > TSF_FMT_HEAD_LEN + rep.bytes_kept ? data_end - TSF_FMT_HEAD_LEN - rep.bytes_kept : 0;
+    /* the index and tail */
+    if ((st = rc_index(a, &s, refs, nrefs, devs, ndev, &tabs, &o, err))) goto out;
+    if ((st = rc_flush(&o, err))) goto out;
+    if (fsync(o.fd) != 0) {
+        st = tsf_err(err, TSF_EIO, "recover: fsync of %s failed: %s", out_path, strerror(errno));
+        goto out;
+    }
+    if (close(o.fd) != 0) {
+        o.fd = -1;
+        st = tsf_err(err, TSF_EIO, "recover: close of %s failed: %s", out_path, strerror(errno));
+        goto out;
+    }
+    o.fd = -1;
+    if (report) *report = rep;
+    goto out;
+oom:
+    st = tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+out:
+    if (o.fd >= 0) {
+        close(o.fd);
+        unlink(out_path);
+    }
+    tsf_wbuf_free(&o.buf);
+    tsf_free(a, refs, refs_cap * sizeof *refs);
+    tsf_free(a, devs, (s.ngroups ? s.ngroups : 1) * sizeof *devs);
+    tsf_free(a, keep, s.nchunks ? s.nchunks : 1);
+    rc_tables_free(a, &tabs);
+    tsf_reader_close(r);
+    vs_scan_free(&s);
+    vs_unmap_file(file, len);
+    return st;
+}

@@ -1,0 +1,79 @@
+/*
+ * verify_scan.h - the data-area scan shared by tsf_verify (verify.c) and tsf_recover (recover.c):
+ * walks every chunk group, chunk and page of a file held in memory (tsfile-container-format.md
+ * §4-§7), decompresses and decodes every page, checks page statistics against the decoded values
+ * and aligned value pages against their time pages, and records per chunk whether it is wholly
+ * present and sound, with statistics recomputed from its values (as the writer computes them).
+ */
+#ifndef TSF_READ_VERIFY_SCAN_H
+#define TSF_READ_VERIFY_SCAN_H
+
+#include "../write/stats.h"
+#include "reader_internal.h"
+
+typedef struct vs_chunk {
+    size_t group;          /* index of its chunk group */
+    uint64_t offset, end;  /* chunk header .. end of its pages */
+    tsf_fmt_chunk_header h; /* measurement borrows from the file */
+    tsf_chunk_kind kind;
+    uint32_t npages;
+    uint64_t points;  /* values decoded (aligned time chunk: rows) */
+    uint64_t claimed; /* values the page headers claim (page statistics), else the decoded ones */
+    int ok;           /* wholly present, every page decoded, consistent */
+    int listed;       /* verify: referenced by the index */
+    uint64_t new_off; /* recover: offset in the output */
+    size_t dev;       /* recover: device number */
+    tsf_wstats stats; /* recomputed from the decoded values (page stats merged as the writer does) */
+} vs_chunk;
+
+typedef struct vs_group {
+    uint64_t offset, hdr_end; /* the 0x00 marker .. end of the device id */
+    tsf_fmt_device_id dev;    /* borrows from the file */
+    size_t chunk0, nchunks;
+} vs_group;
+
+typedef void (*vs_problem_fn)(void *ctx, uint64_t offset, const char *msg);
+
+typedef struct vs_scan {
+    const tsf_allocator *a;
+    const uint8_t *file;
+    size_t len;
+    int version;
+    vs_problem_fn problem; /* may be NULL */
+    void *ctx;
+    uint64_t nproblems;
+    vs_group *groups;
+    size_t ngroups, gcap;
+    vs_chunk *chunks;
+    size_t nchunks, ccap;
+    uint64_t pages, points;
+    uint64_t end;       /* where the data area ended: the separator, or where the walk stopped */
+    int separator;      /* the walk reached a 0x02 separator */
+    int stopped;        /* the walk stopped at a structure it could not pass */
+    uint64_t torn_chunks; /* chunk headers whose pages run past the end of the bytes */
+    /* scratch */
+    tsf_codec *codec;
+    tsf_compressor *comp;
+    rd_buf plain, vals, times, ctimes, tpages;
+    size_t nctimes, ntpages;
+    long tchunk; /* the current group's time chunk (-1: none) */
+    long cur;    /* the chunk whose pages are being walked (-1: none) */
+    tsf_wstats pstat;
+} vs_scan;
+
+/* Opens a file read-only into memory (mmap). An empty file maps to (NULL, 0). */
+tsf_status vs_map_file(const char *path, const uint8_t **data, size_t *len, tsf_error *err);
+void vs_unmap_file(const uint8_t *data, size_t len);
+
+tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx, tsf_error *err);
+/* Walks the data area of file[0..limit) (limit = len, or metaOffset + 1 when the tail is known).
+ * Problems go to the callback; the return is TSF_OK unless memory ran out or the head is unusable. */
+tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err);
+void vs_scan_free(vs_scan *s);
+/* Reports a problem (formatted) through the scan's callback and counts it. */
+void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
+/* 0 if statistics f agree with the recomputed w (values only when `values`); else describes the first
+ * difference in why[0..cap). */
+int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, char *why, size_t cap);
+
+#endif

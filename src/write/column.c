@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/bytes.h"
+#include "auto.h"
 #include "writer.h"
 
 size_t tsf_type_width(tsf_type t)
@@ -45,6 +46,7 @@ tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, t
     c->comp = comp;
     c->mask = mask;
     c->width = tsf_type_width(type);
+    if (enc == TSF_ENCODING_AUTO) tsf_wauto_init(c);
     tsf_wbuf_init(&c->arena, w->alloc);
     tsf_wbuf_init(&c->chunk, w->alloc);
     tsf_wbuf_init(&c->pstats, w->alloc);

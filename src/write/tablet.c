@@ -471,6 +471,7 @@ tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
         return TSF_OK;
     }
     if (!d->rows) return TSF_OK;
+    if ((s = tsf_wauto_seal_device(w, d, err))) return s; /* AUTO: a lossy precision page ends the chunks */
     if ((s = tsf_wcol_seal(w, &d->tcol, d->rows, err))) return s;
     for (size_t i = 0; i < d->ncols; i++)
         if ((s = tsf_wcol_seal(w, &d->cols[i], d->rows, err))) return s;

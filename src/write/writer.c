@@ -414,7 +414,7 @@ static tsf_status check_column(const tsf_column_schema *c, const char *where, ts
     const char *tn = tsf_type_name(c->type);
     if (!tn || c->type == TSF_VECTOR)
         return tsf_err(err, TSF_EINVAL, "%s: column '%s' has an invalid type %d", where, c->name, (int)c->type);
-    if (!tsf_codec_can_encode(c->type, c->encoding))
+    if (c->encoding != TSF_ENCODING_AUTO && !tsf_codec_can_encode(c->type, c->encoding))
         return tsf_err(err, TSF_EINVAL, "%s: encoding %s is not legal (or not available) for %s column '%s'", where,
                        tsf_encoding_name(c->encoding) ? tsf_encoding_name(c->encoding) : "?", tn, c->name);
     if (!tsf_compression_supported(c->compression))
@@ -643,6 +643,7 @@ static tsf_status write_index(tsf_writer *w, tsf_error *err)
     }
     for (size_t i = 0; i < si; i++) ser[i].stats = sb.p + soff[i];
     for (size_t i = 0; i < w->ntables; i++) {
+        tsf_wauto_schema(w->tables[i].cols, w->tables[i].ncols); /* AUTO is not an on-disk code */
         tabs[i].name = w->tables[i].name;
         tabs[i].columns = w->tables[i].cols;
         tabs[i].ncolumns = w->tables[i].ncols;

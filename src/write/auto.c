@@ -1,0 +1,289 @@
+/*
+ * auto.c - TSF_ENCODING_AUTO (issue 3 item 5; doc/writer.md "AUTO encoding").
+ *
+ * A column registered with AUTO holds the Java default encoding of its type as a placeholder until
+ * its first non-empty page is sealed. That page is the sample: it is encoded with every candidate
+ * encoding legal for the type (and readable by the Java reader, spec tsfile-encodings.md §1) and
+ * compressed with the column's compression; the smallest wins (ties: the earlier candidate, the
+ * Java default first). The winner is decoded once and compared bit for bit with the sample.
+ *
+ * FLOAT/DOUBLE may also use TS_2DIFF or RLE with a decimal precision (§3.3): the page stream starts
+ * with uvarint(max_point_number) and holds round(v * 10^mpn), so the precision is recorded per page
+ * and every reader finds it there. It is a candidate only at the smallest mpn at which every sample
+ * value decodes back to the same bits as Java's FloatDecoder computes them ((float)(int / 10^mpn),
+ * long / 10^mpn). Every later page is checked the same way before it is encoded; a page that would
+ * lose a bit ends the chunk: the pages built so far are written as a chunk group of their own (for
+ * an aligned device, the time chunk and all value chunks together so they stay paired) and the
+ * column decides again among the lossless candidates, with that page as the sample.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "auto.h"
+
+tsf_encoding tsf_wauto_default(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return TSF_ENC_RLE;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_INT64:
+    case TSF_TIMESTAMP: return TSF_ENC_TS_2DIFF;
+    case TSF_FLOAT:
+    case TSF_DOUBLE: return TSF_ENC_GORILLA;
+    default: return TSF_ENC_PLAIN;
+    }
+}
+
+void tsf_wauto_init(wcol *c)
+{
+    c->autoc = TSF_AUTO_UNDECIDED;
+    c->auto_noprec = 0;
+    c->auto_prec = 0;
+    c->enc = tsf_wauto_default(c->type);
+}
+
+static int is_binary(tsf_type t) { return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB; }
+
+/* The factor exactly as floatprec.c and Java compute it: 10^mpn, 1 for mpn <= 0. */
+static double prec_factor(int32_t digits) { return digits <= 0 ? 1.0 : pow(10.0, (double)digits); }
+
+size_t tsf_wauto_prec_first_bad(tsf_type t, const void *vals, size_t n, int32_t digits)
+{
+    double f = prec_factor(digits);
+    if (t == TSF_DOUBLE) {
+        const double *v = (const double *)vals;
+        for (size_t i = 0; i < n; i++) {
+            double back = (double)tsf_java_round(v[i] * f) / f;
+            uint64_t a, b;
+            memcpy(&a, &v[i], 8);
+            memcpy(&b, &back, 8);
+            if (a != b) return i;
+        }
+        return n;
+    }
+    if (t == TSF_FLOAT) {
+        const float *v = (const float *)vals;
+        for (size_t i = 0; i < n; i++) {
+            int32_t r = (int32_t)(uint32_t)(uint64_t)tsf_java_round((double)v[i] * f); /* low 32 bits */
+            float back = (float)((double)r / f);
+            uint32_t a, b;
+            memcpy(&a, &v[i], 4);
+            memcpy(&b, &back, 4);
+            if (a != b) return i;
+        }
+        return n;
+    }
+    return 0;
+}
+
+const tsf_codec *tsf_wauto_codec(const tsf_writer *w, const wcol *c, tsf_codec *tmp)
+{
+    if (c->autoc != TSF_AUTO_PRECISION) return w->codec;
+    *tmp = *w->codec;
+    tmp->float_precision = c->auto_prec;
+    return tmp;
+}
+
+void tsf_wauto_schema(tsf_ix_column *cols, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cols[i].encoding == (uint8_t)TSF_ENCODING_AUTO)
+            cols[i].encoding = (uint8_t)tsf_wauto_default((tsf_type)cols[i].data_type);
+}
+
+/* ---- the decision ------------------------------------------------------------------------- */
+
+#define MAX_CAND 12
+
+typedef struct cand {
+    tsf_encoding enc;
+    int32_t prec; /* < 0: no precision (lossless encoding) */
+} cand;
+
+/* Candidates in preference order (the Java default first). SPRINTZ is left out: it does not round
+ * trip full-range integers nor floats in Java (§9); RLBE floats drift (§10); GORILLA_V1 is legacy. */
+static size_t candidates(tsf_type t, cand *out)
+{
+    static const tsf_encoding ints[] = {TSF_ENC_TS_2DIFF, TSF_ENC_RLE,   TSF_ENC_ZIGZAG, TSF_ENC_GORILLA,
+                                        TSF_ENC_CHIMP,    TSF_ENC_RLBE, TSF_ENC_PLAIN};
+    static const tsf_encoding floats[] = {TSF_ENC_GORILLA, TSF_ENC_CHIMP, TSF_ENC_PLAIN};
+    static const tsf_encoding bools[] = {TSF_ENC_RLE, TSF_ENC_PLAIN};
+    static const tsf_encoding texts[] = {TSF_ENC_PLAIN, TSF_ENC_DICTIONARY};
+    static const tsf_encoding blobs[] = {TSF_ENC_PLAIN};
+    const tsf_encoding *l;
+    size_t n;
+    switch (t) {
+    case TSF_BOOLEAN: l = bools, n = 2; break;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_INT64:
+    case TSF_TIMESTAMP: l = ints, n = sizeof ints / sizeof ints[0]; break;
+    case TSF_FLOAT:
+    case TSF_DOUBLE: l = floats, n = 3; break;
+    case TSF_TEXT:
+    case TSF_STRING: l = texts, n = 2; break;
+    default: l = blobs, n = 1; break;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (tsf_codec_can_encode(t, l[i])) out[k++] = (cand){l[i], -1};
+    return k;
+}
+
+/* Smallest digits at which every value survives the precision stream, or -1. */
+static int32_t smallest_precision(tsf_type t, const void *vals, size_t n)
+{
+    int32_t maxd = t == TSF_FLOAT ? 9 : 18; /* beyond, the scaled values leave the int/long range */
+    for (int32_t d = 0; d <= maxd; d++)
+        if (tsf_wauto_prec_first_bad(t, vals, n, d) == n) return d;
+    return -1;
+}
+
+/* Encodes the page with one candidate into w->scratch and compresses it into w->scratch2;
+ * *size = the stored bytes. TSF_ENOTSUP when the codec refuses the combination. */
+static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, size_t *size, size_t *raw, tsf_error *err)
+{
+    tsf_codec tmp = *w->codec;
+    tmp.float_precision = k->prec;
+    size_t n = c->nvals, var = is_binary(c->type) ? c->arena.len : 0;
+    size_t bound = tsf_codec_encode_bound(c->type, k->enc, n, var);
+    if (!bound) return TSF_ENOTSUP;
+    w->scratch.len = 0;
+    uint8_t *d = tsf_wbuf_reserve(&w->scratch, bound);
+    if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
+    tsf_status s = tsf_codec_encode(&tmp, c->type, k->enc, c->vals, n, d, bound, raw, err);
+    if (s) return s;
+    if (c->comp == TSF_UNCOMPRESSED) {
+        *size = *raw;
+        return TSF_OK;
+    }
+    size_t cb = tsf_compress_bound(c->comp, *raw);
+    if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
+    w->scratch2.len = 0;
+    uint8_t *cd = tsf_wbuf_reserve(&w->scratch2, cb);
+    if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
+    return tsf_compress(c->comp, d, *raw, cd, cb, size, err);
+}
+
+/* Decodes the stream in w->scratch and compares it with the page bit for bit (fixed-width types). */
+static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, size_t raw, int *same, tsf_error *err)
+{
+    *same = 1;
+    if (is_binary(c->type)) return TSF_OK; /* PLAIN and DICTIONARY keep the bytes */
+    size_t bytes = c->nvals * c->width;
+    void *back = tsf_alloc(w->alloc, bytes);
+    if (!back) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
+    tsf_error e2 = {0};
+    size_t used = 0;
+    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, w->scratch.p, raw, back, c->nvals, &used, &e2);
+    *same = s == TSF_OK && memcmp(back, c->vals, bytes) == 0;
+    tsf_free(w->alloc, back, bytes);
+    return s == TSF_ENOMEM ? tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name)
+                           : TSF_OK;
+}
+
+static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
+{
+    cand cs[MAX_CAND];
+    size_t nc = candidates(c->type, cs);
+    if ((c->type == TSF_FLOAT || c->type == TSF_DOUBLE) && !c->auto_noprec) {
+        int32_t d = smallest_precision(c->type, c->vals, c->nvals);
+        if (d >= 0) {
+            cs[nc++] = (cand){TSF_ENC_TS_2DIFF, d};
+            cs[nc++] = (cand){TSF_ENC_RLE, d};
+        }
+    }
+    size_t sizes[MAX_CAND];
+    for (size_t i = 0; i < nc; i++) {
+        size_t raw;
+        tsf_status s = trial(w, c, &cs[i], &sizes[i], &raw, err);
+        if (s == TSF_ENOTSUP) sizes[i] = SIZE_MAX;
+        else if (s) return s;
+    }
+    for (;;) { /* the smallest that decodes back exactly (a safety net; all candidates are lossless) */
+        size_t best = SIZE_MAX, bi = 0;
+        for (size_t i = 0; i < nc; i++)
+            if (sizes[i] < best) best = sizes[i], bi = i;
+        if (best == SIZE_MAX) { /* nothing verified: PLAIN is lossless for every type */
+            c->enc = TSF_ENC_PLAIN;
+            c->autoc = TSF_AUTO_DECIDED;
+            return TSF_OK;
+        }
+        size_t raw, sz;
+        int same;
+        tsf_status s = trial(w, c, &cs[bi], &sz, &raw, err);
+        if (!s) s = verify(w, c, &cs[bi], raw, &same, err);
+        if (s) return s;
+        if (same) {
+            c->enc = cs[bi].enc;
+            c->autoc = cs[bi].prec >= 0 ? TSF_AUTO_PRECISION : TSF_AUTO_DECIDED;
+            c->auto_prec = cs[bi].prec >= 0 ? cs[bi].prec : 0;
+            return TSF_OK;
+        }
+        sizes[bi] = SIZE_MAX;
+    }
+}
+
+/* ---- ending a precision chunk ------------------------------------------------------------- */
+
+/* Writes a chunk-group header for d (0x00 marker + device id, §4.1). */
+static tsf_status group_header(tsf_writer *w, const wdevice *d, tsf_error *err)
+{
+    tsf_wbuf hb;
+    tsf_wbuf_init(&hb, w->alloc);
+    tsf_wbuf_u8(&hb, 0x00);
+    tsf_ix_put_device(&hb, d->segs, d->nsegs);
+    tsf_status s = hb.oom ? tsf_err(err, TSF_ENOMEM, "writer: out of memory") : tsf_w_out(w, hb.p, hb.len, err);
+    tsf_wbuf_free(&hb);
+    return s;
+}
+
+static wdevice *device_of(tsf_writer *w, const wcol *c)
+{
+    for (size_t i = 0; i < w->ndevs; i++)
+        for (size_t j = 0; j < w->devs[i]->ncols; j++)
+            if (&w->devs[i]->cols[j] == c) return w->devs[i];
+    return NULL;
+}
+
+static int page_survives(const wcol *c)
+{
+    return tsf_wauto_prec_first_bad(c->type, c->vals, c->nvals, c->auto_prec) == c->nvals;
+}
+
+tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, tsf_error *err)
+{
+    tsf_status s;
+    if (c->autoc == TSF_AUTO_PRECISION && c->mask == 0 && !page_survives(c)) {
+        /* non-aligned: the chunk built so far becomes a chunk group of its own */
+        if (c->npages) {
+            wdevice *d = device_of(w, c);
+            if (!d) return tsf_err(err, TSF_EINVAL, "writer: AUTO column %s has no device", c->name);
+            if ((s = group_header(w, d, err))) return s;
+            if ((s = tsf_wcol_flush_chunk(w, c, 0, err))) return s;
+        }
+        c->autoc = TSF_AUTO_UNDECIDED;
+        c->auto_noprec = 1;
+    }
+    if (c->autoc == TSF_AUTO_UNDECIDED) return decide(w, c, err);
+    return TSF_OK;
+}
+
+tsf_status tsf_wauto_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
+{
+    int cut = 0;
+    for (size_t j = 0; j < d->ncols; j++) {
+        wcol *c = &d->cols[j];
+        if (c->autoc == TSF_AUTO_PRECISION && c->nvals && !page_survives(c)) {
+            c->autoc = TSF_AUTO_UNDECIDED; /* decided again when this page is sealed */
+            c->auto_noprec = 1;
+            cut = 1;
+        }
+    }
+    if (!cut || !d->tcol.npages) return TSF_OK;
+    tsf_status s = group_header(w, d, err);
+    if (!s) s = tsf_wcol_flush_chunk(w, &d->tcol, 0, err);
+    for (size_t j = 0; j < d->ncols && !s; j++) s = tsf_wcol_flush_chunk(w, &d->cols[j], 1, err);
+    return s;
+}

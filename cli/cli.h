@@ -12,6 +12,10 @@
  * (args.h): 0 success, 1 usage error, 2 a file is damaged, 3 I/O error, 4 a query matched nothing.
  */
 int tsf_cmd_cat(int argc, char **argv);
+int tsf_cmd_head(int argc, char **argv);
+int tsf_cmd_import(int argc, char **argv);
+int tsf_cmd_convert(int argc, char **argv);
+int tsf_cmd_demo(int argc, char **argv);
 int tsf_cmd_schema(int argc, char **argv);
 int tsf_cmd_info(int argc, char **argv);
 int tsf_cmd_stats(int argc, char **argv);

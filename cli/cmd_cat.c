@@ -1,10 +1,19 @@
 /*
- * cmd_cat.c - `tsf cat [--format golden] FILE`: prints every non-null value of a file in the layout
- * of the golden CSVs (testdata/tsfile-java/README.md): header device,measurement,time,type,value;
- * rows ordered by device string, measurement, time; FLOAT/DOUBLE as a decimal that reads back to
- * the same bits plus "|0x<bits>" (NaN, Infinity, -Infinity); TEXT/STRING double-quoted with `"`
- * doubled, backslash as \\ and control characters as \uXXXX; BLOB base64; DATE yyyy-MM-dd.
- * Each series is read through the reader API with a one-column query.
+ * cmd_cat.c - `tsf cat FILE` and `tsf head FILE [-n N]` (issue 5): print the rows of a file.
+ *
+ *  --format csv (default): wide; a `time` column, then (several devices) a `device` column or (one
+ *    table-model table) its TAG columns, then one column per measurement; empty cells for nulls; one
+ *    block of rows per device, in index order. FLOAT/DOUBLE print as the shortest decimal that reads
+ *    back to the same bits, TEXT/STRING RFC-4180 quoted when needed ("" = empty string), BLOB 0x hex,
+ *    DATE yyyy-MM-dd. `tsf import` reads this layout back.
+ *  --format jsonl: one JSON object per row, same cells (NaN/Infinity as strings, null cells as null).
+ *  --format golden: every non-null value in the layout of the golden CSVs (testdata/tsfile-java/
+ *    README.md): device,measurement,time,type,value; rows ordered by device string, measurement,
+ *    time; FLOAT/DOUBLE with "|0x<bits>"; TEXT/STRING always quoted with \\ and \uXXXX escapes; BLOB
+ *    base64. ../shared/tools/golden-check compares it with the Java reference's CSVs.
+ * Options: --columns a,b  --from T --to T (numbers in --time-unit, default ms, or ISO-8601)
+ *  --where EXPR (tsf_filter_parse)  --limit N  --time-format iso  --time-unit U.
+ * Exit 4 when no row matched (csv, jsonl; the golden dump of an empty file exits 0).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -12,6 +21,25 @@
 #include <string.h>
 
 #include "cli.h"
+#include "csv.h"
+
+typedef struct cat_opts {
+    const char *cmd;
+    const char *format;
+    const char *path;
+    char *colbuf;
+    const char **cols; /* --columns, NULL = all */
+    size_t ncols;
+    int64_t tmin, tmax;
+    int64_t per_second;
+    const char *where;
+    uint64_t limit; /* UINT64_MAX = none */
+    int iso;
+    tsf_filter *filter;
+    uint64_t rows; /* printed */
+} cat_opts;
+
+/* ---- golden layout ---------------------------------------------------------------------------- */
 
 typedef struct dev_ref {
     const char *name;
@@ -82,27 +110,14 @@ static void put_date(FILE *f, int32_t v)
         fprintf(f, "%04" PRId64 "-%02" PRId64 "-%02" PRId64, y, m, d);
 }
 
-/* Shortest %.Ng (N <= 17) that reads back to the same value; Java's names for the specials. */
 static void put_real(FILE *f, double x, int is_float)
 {
-    if (isnan(x)) {
-        fputs("NaN", f);
-        return;
-    }
-    if (isinf(x)) {
-        fputs(x > 0 ? "Infinity" : "-Infinity", f);
-        return;
-    }
     char buf[64];
-    for (int p = is_float ? 6 : 15; p <= 17; p++) {
-        snprintf(buf, sizeof buf, "%.*g", p, x);
-        if (is_float ? (strtof(buf, NULL) == (float)x) : (strtod(buf, NULL) == x)) break;
-    }
-    if (x == 0 && signbit(x)) snprintf(buf, sizeof buf, "-0.0");
+    csv_format_real(buf, sizeof buf, x, is_float);
     fputs(buf, f);
 }
 
-static void put_value(FILE *f, tsf_type t, const void *vals, size_t i)
+static void put_golden_value(FILE *f, tsf_type t, const void *vals, size_t i)
 {
     switch (t) {
     case TSF_BOOLEAN: fputs(((const uint8_t *)vals)[i] ? "true" : "false", f); break;
@@ -133,11 +148,19 @@ static void put_value(FILE *f, tsf_type t, const void *vals, size_t i)
     }
 }
 
+static void init_query(const cat_opts *c, tsf_query_options *o)
+{
+    tsf_query_options_init(o);
+    o->time_min = c->tmin;
+    o->time_max = c->tmax;
+    o->where = c->filter;
+}
+
 /* Prints one series (a one-column query) as golden rows. */
-static int cat_series(tsf_reader *r, size_t dev, const char *dname, const char *meas, FILE *f)
+static int cat_series(cat_opts *c, tsf_reader *r, size_t dev, const char *dname, const char *meas, FILE *f)
 {
     tsf_query_options o;
-    tsf_query_options_init(&o);
+    init_query(c, &o);
     o.devices = &dev;
     o.ndevices = 1;
     o.columns = &meas;
@@ -146,37 +169,42 @@ static int cat_series(tsf_reader *r, size_t dev, const char *dname, const char *
     tsf_error e = {0};
     const tsf_batch *b;
     tsf_status st = tsf_query_open(r, &o, &q, &e);
-    while (st == TSF_OK && (st = tsf_query_next(q, &b, &e)) == TSF_OK && b) {
-        const tsf_column_batch *c = &b->columns[0];
-        const char *tname = tsf_type_name(c->type);
-        for (size_t i = 0; i < b->nrows; i++) {
-            if (!((c->validity[i >> 3] >> (i & 7)) & 1)) continue;
+    while (st == TSF_OK && c->rows < c->limit && (st = tsf_query_next(q, &b, &e)) == TSF_OK && b) {
+        const tsf_column_batch *cb = &b->columns[0];
+        const char *tname = tsf_type_name(cb->type);
+        for (size_t i = 0; i < b->nrows && c->rows < c->limit; i++) {
+            if (!((cb->validity[i >> 3] >> (i & 7)) & 1)) continue;
             put_field(f, dname);
             fputc(',', f);
             put_field(f, meas);
             fprintf(f, ",%" PRId64 ",%s,", b->times[i], tname ? tname : "?");
-            put_value(f, c->type, c->values, i);
+            put_golden_value(f, cb->type, cb->values, i);
             fputc('\n', f);
+            c->rows++;
         }
     }
     tsf_query_close(q);
     if (st) {
-        fprintf(stderr, "tsf cat: %s.%s: %s: %s\n", dname, meas, tsf_status_name(st), e.message);
-        return 1;
+        cli_err(c->cmd, "%s: %s.%s: %s", c->path, dname, meas, e.message);
+        return cli_exit_code(st);
     }
     return 0;
 }
 
-static int cat_golden(tsf_reader *r, FILE *f)
+static int wanted(const cat_opts *c, const char *name)
+{
+    if (!c->cols) return 1;
+    for (size_t i = 0; i < c->ncols; i++)
+        if (!strcmp(c->cols[i], name)) return 1;
+    return 0;
+}
+
+static int cat_golden(cat_opts *c, tsf_reader *r, FILE *f)
 {
     tsf_error e = {0};
-    if (tsf_reader_load_index(r, &e)) {
-        fprintf(stderr, "tsf cat: %s: %s\n", tsf_status_name(e.code), e.message);
-        return 1;
-    }
     size_t nd = tsf_reader_device_count(r);
     dev_ref *devs = calloc(nd ? nd : 1, sizeof *devs);
-    if (!devs) return 1;
+    if (!devs) return CLI_IO;
     for (size_t i = 0; i < nd; i++) {
         tsf_device_info di;
         tsf_reader_device(r, i, &di, NULL);
@@ -192,49 +220,395 @@ static int cat_golden(tsf_reader *r, FILE *f)
         for (size_t j = 0; j < di.nseries && !rc; j++) {
             tsf_series_info si;
             if (tsf_reader_series(r, devs[i].index, j, &si, &e)) {
-                fprintf(stderr, "tsf cat: %s: %s\n", tsf_status_name(e.code), e.message);
-                rc = 1;
+                cli_err(c->cmd, "%s: %s", c->path, e.message);
+                rc = cli_exit_code(e.code);
                 break;
             }
-            rc = cat_series(r, devs[i].index, di.name, si.measurement, f);
+            if (wanted(c, si.measurement)) rc = cat_series(c, r, devs[i].index, di.name, si.measurement, f);
         }
     }
     free(devs);
     return rc;
 }
 
-int tsf_cmd_cat(int argc, char **argv)
+/* ---- wide layout (csv, jsonl) ----------------------------------------------------------------- */
+
+static void put_hex(FILE *f, tsf_bytes b)
 {
-    const char *format = "golden", *path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--format") && i + 1 < argc)
-            format = argv[++i];
-        else if (!strncmp(argv[i], "--format=", 9))
-            format = argv[i] + 9;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tsf cat: unknown option %s\n", argv[i]);
-            return 2;
-        } else if (!path)
-            path = argv[i];
-        else {
-            fprintf(stderr, "tsf cat: one FILE expected\n");
-            return 2;
+    static const char H[] = "0123456789abcdef";
+    fputs("0x", f);
+    for (size_t i = 0; i < b.len; i++) {
+        fputc(H[b.data[i] >> 4], f);
+        fputc(H[b.data[i] & 15], f);
+    }
+}
+
+/* One cell in the csv (json = 0) or jsonl (json = 1) layout; the caller handles nulls. */
+static void put_cell(FILE *f, tsf_type t, const void *vals, size_t i, int json)
+{
+    switch (t) {
+    case TSF_FLOAT:
+    case TSF_DOUBLE: {
+        double x = t == TSF_FLOAT ? ((const float *)vals)[i] : ((const double *)vals)[i];
+        char buf[64];
+        csv_format_real(buf, sizeof buf, x, t == TSF_FLOAT);
+        if (json && !isfinite(x))
+            fprintf(f, "\"%s\"", buf);
+        else
+            fputs(buf, f);
+        break;
+    }
+    case TSF_TEXT:
+    case TSF_STRING: {
+        tsf_bytes b = ((const tsf_bytes *)vals)[i];
+        if (json)
+            cli_json_bytes(f, b.data, b.len);
+        else
+            csv_put_field(f, (const char *)b.data, b.len);
+        break;
+    }
+    case TSF_BLOB:
+        if (json) fputc('"', f);
+        put_hex(f, ((const tsf_bytes *)vals)[i]);
+        if (json) fputc('"', f);
+        break;
+    case TSF_DATE:
+        if (json) fputc('"', f);
+        put_date(f, ((const int32_t *)vals)[i]);
+        if (json) fputc('"', f);
+        break;
+    default: put_golden_value(f, t, vals, i); break;
+    }
+}
+
+static void put_time(const cat_opts *c, FILE *f, int64_t t)
+{
+    if (c->iso) {
+        char buf[64];
+        cli_format_time(buf, sizeof buf, t, c->per_second);
+        fprintf(f, c->format[0] == 'j' ? "\"%s\"" : "%s", buf);
+    } else {
+        fprintf(f, "%" PRId64, t);
+    }
+}
+
+typedef struct wide {
+    const char **names; /* value columns */
+    size_t n;
+    const tsf_table_column **tags; /* table layout: the TAG columns of the one table */
+    size_t ntags;
+    int device_col; /* several devices (tree layout) */
+} wide;
+
+static int add_name(wide *w, const char *name)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (!strcmp(w->names[i], name)) return 0;
+    const char **p = realloc(w->names, (w->n + 1) * sizeof *p);
+    if (!p) return -1;
+    w->names = p;
+    w->names[w->n++] = name;
+    return 0;
+}
+
+/* Chooses the header: the value columns (--columns, or every measurement in index order), tags. */
+static int plan_wide(cat_opts *c, tsf_reader *r, wide *w)
+{
+    tsf_error e = {0};
+    size_t nd = tsf_reader_device_count(r), nt = tsf_reader_table_count(r);
+    tsf_table_info ti = {0};
+    int table = 0;
+    for (size_t t = 0; t < nt; t++) {
+        tsf_table_info x;
+        if (tsf_reader_table(r, t, &x, &e)) break;
+        if (!x.ndevices) continue;
+        if (table || !x.ncolumns) {
+            table = -1;
+            break;
+        }
+        table = 1;
+        ti = x;
+    }
+    if (table == 1 && ti.ndevices == nd) {
+        w->tags = calloc(ti.ncolumns, sizeof *w->tags);
+        if (!w->tags) return CLI_IO;
+        for (size_t i = 0; i < ti.ncolumns; i++) {
+            if (ti.columns[i].category == TSF_COLUMN_TAG)
+                w->tags[w->ntags++] = &ti.columns[i];
+            else if (ti.columns[i].category == TSF_COLUMN_FIELD && !c->cols && add_name(w, ti.columns[i].name))
+                return CLI_IO;
+        }
+    } else {
+        w->device_col = nd > 1;
+    }
+    if (c->cols) {
+        for (size_t i = 0; i < c->ncols; i++) {
+            int found = 0;
+            for (size_t d = 0; d < nd && !found; d++) {
+                size_t j;
+                found = tsf_reader_find_series(r, d, c->cols[i], &j, NULL) == TSF_OK;
+            }
+            if (!found) {
+                cli_err(c->cmd, "%s: no column named '%s'", c->path, c->cols[i]);
+                return CLI_USAGE;
+            }
+            if (add_name(w, c->cols[i])) return CLI_IO;
+        }
+    } else if (!w->tags) {
+        for (size_t d = 0; d < nd; d++) {
+            tsf_device_info di;
+            if (tsf_reader_device(r, d, &di, &e)) goto bad;
+            for (size_t j = 0; j < di.nseries; j++) {
+                tsf_series_info si;
+                if (tsf_reader_series(r, d, j, &si, &e)) goto bad;
+                if (add_name(w, si.measurement)) return CLI_IO;
+            }
         }
     }
-    if (!path || strcmp(format, "golden") != 0) {
-        fprintf(stderr, "usage: tsf cat [--format golden] FILE\n");
-        return 2;
+    return 0;
+bad:
+    cli_err(c->cmd, "%s: %s", c->path, e.message);
+    return cli_exit_code(e.code);
+}
+
+static void put_key(FILE *f, const char *name, int *first)
+{
+    if (!*first) fputc(',', f);
+    *first = 0;
+    cli_json_str(f, name);
+    fputc(':', f);
+}
+
+static void put_row(cat_opts *c, tsf_reader *r, const wide *w, const tsf_batch *b, size_t i, FILE *f)
+{
+    int json = c->format[0] == 'j';
+    int first = 1;
+    tsf_device_info di = {0};
+    if (w->device_col) tsf_reader_device(r, b->device, &di, NULL);
+    if (json) {
+        fputc('{', f);
+        put_key(f, "time", &first);
+        put_time(c, f, b->times[i]);
+        if (w->device_col) {
+            put_key(f, "device", &first);
+            cli_json_str(f, di.name);
+        }
+    } else {
+        put_time(c, f, b->times[i]);
+        if (w->device_col) {
+            fputc(',', f);
+            csv_put_field(f, di.name, strlen(di.name));
+        }
+    }
+    for (size_t t = 0; t < w->ntags; t++) {
+        tsf_bytes seg = {0};
+        int have = tsf_reader_device_segment(r, b->device, t + 1, &seg, NULL) == TSF_OK && seg.data;
+        if (json) {
+            put_key(f, w->tags[t]->name, &first);
+            if (have)
+                cli_json_bytes(f, seg.data, seg.len);
+            else
+                fputs("null", f);
+        } else {
+            fputc(',', f);
+            if (have) csv_put_field(f, (const char *)seg.data, seg.len);
+        }
+    }
+    for (size_t k = 0; k < b->ncolumns; k++) {
+        const tsf_column_batch *cb = &b->columns[k];
+        int present = cb->type != TSF_VECTOR && ((cb->validity[i >> 3] >> (i & 7)) & 1);
+        if (json) {
+            put_key(f, w->names[k], &first);
+            if (present)
+                put_cell(f, cb->type, cb->values, i, 1);
+            else
+                fputs("null", f);
+        } else {
+            fputc(',', f);
+            if (present) put_cell(f, cb->type, cb->values, i, 0);
+        }
+    }
+    fputs(json ? "}\n" : "\n", f);
+}
+
+static int cat_wide(cat_opts *c, tsf_reader *r, FILE *f)
+{
+    wide w = {0};
+    int rc = plan_wide(c, r, &w);
+    if (rc) goto done;
+    if (c->format[0] == 'c') {
+        fputs("time", f);
+        if (w.device_col) fputs(",device", f);
+        for (size_t t = 0; t < w.ntags; t++) {
+            fputc(',', f);
+            csv_put_field(f, w.tags[t]->name, strlen(w.tags[t]->name));
+        }
+        for (size_t k = 0; k < w.n; k++) {
+            fputc(',', f);
+            csv_put_field(f, w.names[k], strlen(w.names[k]));
+        }
+        fputc('\n', f);
+    }
+    if (!w.n) goto done;
+    tsf_query_options o;
+    init_query(c, &o);
+    o.columns = w.names;
+    o.ncolumns = w.n;
+    tsf_query *q = NULL;
+    tsf_error e = {0};
+    const tsf_batch *b;
+    tsf_status st = tsf_query_open(r, &o, &q, &e);
+    while (st == TSF_OK && c->rows < c->limit && (st = tsf_query_next(q, &b, &e)) == TSF_OK && b)
+        for (size_t i = 0; i < b->nrows && c->rows < c->limit; i++, c->rows++) put_row(c, r, &w, b, i, f);
+    tsf_query_close(q);
+    if (st) {
+        cli_err(c->cmd, "%s: %s", c->path, e.message);
+        rc = cli_exit_code(st);
+    }
+done:
+    free(w.names);
+    free(w.tags);
+    return rc;
+}
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+static void usage(FILE *f, const char *cmd)
+{
+    int head = !strcmp(cmd, "head");
+    fprintf(f,
+            "usage: tsf %s FILE [options]\n"
+            "%s"
+            "  --format csv|jsonl|golden  output layout (default csv: time, device or tags, one column per\n"
+            "                             measurement; golden: device,measurement,time,type,value)\n"
+            "  --columns a,b,...          only these measurements\n"
+            "  --from T, --to T           inclusive time range: a number in the file's unit or ISO-8601\n"
+            "  --where EXPR               value filter, e.g. \"temp > 3.5 and status = 'ok'\"\n"
+            "  --limit N                  at most N rows%s\n"
+            "  --time-format iso|number   how times print (default number)\n"
+            "  --time-unit s|ms|us|ns     the file's time unit (default ms): --from/--to, iso times\n"
+            "exit codes: 0 ok, 1 usage, 2 damaged file, 3 I/O error, 4 nothing matched\n",
+            cmd, head ? "  -n N                       the first N rows (default 10)\n" : "",
+            head ? " (same as -n)" : "");
+}
+
+static int split_columns(cat_opts *c, const char *list)
+{
+    free(c->colbuf);
+    free(c->cols);
+    c->colbuf = strdup(list);
+    c->cols = calloc(strlen(list) + 1, sizeof *c->cols);
+    c->ncols = 0;
+    if (!c->colbuf || !c->cols) return -1;
+    for (char *p = strtok(c->colbuf, ","); p; p = strtok(NULL, ","))
+        if (*p) c->cols[c->ncols++] = p;
+    return c->ncols ? 0 : -1;
+}
+
+static int run(int argc, char **argv, int head)
+{
+    cat_opts c = {0};
+    c.cmd = head ? "head" : "cat";
+    c.format = "csv";
+    c.per_second = 1000;
+    c.tmin = INT64_MIN;
+    c.tmax = INT64_MAX;
+    c.limit = head ? 10 : UINT64_MAX;
+    const char *from = NULL, *to = NULL;
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    int rc = CLI_USAGE;
+    while (cli_next(&a)) {
+        if (cli_is(&a, "-h|--help")) {
+            usage(stdout, c.cmd);
+            rc = CLI_OK;
+            goto out;
+        } else if (cli_value(&a, "--format|-f")) {
+            c.format = a.val;
+        } else if (cli_value(&a, "--columns|-c")) {
+            if (!a.bad && split_columns(&c, a.val)) {
+                cli_err(c.cmd, "--columns: give a comma-separated list of names");
+                goto out;
+            }
+        } else if (cli_value(&a, "--from")) {
+            from = a.val;
+        } else if (cli_value(&a, "--to")) {
+            to = a.val;
+        } else if (cli_value(&a, "--where")) {
+            c.where = a.val;
+        } else if (cli_value(&a, head ? "--limit|-n" : "--limit")) {
+            if (!a.bad && cli_parse_u64(a.val, &c.limit)) {
+                cli_err(c.cmd, "%s: not a row count: '%s'", a.arg, a.val);
+                goto out;
+            }
+        } else if (cli_value(&a, "--time-format")) {
+            if (a.bad) break;
+            if (strcmp(a.val, "iso") && strcmp(a.val, "number")) {
+                cli_err(c.cmd, "--time-format: iso or number, not '%s'", a.val);
+                goto out;
+            }
+            c.iso = !strcmp(a.val, "iso");
+        } else if (cli_value(&a, "--time-unit")) {
+            if (!a.bad && cli_parse_time_unit(a.val, &c.per_second)) {
+                cli_err(c.cmd, "--time-unit: s, ms, us or ns, not '%s'", a.val);
+                goto out;
+            }
+        } else if (cli_positional(&a) && !c.path) {
+            c.path = a.arg;
+        } else if (cli_positional(&a)) {
+            cli_err(c.cmd, "one FILE expected (got '%s' and '%s')", c.path, a.arg);
+            goto out;
+        } else {
+            cli_unknown(&a);
+            goto out;
+        }
+    }
+    if (a.bad) goto out;
+    if (!c.path) {
+        usage(stderr, c.cmd);
+        goto out;
+    }
+    if (strcmp(c.format, "csv") && strcmp(c.format, "jsonl") && strcmp(c.format, "golden")) {
+        cli_err(c.cmd, "--format: csv, jsonl or golden, not '%s'", c.format);
+        goto out;
+    }
+    if ((from && cli_parse_time(from, c.per_second, &c.tmin)) || (to && cli_parse_time(to, c.per_second, &c.tmax))) {
+        cli_err(c.cmd, "--from/--to: not a time (a number in %s or ISO-8601 such as 2024-01-31T12:00:00Z): '%s'",
+                c.per_second == 1 ? "s" : c.per_second == 1000 ? "ms" : c.per_second == 1000000 ? "us" : "ns",
+                from && cli_parse_time(from, c.per_second, &c.tmin) ? from : to);
+        goto out;
+    }
+    if (c.where) {
+        tsf_error e = {0};
+        if (tsf_filter_parse(c.where, &c.filter, &e)) {
+            cli_err(c.cmd, "--where: %s", e.message);
+            goto out;
+        }
     }
     tsf_reader *r = NULL;
-    tsf_error e = {0};
-    if (tsf_reader_open(&r, path, NULL, &e)) {
-        fprintf(stderr, "tsf cat: %s: %s: %s\n", path, tsf_status_name(e.code), e.message);
-        return 1;
-    }
+    if ((rc = cli_open_reader(c.cmd, c.path, &r))) goto out;
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    int rc = cat_golden(r, stdout);
-    if (fflush(stdout) != 0) rc = 1;
+    rc = c.format[0] == 'g' ? cat_golden(&c, r, stdout) : cat_wide(&c, r, stdout);
+    if (fflush(stdout) != 0 && !rc) {
+        cli_err(c.cmd, "writing the output failed");
+        rc = CLI_IO;
+    }
     tsf_reader_close(r);
+    if (!rc && c.rows == 0 && c.format[0] != 'g') rc = CLI_EMPTY; /* golden: a dump, empty files exit 0 */
+out:
+    tsf_filter_free(c.filter);
+    free(c.colbuf);
+    free(c.cols);
     return rc;
+}
+
+int tsf_cmd_cat(int argc, char **argv)
+{
+    return run(argc, argv, 0);
+}
+
+int tsf_cmd_head(int argc, char **argv)
+{
+    return run(argc, argv, 1);
 }

@@ -15,7 +15,11 @@ typedef struct cmd {
 
 /* One line per subcommand; `tsf CMD --help` gives the details. */
 static const cmd CMDS[] = {
-    {"cat", tsf_cmd_cat, "cat [--format golden] FILE        print every value of a file"},
+    {"demo", tsf_cmd_demo, "demo [--rows N]                   write, query and aggregate sample sensor data"},
+    {"import", tsf_cmd_import, "import CSV... -o FILE             CSV (wide or long) to TsFile"},
+    {"cat", tsf_cmd_cat, "cat FILE [--format csv|jsonl|golden] [--where ..]  print rows"},
+    {"head", tsf_cmd_head, "head FILE [-n N]                  print the first rows"},
+    {"convert", tsf_cmd_convert, "convert IN -o OUT [--encoding ..]  rewrite with other encodings/compression"},
 };
 
 static void usage(FILE *f)

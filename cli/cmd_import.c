@@ -1,0 +1,1296 @@
+/*
+ * cmd_import.c - `tsf import CSV... -o FILE` (issue 5): CSV to TsFile, streaming through writer tablets
+ * (bulk column setters), memory bounded by one tablet per target plus the type-inference window.
+ *
+ * Layouts: wide (a time column and value columns; tree model: one aligned device per CSV, --device or
+ * root.<file stem>; table model: --table NAME --tags a,b, one device per tag combination) and long
+ * (header device,measurement,time,value in any order: one non-aligned tree series per pair).
+ * Time: the column named time/timestamp/ts/datetime (or --time-column; none -> the row number, from 0);
+ * integer text in s/ms/us/ns detected by magnitude of the first value (>= 1e8; smaller values are taken
+ * as they are, in the file's unit) or --input-unit; ISO-8601 text (UTC unless it names a zone or --tz);
+ * converted exactly to --time-unit (default ms), else the row is bad.
+ * Types: --schema col=TYPE, else inferred from the first --infer-rows (10000) rows: BOOLEAN (true/false),
+ * INT64 (integers), DOUBLE (other numbers, NaN, Infinity), STRING (anything else); a column with no value
+ * in the window is DOUBLE. Inference picks the widest type of each family, so later rows fit unless they
+ * change family; such a row is a bad value naming file, line and column (use --schema or a larger window).
+ * Cells: an empty unquoted cell is a null; "" (quoted) is an empty string.
+ * Order: times must increase per device (per series for long CSVs); a row that does not is rejected with
+ * its line, unless --sort (then every row is held in memory, sorted by time, the last duplicate wins).
+ * Bad rows: the first one stops the import and nothing is written (the writer's .tmp is removed), unless
+ * --skip-bad, which skips and counts them.
+ */
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "csv.h"
+
+#define TABLET_ROWS 65536 /* a multiple of 8: ranges of rows start on validity-byte boundaries */
+#define MAX_REPORTED_SKIPS 10
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+typedef struct imp_opts {
+    const char **files;
+    size_t nfiles;
+    const char *out;
+    const char *table, *tags, *device, *time_col, *input_unit;
+    int64_t per_second; /* the file's time unit */
+    int32_t tz;
+    csv_kvlist schema, enc, comp;
+    int sort, skip_bad, quiet, progress;
+    uint64_t infer_rows, page_points;
+} imp_opts;
+
+/* ---- per-target row buffers (one tablet's worth, or everything with --sort) -------------------- */
+
+typedef struct sink {
+    char *target;       /* tree device path or table name */
+    char *key;          /* long CSV: "device\nmeasurement"; table: NULL */
+    size_t ncols, ntags; /* table model: the first ntags columns are the TAG columns */
+    char **names;
+    tsf_type *types;
+    tsf_encoding *encs;
+    tsf_compression *comps;
+    size_t n, cap;
+    int64_t *times;
+    uint64_t *lines; /* --sort: the line of each row (the last duplicate wins) */
+    void **vals;
+    uint8_t **valid;
+    char *arena; /* TEXT/STRING/BLOB bytes; tsf_bytes.data holds an offset until the flush */
+    size_t alen, acap;
+    tsf_tablet *tab;
+    int registered;
+    int64_t last_time;
+    uint64_t last_line;
+    int has_last;
+    /* long CSV: type inference of this series */
+    int inf_seen, inf_bool, inf_int, inf_num, typed;
+} sink;
+
+/* A record: field texts (NUL-terminated, mutable), lengths, quoted flags. */
+typedef struct rec {
+    char *text;
+    size_t *off, *len;
+    uint8_t *q;
+    size_t n;
+    uint64_t line;
+} rec;
+
+typedef struct col {
+    const char *name;
+    size_t field;
+    tsf_type type;
+    int given;
+    int inf_seen, inf_bool, inf_int, inf_num;
+} col;
+
+typedef struct hentry {
+    char *key;
+    int64_t time;
+    uint64_t line;
+    size_t sink; /* long CSV */
+} hentry;
+
+typedef struct hmap {
+    hentry *e;
+    size_t cap, n;
+} hmap;
+
+typedef struct imp {
+    imp_opts *o;
+    tsf_writer *w;
+    sink **sinks;
+    size_t nsinks;
+    hmap order;  /* table model: last time per tag combination */
+    hmap series; /* long CSV: sink per device/measurement */
+    uint64_t rows, skipped, values, csv_bytes;
+    const char *path; /* current CSV */
+    time_t progress_at;
+    char msg[512];
+    int failed; /* exit code of the first error */
+} imp;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Finds key; with create, inserts it (key copied). NULL when absent (or out of memory). */
+static hentry *hmap_get(hmap *m, const char *key, int create, int *created)
+{
+    if (created) *created = 0;
+    if (create && (m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
+        hentry *ne = calloc(nc, sizeof *ne);
+        if (!ne) return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].key) continue;
+            size_t j = hash_str(m->e[i].key) & (nc - 1);
+            while (ne[j].key) j = (j + 1) & (nc - 1);
+            ne[j] = m->e[i];
+        }
+        free(m->e);
+        m->e = ne;
+        m->cap = nc;
+    }
+    if (!m->cap) return NULL;
+    size_t j = hash_str(key) & (m->cap - 1);
+    while (m->e[j].key) {
+        if (!strcmp(m->e[j].key, key)) return &m->e[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!create) return NULL;
+    if (!(m->e[j].key = strdup(key))) return NULL;
+    m->n++;
+    if (created) *created = 1;
+    return &m->e[j];
+}
+
+static void hmap_free(hmap *m)
+{
+    for (size_t i = 0; i < m->cap; i++) free(m->e[i].key);
+    free(m->e);
+}
+
+static size_t type_width(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return 1;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_FLOAT: return 4;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+    case TSF_DOUBLE: return 8;
+    default: return sizeof(tsf_bytes);
+    }
+}
+
+static int is_bytes(tsf_type t)
+{
+    return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
+}
+
+static void sink_free(sink *s)
+{
+    if (!s) return;
+    for (size_t i = 0; i < s->ncols; i++) {
+        free(s->names[i]);
+        if (s->vals) free(s->vals[i]);
+        if (s->valid) free(s->valid[i]);
+    }
+    free(s->names);
+    free(s->types);
+    free(s->encs);
+    free(s->comps);
+    free(s->vals);
+    free(s->valid);
+    free(s->times);
+    free(s->lines);
+    free(s->arena);
+    free(s->target);
+    free(s->key);
+    tsf_tablet_free(s->tab);
+    free(s);
+}
+
+static sink *sink_new(const char *target, size_t ncols)
+{
+    sink *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->target = strdup(target);
+    s->ncols = ncols;
+    s->names = calloc(ncols, sizeof *s->names);
+    s->types = calloc(ncols, sizeof *s->types);
+    s->encs = calloc(ncols, sizeof *s->encs);
+    s->comps = calloc(ncols, sizeof *s->comps);
+    s->vals = calloc(ncols, sizeof *s->vals);
+    s->valid = calloc(ncols, sizeof *s->valid);
+    if (!s->target || !s->names || !s->types || !s->encs || !s->comps || !s->vals || !s->valid) {
+        sink_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int sink_reserve(sink *s, size_t need)
+{
+    if (need <= s->cap) return 0;
+    size_t nc = s->cap ? s->cap : 1024;
+    while (nc < need) nc *= 2;
+    int64_t *t = realloc(s->times, nc * sizeof *t);
+    if (!t) return -1;
+    s->times = t;
+    uint64_t *l = realloc(s->lines, nc * sizeof *l);
+    if (!l) return -1;
+    s->lines = l;
+    for (size_t i = 0; i < s->ncols; i++) {
+        void *v = realloc(s->vals[i], nc * type_width(s->types[i]));
+        if (!v) return -1;
+        s->vals[i] = v;
+        uint8_t *b = realloc(s->valid[i], nc / 8 + 1);
+        if (!b) return -1;
+        memset(b + (s->cap + 7) / 8, 0, nc / 8 + 1 - (s->cap + 7) / 8);
+        s->valid[i] = b;
+    }
+    s->cap = nc;
+    return 0;
+}
+
+static int arena_put(sink *s, const void *p, size_t n, size_t *off)
+{
+    if (s->alen + n > s->acap) {
+        size_t nc = s->acap ? s->acap : 4096;
+        while (nc < s->alen + n) nc *= 2;
+        char *a = realloc(s->arena, nc);
+        if (!a) return -1;
+        s->arena = a;
+        s->acap = nc;
+    }
+    if (n) memcpy(s->arena + s->alen, p, n);
+    *off = s->alen;
+    s->alen += n;
+    return 0;
+}
+
+/* Appends one row; cells[i] in the C representation of types[i] (bytes borrowed, copied here). */
+static int sink_add(sink *s, int64_t t, uint64_t line, const tsf_value *cells)
+{
+    if (sink_reserve(s, s->n + 1)) return -1;
+    size_t r = s->n;
+    s->times[r] = t;
+    s->lines[r] = line;
+    for (size_t i = 0; i < s->ncols; i++) {
+        uint8_t *v = s->valid[i];
+        char *dst = (char *)s->vals[i] + r * type_width(s->types[i]);
+        if (cells[i].is_null) {
+            v[r >> 3] &= (uint8_t) ~(1u << (r & 7));
+            memset(dst, 0, type_width(s->types[i]));
+            continue;
+        }
+        v[r >> 3] |= (uint8_t)(1u << (r & 7));
+        switch (s->types[i]) {
+        case TSF_BOOLEAN: *(uint8_t *)dst = (uint8_t)cells[i].v.b; break;
+        case TSF_INT32:
+        case TSF_DATE: memcpy(dst, &cells[i].v.i32, 4); break;
+        case TSF_FLOAT: memcpy(dst, &cells[i].v.f, 4); break;
+        case TSF_INT64:
+        case TSF_TIMESTAMP: memcpy(dst, &cells[i].v.i64, 8); break;
+        case TSF_DOUBLE: memcpy(dst, &cells[i].v.d, 8); break;
+        default: {
+            size_t off;
+            if (arena_put(s, cells[i].v.bytes.data, cells[i].v.bytes.len, &off)) return -1;
+            tsf_bytes b = {(const uint8_t *)(uintptr_t)off, cells[i].v.bytes.len};
+            memcpy(dst, &b, sizeof b);
+        }
+        }
+    }
+    s->n++;
+    return 0;
+}
+
+/* ---- writer side -------------------------------------------------------------------------------- */
+
+static int fail(imp *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(imp *m, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->msg, sizeof m->msg, fmt, ap);
+    va_end(ap);
+    if (!m->failed) {
+        cli_err("import", "%s", m->msg);
+        m->failed = code;
+    }
+    return code;
+}
+
+static int oom(imp *m)
+{
+    return fail(m, CLI_IO, "out of memory");
+}
+
+/* Writes rows [a, b) of a sink (a multiple of 8) as one tablet. */
+static int sink_write(imp *m, sink *s, size_t a, size_t b)
+{
+    tsf_error e = {0};
+    if (!s->tab) {
+        const char **names = (const char **)s->names;
+        if (tsf_tablet_new(m->w, s->target, names, s->ncols, TABLET_ROWS, &s->tab, &e))
+            return fail(m, CLI_USAGE, "%s: %s", m->o->out, e.message);
+    }
+    size_t n = b - a;
+    if (tsf_tablet_set_times(s->tab, s->times + a, n, &e)) goto bad;
+    for (size_t i = 0; i < s->ncols; i++) {
+        size_t w = type_width(s->types[i]);
+        void *vals = (char *)s->vals[i] + a * w;
+        if (is_bytes(s->types[i])) {
+            tsf_bytes *bv = vals;
+            for (size_t r = 0; r < n; r++) bv[r].data = (const uint8_t *)s->arena + (uintptr_t)bv[r].data;
+        }
+        if (tsf_tablet_set_column(s->tab, i, vals, s->valid[i] + a / 8, n, &e)) goto bad;
+    }
+    if (tsf_writer_write_tablet(m->w, s->tab, &e)) goto bad;
+    return 0;
+bad:
+    return fail(m, e.code == TSF_EIO ? CLI_IO : CLI_DAMAGED, "%s: %s", m->o->out, e.message);
+}
+
+/* Streaming: writes the whole buffer and empties it. */
+static int sink_flush(imp *m, sink *s)
+{
+    for (size_t a = 0; a < s->n; a += TABLET_ROWS) {
+        size_t b = a + TABLET_ROWS < s->n ? a + TABLET_ROWS : s->n;
+        int rc = sink_write(m, s, a, b);
+        if (rc) return rc;
+    }
+    s->n = 0;
+    s->alen = 0;
+    return 0;
+}
+
+/* --sort: order rows by (tags, time, line); the last row of equal (tags, time) wins. */
+static const sink *g_sort_sink; /* qsort has no context argument; the CLI is single-threaded */
+static size_t g_sort_ntags;
+
+static int cmp_bytes_cell(const sink *s, size_t col, size_t a, size_t b)
+{
+    int va = (s->valid[col][a >> 3] >> (a & 7)) & 1, vb = (s->valid[col][b >> 3] >> (b & 7)) & 1;
+    if (va != vb) return va - vb; /* null tags first */
+    if (!va) return 0;
+    const tsf_bytes *x = (const tsf_bytes *)s->vals[col] + a, *y = (const tsf_bytes *)s->vals[col] + b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(s->arena + (uintptr_t)x->data, s->arena + (uintptr_t)y->data, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    const sink *s = g_sort_sink;
+    for (size_t t = 0; t < g_sort_ntags; t++) {
+        int c = cmp_bytes_cell(s, t, a, b);
+        if (c) return c;
+    }
+    if (s->times[a] != s->times[b]) return s->times[a] < s->times[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+static int same_key(const sink *s, size_t ntags, size_t a, size_t b)
+{
+    if (s->times[a] != s->times[b]) return 0;
+    for (size_t t = 0; t < ntags; t++)
+        if (cmp_bytes_cell(s, t, a, b)) return 0;
+    return 1;
+}
+
+static int sink_sort_write(imp *m, sink *s, size_t ntags)
+{
+    if (!s->n) return 0;
+    size_t *perm = malloc(s->n * sizeof *perm);
+    if (!perm) return oom(m);
+    for (size_t i = 0; i < s->n; i++) perm[i] = i;
+    g_sort_sink = s;
+    g_sort_ntags = ntags;
+    qsort(perm, s->n, sizeof *perm, cmp_rows);
+    size_t k = 0; /* keep the last of each run of equal keys */
+    for (size_t i = 0; i < s->n; i++)
+        if (i + 1 == s->n || !same_key(s, ntags, perm[i], perm[i + 1])) perm[k++] = perm[i];
+    /* gather into new arrays */
+    int64_t *t = malloc(k * sizeof *t + 1);
+    if (!t) {
+        free(perm);
+        return oom(m);
+    }
+    for (size_t i = 0; i < k; i++) t[i] = s->times[perm[i]];
+    free(s->times);
+    s->times = t;
+    for (size_t c = 0; c < s->ncols; c++) {
+        size_t w = type_width(s->types[c]);
+        char *v = malloc(k * w + 1);
+        uint8_t *b = calloc(k / 8 + 1, 1);
+        if (!v || !b) {
+            free(v);
+            free(b);
+            free(perm);
+            return oom(m);
+        }
+        for (size_t i = 0; i < k; i++) {
+            size_t p = perm[i];
+            memcpy(v + i * w, (char *)s->vals[c] + p * w, w);
+            if ((s->valid[c][p >> 3] >> (p & 7)) & 1) b[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+        free(s->vals[c]);
+        free(s->valid[c]);
+        s->vals[c] = v;
+        s->valid[c] = b;
+    }
+    free(perm);
+    m->rows -= s->n - k;
+    s->n = k;
+    s->cap = k;
+    return sink_flush(m, s);
+}
+
+/* ---- option values ------------------------------------------------------------------------------ */
+
+/* ---- parsing cells ------------------------------------------------------------------------------ */
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Parses field text into *v for `type`. Returns NULL or a reason. BLOB hex decodes in place. */
+static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int quoted, tsf_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!quoted && csv_is_blank(s)) {
+        v->is_null = 1;
+        return NULL;
+    }
+    int64_t i;
+    double d;
+    switch (type) {
+    case TSF_BOOLEAN:
+        if (csv_parse_bool(s, &v->v.b)) return "not a BOOLEAN (true/false)";
+        return NULL;
+    case TSF_INT32:
+        if (csv_parse_i64(s, &i)) return "not an INT32";
+        if (i < INT32_MIN || i > INT32_MAX) return "out of the INT32 range";
+        v->v.i32 = (int32_t)i;
+        return NULL;
+    case TSF_TIMESTAMP:
+        if (csv_time_is_iso(s)) {
+            if (csv_time_parse_iso(s, m->o->tz, m->o->per_second, &v->v.i64)) return "not a TIMESTAMP";
+            return NULL;
+        }
+        /* fall through */
+    case TSF_INT64:
+        if (csv_parse_i64(s, &v->v.i64)) return "not an INT64";
+        return NULL;
+    case TSF_FLOAT:
+        if (csv_parse_double(s, &d)) return "not a FLOAT";
+        if (isfinite(d) && fabs(d) > FLT_MAX) return "out of the FLOAT range";
+        v->v.f = (float)d;
+        return NULL;
+    case TSF_DOUBLE:
+        if (csv_parse_double(s, &v->v.d)) return "not a DOUBLE";
+        return NULL;
+    case TSF_DATE:
+        if (csv_parse_date(s, &v->v.i32)) return "not a DATE (yyyy-MM-dd)";
+        return NULL;
+    case TSF_BLOB: {
+        if (len < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || len % 2) return "not a BLOB (0x hex)";
+        size_t n = (len - 2) / 2;
+        for (size_t k = 0; k < n; k++) {
+            int hi = hexval(s[2 + 2 * k]), lo = hexval(s[3 + 2 * k]);
+            if (hi < 0 || lo < 0) return "not a BLOB (0x hex)";
+            s[k] = (char)(hi << 4 | lo);
+        }
+        v->v.bytes.data = (const uint8_t *)s;
+        v->v.bytes.len = n;
+        return NULL;
+    }
+    default:
+        v->v.bytes.data = (const uint8_t *)s;
+        v->v.bytes.len = len;
+        return NULL;
+    }
+}
+
+/* Type inference of one value. */
+static void infer(int *seen, int *b, int *in, int *num, const char *s, int quoted)
+{
+    if (!quoted && csv_is_blank(s)) return;
+    if (!*seen) *seen = *b = *in = *num = 1;
+    int x;
+    int64_t i;
+    double d;
+    if (*b && csv_parse_bool(s, &x)) *b = 0;
+    if (*in && csv_parse_i64(s, &i)) *in = 0;
+    if (*num && csv_parse_double(s, &d)) *num = 0;
+}
+
+static tsf_type inferred(int seen, int b, int in, int num)
+{
+    if (!seen) return TSF_DOUBLE;
+    if (b) return TSF_BOOLEAN;
+    if (in) return TSF_INT64;
+    if (num) return TSF_DOUBLE;
+    return TSF_STRING;
+}
+
+/* Encoding and compression of a column from --encoding / --compression (TsFile's defaults otherwise). */
+static int column_codec(imp *m, const char *name, tsf_type type, tsf_encoding *enc, tsf_compression *comp)
+{
+    char msg[256];
+    *enc = csv_default_encoding(type);
+    *comp = TSF_LZ4;
+    if (csv_column_codec(&m->o->enc, &m->o->comp, name, type, enc, comp, msg, sizeof msg))
+        return fail(m, CLI_USAGE, "%s", msg);
+    return 0;
+}
+
+static int given_type(imp *m, const char *name, tsf_type *t)
+{
+    const char *s = csv_kv_lookup(&m->o->schema, name, NULL);
+    if (!s) return 0;
+    if (tsf_type_parse(s, t) || *t == TSF_VECTOR) return -fail(m, CLI_USAGE, "--schema: unknown type '%s'", s);
+    return 1;
+}
+
+/* ---- records ---------------------------------------------------------------------------------- */
+
+static void rec_view(const csv_reader *r, rec *v)
+{
+    v->text = r->rec;
+    v->off = r->off;
+    v->len = r->len;
+    v->q = r->quoted;
+    v->n = r->nfields;
+    v->line = r->line;
+}
+
+static int rec_copy(const rec *src, rec *dst)
+{
+    size_t bytes = src->n ? src->off[src->n - 1] + src->len[src->n - 1] + 1 : 1;
+    dst->text = malloc(bytes);
+    dst->off = malloc((src->n + 1) * sizeof *dst->off);
+    dst->len = malloc((src->n + 1) * sizeof *dst->len);
+    dst->q = malloc(src->n + 1);
+    if (!dst->text || !dst->off || !dst->len || !dst->q) return -1;
+    memcpy(dst->text, src->text, bytes);
+    memcpy(dst->off, src->off, src->n * sizeof *dst->off);
+    memcpy(dst->len, src->len, src->n * sizeof *dst->len);
+    memcpy(dst->q, src->q, src->n);
+    dst->n = src->n;
+    dst->line = src->line;
+    return 0;
+}
+
+static void rec_free(rec *r)
+{
+    free(r->text);
+    free(r->off);
+    free(r->len);
+    free(r->q);
+}
+
+static int blank_record(const rec *r)
+{
+    return r->n == 1 && r->len[0] == 0 && !r->q[0];
+}
+
+/* ---- one CSV file ------------------------------------------------------------------------------- */
+
+enum { TU_AUTO = -1, TU_RAW = 0, TU_ISO = -2 }; /* else units per second */
+
+typedef struct file_ctx {
+    int longfmt;
+    size_t nfields;
+    char **header;
+    long tcol; /* -1: row numbers */
+    int64_t in_unit; /* TU_*, or per second */
+    col *cols;
+    size_t ncols;
+    size_t ntags;
+    size_t li_dev, li_meas, li_time, li_val; /* long layout */
+    sink *sink; /* wide */
+    uint64_t rowno;
+    tsf_value *cells;
+} file_ctx;
+
+static int bad_row(imp *m, const rec *r, const char *column, const char *text, const char *why)
+{
+    char where[200];
+    if (column)
+        snprintf(where, sizeof where, ", column '%.60s': '%.60s' is", column, text ? text : "");
+    else
+        snprintf(where, sizeof where, ":");
+    m->skipped++;
+    if (m->o->skip_bad) {
+        if (m->skipped <= MAX_REPORTED_SKIPS && !m->o->quiet)
+            cli_err("import", "%s: line %" PRIu64 "%s %s (skipped)", m->path, r->line, where, why);
+        return 0;
+    }
+    return fail(m, CLI_DAMAGED, "%s: line %" PRIu64 "%s %s (nothing written; --skip-bad skips such rows)", m->path,
+                r->line, where, why);
+}
+
+/* The time of a record in the file's unit; returns NULL or a reason. */
+static const char *parse_time(imp *m, file_ctx *f, const rec *r, int64_t *t)
+{
+    if (f->tcol < 0) {
+        *t = (int64_t)f->rowno;
+        return NULL;
+    }
+    const char *s = r->text + r->off[f->tcol];
+    if (f->in_unit == TU_AUTO) { /* decide from the first time value */
+        int64_t v;
+        if (csv_time_is_iso(s))
+            f->in_unit = TU_ISO;
+        else if (!csv_parse_i64(s, &v)) {
+            uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+            f->in_unit = a < 100000000ull            ? TU_RAW
+                         : a < 100000000000ull       ? 1
+                         : a < 100000000000000ull    ? 1000
+                         : a < 100000000000000000ull ? 1000000
+                                                     : 1000000000;
+        } else {
+            return "not a time (an integer or ISO-8601 text)";
+        }
+    }
+    if (f->in_unit == TU_ISO) {
+        int rc = csv_time_parse_iso(s, m->o->tz, m->o->per_second, t);
+        if (rc == -3) return "finer than the file's time unit (see --time-unit)";
+        if (rc) return "not an ISO-8601 time";
+        return NULL;
+    }
+    int64_t v;
+    if (csv_parse_i64(s, &v)) return "not an integer time";
+    if (f->in_unit == TU_RAW) {
+        *t = v;
+        return NULL;
+    }
+    int rc = csv_time_convert(v, f->in_unit, m->o->per_second, t);
+    if (rc == -1) return "out of range in the file's time unit";
+    if (rc == -2) return "finer than the file's time unit (see --time-unit)";
+    return NULL;
+}
+
+/* Order check for streaming imports. */
+static int check_order(imp *m, const rec *r, int64_t t, int64_t *last, uint64_t *last_line, int *has,
+                       const char *what)
+{
+    if (m->o->sort) return 0;
+    if (*has && t <= *last) {
+        char why[512];
+        snprintf(why, sizeof why, "time %" PRId64 " is not after %" PRId64 " (line %" PRIu64 ") of %s; --sort sorts",
+                 t, *last, *last_line, what);
+        return bad_row(m, r, NULL, NULL, why) ? -1 : 1;
+    }
+    *last = t;
+    *last_line = r->line;
+    *has = 1;
+    return 0;
+}
+
+static void progress(imp *m, const csv_reader *cr, uint64_t total)
+{
+    time_t now = time(NULL);
+    if (now == m->progress_at) return;
+    m->progress_at = now;
+    fprintf(stderr, "\rimport %s: %3d%% %" PRIu64 " MB, %" PRIu64 " rows", m->path,
+            (int)(total ? cr->bytes * 100 / total : 0), cr->bytes >> 20, m->rows);
+}
+
+static sink *long_sink(imp *m, file_ctx *f, const char *dev, const char *meas)
+{
+    size_t dl = strlen(dev), ml = strlen(meas);
+    int prefix = !(dl >= 4 && !strncmp(dev, "root", 4) && (dl == 4 || dev[4] == '.'));
+    char *key = malloc(dl + ml + 8);
+    if (!key) return NULL;
+    snprintf(key, dl + ml + 8, "%s%s\n%s", prefix ? "root." : "", dev, meas);
+    int created;
+    hentry *h = hmap_get(&m->series, key, 1, &created);
+    if (!h) {
+        free(key);
+        return NULL;
+    }
+    if (!created) {
+        free(key);
+        return m->sinks[h->sink];
+    }
+    *strchr(key, '\n') = 0;
+    sink *s = sink_new(key, 1);
+    key[strlen(key)] = '\n';
+    sink **ns = s ? realloc(m->sinks, (m->nsinks + 1) * sizeof *ns) : NULL;
+    if (!ns) {
+        sink_free(s);
+        free(key);
+        return NULL;
+    }
+    m->sinks = ns;
+    s->key = key;
+    s->names[0] = strdup(meas);
+    h->sink = m->nsinks;
+    m->sinks[m->nsinks++] = s;
+    (void)f;
+    return s->names[0] ? s : NULL;
+}
+
+/* Registers a long-CSV series once its type is known. */
+static int long_register(imp *m, sink *s)
+{
+    tsf_type t;
+    int g = given_type(m, s->names[0], &t);
+    if (g < 0) return m->failed;
+    if (!g) t = inferred(s->inf_seen, s->inf_bool, s->inf_int, s->inf_num);
+    s->types[0] = t;
+    if (column_codec(m, s->names[0], t, &s->encs[0], &s->comps[0])) return m->failed;
+    tsf_column_schema cs = {s->names[0], t, s->encs[0], s->comps[0], TSF_COLUMN_FIELD};
+    tsf_error e = {0};
+    if (tsf_writer_register_series(m->w, s->target, &cs, &e))
+        return fail(m, CLI_USAGE, "%s: series %s.%s: %s", m->path, s->target, s->names[0], e.message);
+    s->registered = 1;
+    return 0;
+}
+
+static int process(imp *m, file_ctx *f, rec *r)
+{
+    if (blank_record(r)) return 0;
+    if (r->n != f->nfields) {
+        char why[96];
+        snprintf(why, sizeof why, "%zu fields, the header has %zu", r->n, f->nfields);
+        return bad_row(m, r, NULL, NULL, why);
+    }
+    int64_t t;
+    const char *why = parse_time(m, f, r, &t);
+    if (why)
+        return bad_row(m, r, f->header[f->tcol], r->text + r->off[f->tcol], why);
+    if (f->longfmt) {
+        const char *dev = r->text + r->off[f->li_dev], *meas = r->text + r->off[f->li_meas];
+        if (!*dev || !*meas) return bad_row(m, r, NULL, NULL, "empty device or measurement");
+        sink *s = long_sink(m, f, dev, meas);
+        if (!s) return oom(m);
+        char *vs = r->text + r->off[f->li_val];
+        if (!s->registered) {
+            infer(&s->inf_seen, &s->inf_bool, &s->inf_int, &s->inf_num, vs, r->q[f->li_val]);
+            if (long_register(m, s)) return m->failed;
+        }
+        tsf_value v;
+        if ((why = parse_cell(m, s->types[0], vs, r->len[f->li_val], r->q[f->li_val], &v)))
+            return bad_row(m, r, f->header[f->li_val], vs, why);
+        if (v.is_null) return 0; /* a long row without a value adds nothing */
+        char what[300];
+        snprintf(what, sizeof what, "series %s.%s", s->target, s->names[0]);
+        int o = check_order(m, r, t, &s->last_time, &s->last_line, &s->has_last, what);
+        if (o) return o < 0 ? m->failed : 0;
+        if (sink_add(s, t, r->line, &v)) return oom(m);
+        m->rows++;
+        m->values++;
+        if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
+        return 0;
+    }
+    for (size_t i = 0; i < f->ncols; i++) {
+        col *c = &f->cols[i];
+        char *s = r->text + r->off[c->field];
+        if ((why = parse_cell(m, c->type, s, r->len[c->field], r->q[c->field], &f->cells[i])))
+            return bad_row(m, r, c->name, s, why);
+    }
+    sink *s = f->sink;
+    int o;
+    if (f->ntags) { /* table model: order per tag combination */
+        char key[4096];
+        size_t k = 0;
+        for (size_t i = 0; i < f->ntags && k < sizeof key - 2; i++) {
+            const tsf_value *v = &f->cells[i];
+            if (v->is_null)
+                key[k++] = '\x1e';
+            else {
+                size_t n = v->v.bytes.len < sizeof key - 2 - k ? v->v.bytes.len : sizeof key - 2 - k;
+                memcpy(key + k, v->v.bytes.data, n);
+                k += n;
+            }
+            key[k++] = '\x1f';
+        }
+        key[k] = 0;
+        hentry *h = m->o->sort ? NULL : hmap_get(&m->order, key, 1, NULL);
+        if (!m->o->sort && !h) return oom(m);
+        int has = h && h->line != 0;
+        o = h ? check_order(m, r, t, &h->time, &h->line, &has, "its tag combination") : 0;
+    } else {
+        o = check_order(m, r, t, &s->last_time, &s->last_line, &s->has_last, s->target);
+    }
+    if (o) return o < 0 ? m->failed : 0;
+    if (sink_add(s, t, r->line, f->cells)) return oom(m);
+    m->rows++;
+    for (size_t i = f->ntags; i < f->ncols; i++) m->values += !f->cells[i].is_null;
+    if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
+    return 0;
+}
+
+static int is_time_name(const char *s)
+{
+    static const char *const N[] = {"time", "timestamp", "ts", "datetime", "date_time"};
+    for (size_t i = 0; i < sizeof N / sizeof N[0]; i++)
+        if (!strcasecmp(s, N[i])) return 1;
+    return 0;
+}
+
+static char *default_device(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (!strcmp(path, "-")) b = "stdin";
+    size_t n = strlen(b);
+    const char *dot = strrchr(b, '.');
+    if (dot && dot != b) n = (size_t)(dot - b);
+    char *d = malloc(n + 6);
+    if (!d) return NULL;
+    memcpy(d, "root.", 5);
+    for (size_t i = 0; i < n; i++) {
+        char c = b[i];
+        d[5 + i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ? c : '_';
+    }
+    d[5 + n] = 0;
+    return d;
+}
+
+/* Finds a registered wide target with the same columns (several CSVs into one device or table). */
+static sink *find_target(imp *m, const char *target)
+{
+    for (size_t i = 0; i < m->nsinks; i++)
+        if (!m->sinks[i]->key && !strcasecmp(m->sinks[i]->target, target)) return m->sinks[i];
+    return NULL;
+}
+
+/* Sets up the wide target of this file: registers the device or table (types known). */
+static int wide_target(imp *m, file_ctx *f)
+{
+    const imp_opts *o = m->o;
+    char *target = o->table ? strdup(o->table) : o->device ? strdup(o->device) : default_device(m->path);
+    if (!target) return oom(m);
+    sink *s = find_target(m, target);
+    if (s) {
+        int same = s->ncols == f->ncols;
+        for (size_t i = 0; same && i < f->ncols; i++)
+            same = !strcasecmp(s->names[i], f->cols[i].name) && s->types[i] == f->cols[i].type;
+        free(target);
+        if (!same)
+            return fail(m, CLI_USAGE, "%s: its columns or types differ from those of an earlier CSV for %s", m->path,
+                        s->target);
+        f->sink = s;
+        return 0;
+    }
+    s = sink_new(target, f->ncols);
+    free(target);
+    sink **ns = s ? realloc(m->sinks, (m->nsinks + 1) * sizeof *ns) : NULL;
+    if (!ns) {
+        sink_free(s);
+        return oom(m);
+    }
+    m->sinks = ns;
+    m->sinks[m->nsinks++] = s;
+    f->sink = s;
+    s->ntags = f->ntags;
+    tsf_column_schema *cs = calloc(f->ncols, sizeof *cs);
+    if (!cs) return oom(m);
+    for (size_t i = 0; i < f->ncols; i++) {
+        if (!(s->names[i] = strdup(f->cols[i].name))) {
+            free(cs);
+            return oom(m);
+        }
+        s->types[i] = f->cols[i].type;
+        if (i >= f->ntags && column_codec(m, s->names[i], s->types[i], &s->encs[i], &s->comps[i])) {
+            free(cs);
+            return m->failed;
+        }
+        if (i < f->ntags) {
+            s->encs[i] = TSF_ENC_PLAIN;
+            s->comps[i] = TSF_LZ4;
+        }
+        cs[i] = (tsf_column_schema){s->names[i], s->types[i], s->encs[i], s->comps[i],
+                                    i < f->ntags ? TSF_COLUMN_TAG : TSF_COLUMN_FIELD};
+    }
+    tsf_error e = {0};
+    tsf_status st = o->table ? tsf_writer_register_table(m->w, s->target, cs, f->ncols, &e)
+                             : tsf_writer_register_aligned(m->w, s->target, cs, f->ncols, &e);
+    free(cs);
+    if (st) return fail(m, CLI_USAGE, "%s: %s", m->path, e.message);
+    s->registered = 1;
+    return 0;
+}
+
+/* Reads the header, decides layout, time column and the columns. */
+static int setup_columns(imp *m, file_ctx *f, const rec *h)
+{
+    const imp_opts *o = m->o;
+    f->nfields = h->n;
+    f->header = calloc(h->n, sizeof *f->header);
+    if (!f->header) return oom(m);
+    for (size_t i = 0; i < h->n; i++) {
+        const char *s = h->text + h->off[i];
+        while (*s == ' ') s++;
+        if (!(f->header[i] = strdup(s))) return oom(m);
+        size_t n = strlen(f->header[i]);
+        while (n && f->header[i][n - 1] == ' ') f->header[i][--n] = 0;
+    }
+    /* long layout */
+    long d = -1, me = -1, t = -1, v = -1;
+    for (size_t i = 0; i < h->n; i++) {
+        const char *s = f->header[i];
+        if (!strcasecmp(s, "device")) d = (long)i;
+        else if (!strcasecmp(s, "measurement")) me = (long)i;
+        else if (is_time_name(s)) t = (long)i;
+        else if (!strcasecmp(s, "value")) v = (long)i;
+    }
+    if (h->n == 4 && d >= 0 && me >= 0 && t >= 0 && v >= 0 && !o->time_col) {
+        if (o->table || o->device)
+            return fail(m, CLI_USAGE, "%s: a long CSV (device,measurement,time,value) imports into the tree "
+                                      "model; --table/--device do not apply", m->path);
+        f->longfmt = 1;
+        f->li_dev = (size_t)d;
+        f->li_meas = (size_t)me;
+        f->li_time = (size_t)t;
+        f->li_val = (size_t)v;
+        f->tcol = t;
+        return 0;
+    }
+    /* wide: time column */
+    f->tcol = -1;
+    if (o->time_col && strcmp(o->time_col, "none")) {
+        for (size_t i = 0; i < h->n && f->tcol < 0; i++)
+            if (!strcmp(f->header[i], o->time_col)) f->tcol = (long)i;
+        if (f->tcol < 0) return fail(m, CLI_USAGE, "%s: no column named '%s' (--time-column)", m->path, o->time_col);
+    } else if (!o->time_col) {
+        for (size_t i = 0; i < h->n && f->tcol < 0; i++)
+            if (is_time_name(f->header[i])) f->tcol = (long)i;
+    }
+    f->cols = calloc(h->n, sizeof *f->cols);
+    f->cells = calloc(h->n, sizeof *f->cells);
+    if (!f->cols || !f->cells) return oom(m);
+    /* tags first (table model), then the value columns in CSV order */
+    if (o->tags) {
+        char *dup = strdup(o->tags);
+        if (!dup) return oom(m);
+        for (char *p = strtok(dup, ","); p; p = strtok(NULL, ",")) {
+            size_t i = 0;
+            while (i < h->n && strcmp(f->header[i], p)) i++;
+            if (i == h->n || (long)i == f->tcol) {
+                fail(m, CLI_USAGE, "%s: no column named '%s' for --tags", m->path, p);
+                free(dup);
+                return m->failed;
+            }
+            f->cols[f->ncols++] = (col){f->header[i], i, TSF_STRING, 1, 0, 0, 0, 0};
+        }
+        free(dup);
+        f->ntags = f->ncols;
+    }
+    for (size_t i = 0; i < h->n; i++) {
+        if ((long)i == f->tcol) continue;
+        int tag = 0;
+        for (size_t k = 0; k < f->ntags; k++) tag |= f->cols[k].field == i;
+        if (tag) continue;
+        if (!f->header[i][0]) return fail(m, CLI_USAGE, "%s: column %zu has no name in the header", m->path, i + 1);
+        col *c = &f->cols[f->ncols++];
+        c->name = f->header[i];
+        c->field = i;
+        int g = given_type(m, c->name, &c->type);
+        if (g < 0) return m->failed;
+        c->given = g;
+    }
+    if (f->ncols == f->ntags) return fail(m, CLI_USAGE, "%s: no value column", m->path);
+    return 0;
+}
+
+static int import_file(imp *m, const char *path)
+{
+    const imp_opts *o = m->o;
+    csv_reader cr;
+    m->path = path;
+    if (csv_open(&cr, path)) return fail(m, CLI_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    uint64_t total = !strcmp(path, "-") || stat(path, &sb) ? 0 : (uint64_t)sb.st_size;
+    int show = o->progress && total > (32u << 20);
+    file_ctx f = {0};
+    f.in_unit = TU_AUTO;
+    if (o->input_unit) {
+        if (!strcmp(o->input_unit, "iso"))
+            f.in_unit = TU_ISO;
+        else if (!strcmp(o->input_unit, "raw"))
+            f.in_unit = TU_RAW;
+        else
+            cli_parse_time_unit(o->input_unit, &f.in_unit);
+    }
+    rec *win = NULL;
+    size_t nwin = 0;
+    int rc = 0, got;
+    char msg[256];
+    rec hv;
+    if ((got = csv_next(&cr, msg, sizeof msg)) <= 0) {
+        rc = got < 0 ? fail(m, CLI_DAMAGED, "%s", msg) : fail(m, CLI_DAMAGED, "%s: empty (no header line)", path);
+        goto done;
+    }
+    if (cr.nfields == 1 && strchr(cr.rec, '\t') && !cr.quoted[0]) { /* a tab-separated header */
+        rc = fail(m, CLI_USAGE, "%s: the header has tabs but no commas; only comma-separated files are read", path);
+        goto done;
+    }
+    rec_view(&cr, &hv);
+    if ((rc = setup_columns(m, &f, &hv))) goto done;
+    /* the inference window */
+    win = calloc(o->infer_rows ? o->infer_rows : 1, sizeof *win);
+    if (!win) {
+        rc = oom(m);
+        goto done;
+    }
+    while (nwin < o->infer_rows && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
+        rec v;
+        rec_view(&cr, &v);
+        if (blank_record(&v)) continue;
+        if (rec_copy(&v, &win[nwin])) {
+            rec_free(&win[nwin]);
+            rc = oom(m);
+            goto done;
+        }
+        nwin++;
+        if (v.n != f.nfields) continue;
+        if (f.longfmt) {
+            sink *s = long_sink(m, &f, v.text + v.off[f.li_dev], v.text + v.off[f.li_meas]);
+            if (!s) {
+                rc = oom(m);
+                goto done;
+            }
+            if (!s->registered)
+                infer(&s->inf_seen, &s->inf_bool, &s->inf_int, &s->inf_num, v.text + v.off[f.li_val],
+                      v.q[f.li_val]);
+        } else {
+            for (size_t i = f.ntags; i < f.ncols; i++)
+                if (!f.cols[i].given)
+                    infer(&f.cols[i].inf_seen, &f.cols[i].inf_bool, &f.cols[i].inf_int, &f.cols[i].inf_num,
+                          v.text + v.off[f.cols[i].field], v.q[f.cols[i].field]);
+        }
+    }
+    if (got < 0) {
+        rc = fail(m, CLI_DAMAGED, "%s", msg);
+        goto done;
+    }
+    if (!f.longfmt) {
+        for (size_t i = f.ntags; i < f.ncols; i++)
+            if (!f.cols[i].given)
+                f.cols[i].type = inferred(f.cols[i].inf_seen, f.cols[i].inf_bool, f.cols[i].inf_int,
+                                          f.cols[i].inf_num);
+        if ((rc = wide_target(m, &f))) goto done;
+    } else {
+        for (size_t i = 0; i < m->nsinks; i++)
+            if (m->sinks[i]->key && !m->sinks[i]->registered && (rc = long_register(m, m->sinks[i]))) goto done;
+    }
+    for (size_t i = 0; i < nwin && !rc; i++, f.rowno++) rc = process(m, &f, &win[i]);
+    while (!rc && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
+        rec v;
+        rec_view(&cr, &v);
+        if (blank_record(&v)) continue;
+        rc = process(m, &f, &v);
+        f.rowno++;
+        if (show && (f.rowno & 0xffff) == 0) progress(m, &cr, total);
+    }
+    if (!rc && got < 0) rc = fail(m, CLI_DAMAGED, "%s", msg);
+    if (show) fputc('\n', stderr);
+    m->csv_bytes += cr.bytes;
+done:
+    for (size_t i = 0; i < nwin; i++) rec_free(&win[i]);
+    free(win);
+    for (size_t i = 0; i < f.nfields && f.header; i++) free(f.header[i]);
+    free(f.header);
+    free(f.cols);
+    free(f.cells);
+    csv_close(&cr);
+    return rc ? rc : m->failed;
+}
+
+/* ---- command ------------------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fputs("usage: tsf import CSV... -o FILE [options]      (CSV '-' = stdin)\n"
+          "  layouts: wide (a time column + value columns) or long (device,measurement,time,value)\n"
+          "  --device PATH            tree model: the device of a wide CSV (default root.<file name>)\n"
+          "  --table NAME --tags a,b  table model: TAG columns a,b; the other columns are FIELDs\n"
+          "  --time-column NAME|none  the time column (default: time/timestamp/ts/datetime; none = row number)\n"
+          "  --input-unit s|ms|us|ns|iso|raw  unit of the CSV's times (default: detected)\n"
+          "  --time-unit s|ms|us|ns   the file's time unit (default ms)\n"
+          "  --tz +HH:MM|UTC          zone of ISO times without one (default UTC)\n"
+          "  --schema col=TYPE,...    column types (BOOLEAN INT32 INT64 FLOAT DOUBLE TEXT STRING DATE\n"
+          "                           TIMESTAMP BLOB); others inferred from the first --infer-rows rows\n"
+          "  --infer-rows N           rows used for type inference (default 10000)\n"
+          "  --encoding ENC|col=ENC   default and per-column encoding (PLAIN, RLE, TS_2DIFF, GORILLA,\n"
+          "                           CHIMP, SPRINTZ, RLBE, ZIGZAG, DICTIONARY, AUTO, ...)\n"
+          "  --compression C|col=C    UNCOMPRESSED, SNAPPY, GZIP, LZ4 (default), ZSTD, LZMA2\n"
+          "  --page-points N          points per page (default 10000)\n"
+          "  --sort                   sort rows by time (holds the data in memory); default: out-of-order\n"
+          "                           rows are errors naming the line\n"
+          "  --skip-bad               skip (and count) bad rows instead of stopping\n"
+          "  -q, --quiet              no summary, no progress bar\n"
+          "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
+          f);
+}
+
+int tsf_cmd_import(int argc, char **argv)
+{
+    imp_opts o = {0};
+    imp m = {0};
+    m.o = &o;
+    o.per_second = 1000;
+    o.infer_rows = 10000;
+    o.progress = isatty(2);
+    o.files = calloc((size_t)argc + 1, sizeof *o.files);
+    int rc = CLI_USAGE;
+    if (!o.files) return CLI_IO;
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    while (cli_next(&a)) {
+        if (cli_is(&a, "-h|--help")) {
+            usage(stdout);
+            rc = CLI_OK;
+            goto out;
+        } else if (cli_value(&a, "-o|--output")) {
+            o.out = a.val;
+        } else if (cli_value(&a, "--table")) {
+            o.table = a.val;
+        } else if (cli_value(&a, "--tags")) {
+            o.tags = a.val;
+        } else if (cli_value(&a, "--device")) {
+            o.device = a.val;
+        } else if (cli_value(&a, "--time-column")) {
+            o.time_col = a.val;
+        } else if (cli_value(&a, "--input-unit")) {
+            int64_t ps;
+            if (a.bad) break;
+            if (strcmp(a.val, "iso") && strcmp(a.val, "raw") && cli_parse_time_unit(a.val, &ps)) {
+                cli_err("import", "--input-unit: s, ms, us, ns, iso or raw, not '%s'", a.val);
+                goto out;
+            }
+            o.input_unit = a.val;
+        } else if (cli_value(&a, "--time-unit")) {
+            if (!a.bad && cli_parse_time_unit(a.val, &o.per_second)) {
+                cli_err("import", "--time-unit: s, ms, us or ns, not '%s'", a.val);
+                goto out;
+            }
+        } else if (cli_value(&a, "--tz")) {
+            if (!a.bad && csv_tz_parse(a.val, &o.tz)) {
+                cli_err("import", "--tz: a fixed offset such as +08:00, -0530 or UTC, not '%s'", a.val);
+                goto out;
+            }
+        } else if (cli_value(&a, "--schema")) {
+            if (!a.bad && csv_kv_add(&o.schema, a.val)) goto out;
+        } else if (cli_value(&a, "--encoding")) {
+            if (!a.bad && csv_kv_add(&o.enc, a.val)) goto out;
+        } else if (cli_value(&a, "--compression")) {
+            if (!a.bad && csv_kv_add(&o.comp, a.val)) goto out;
+        } else if (cli_value(&a, "--infer-rows")) {
+            if (!a.bad && (cli_parse_u64(a.val, &o.infer_rows) || !o.infer_rows || o.infer_rows > 100000000)) {
+                cli_err("import", "--infer-rows: a row count from 1 to 100000000, not '%s'", a.val);
+                goto out;
+            }
+        } else if (cli_value(&a, "--page-points")) {
+            if (!a.bad && (cli_parse_u64(a.val, &o.page_points) || !o.page_points || o.page_points > 100000000)) {
+                cli_err("import", "--page-points: a point count, not '%s'", a.val);
+                goto out;
+            }
+        } else if (cli_is(&a, "--sort")) {
+            o.sort = 1;
+        } else if (cli_is(&a, "--skip-bad")) {
+            o.skip_bad = 1;
+        } else if (cli_is(&a, "-q|--quiet")) {
+            o.quiet = 1;
+            o.progress = 0;
+        } else if (cli_positional(&a)) {
+            o.files[o.nfiles++] = a.arg;
+        } else {
+            cli_unknown(&a);
+            goto out;
+        }
+    }
+    if (a.bad) goto out;
+    if (!o.nfiles || !o.out) {
+        cli_err("import", "give CSV files and -o FILE (see tsf import --help)");
+        goto out;
+    }
+    if (o.tags && !o.table) {
+        cli_err("import", "--tags needs --table");
+        goto out;
+    }
+    if (o.table && o.device) {
+        cli_err("import", "--table (table model) and --device (tree model) exclude each other");
+        goto out;
+    }
+    /* check encodings/compressions/types early (usage errors before reading) */
+    for (size_t i = 0; i < o.enc.n; i++) {
+        tsf_encoding e;
+        if (tsf_encoding_parse(o.enc.e[i].val, &e)) {
+            cli_err("import", "--encoding: unknown encoding '%s'", o.enc.e[i].val);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < o.comp.n; i++) {
+        tsf_compression c;
+        if (tsf_compression_parse(o.comp.e[i].val, &c) || !tsf_compression_supported(c)) {
+            cli_err("import", "--compression: unknown or unsupported compression '%s'", o.comp.e[i].val);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < o.schema.n; i++) {
+        tsf_type t;
+        if (!o.schema.e[i].key || tsf_type_parse(o.schema.e[i].val, &t) || t == TSF_VECTOR) {
+            cli_err("import", "--schema: give col=TYPE with a TsFile type, not '%s'", o.schema.e[i].val);
+            goto out;
+        }
+    }
+    tsf_writer_options wo;
+    tsf_writer_options_init(&wo);
+    if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;
+    tsf_error e = {0};
+    if (tsf_writer_open(&m.w, o.out, &wo, &e)) {
+        cli_err("import", "%s: %s", o.out, e.message);
+        rc = CLI_IO;
+        goto out;
+    }
+    rc = 0;
+    for (size_t i = 0; i < o.nfiles && !rc; i++) rc = import_file(&m, o.files[i]);
+    for (size_t i = 0; i < m.nsinks && !rc; i++) {
+        sink *s = m.sinks[i];
+        if (!s->registered) continue;
+        rc = o.sort ? sink_sort_write(&m, s, s->ntags) : sink_flush(&m, s);
+    }
+    if (!rc && m.rows == 0) rc = fail(&m, CLI_DAMAGED, "no data rows in the input; nothing written");
+    if (rc) {
+        tsf_writer_abort(m.w);
+        char *tmp = malloc(strlen(o.out) + 5);
+        if (tmp) {
+            sprintf(tmp, "%s.tmp", o.out);
+            unlink(tmp);
+            free(tmp);
+        }
+        goto out;
+    }
+    if (tsf_writer_close(m.w, &e)) {
+        cli_err("import", "%s: %s", o.out, e.message);
+        rc = CLI_IO;
+        goto out;
+    }
+    if (!o.quiet) {
+        struct stat sb;
+        uint64_t size = stat(o.out, &sb) ? 0 : (uint64_t)sb.st_size;
+        size_t nseries = 0;
+        for (size_t i = 0; i < m.nsinks; i++) nseries += m.sinks[i]->ncols - m.sinks[i]->ntags;
+        printf("%s: %" PRIu64 " rows, %zu series, %" PRIu64 " values; %" PRIu64 " bytes (CSV %" PRIu64
+               " bytes, ratio %.2f)\n",
+               o.out, m.rows, nseries, m.values, size, m.csv_bytes, m.csv_bytes ? (double)size / (double)m.csv_bytes : 0.0);
+        if (m.skipped) printf("skipped %" PRIu64 " bad rows\n", m.skipped);
+    }
+out:
+    for (size_t i = 0; i < m.nsinks; i++) sink_free(m.sinks[i]);
+    free(m.sinks);
+    hmap_free(&m.order);
+    hmap_free(&m.series);
+    csv_kv_free(&o.schema);
+    csv_kv_free(&o.enc);
+    csv_kv_free(&o.comp);
+    free(o.files);
+    return rc;
+}

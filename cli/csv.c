@@ -1,0 +1,510 @@
+/*
+ * csv.c - CSV for the `tsf` tool (issue 5): a streaming RFC-4180 reader (quoted fields with doubled
+ * quotes and embedded line breaks, CRLF, a UTF-8 BOM; memory bounded by the longest record), strict
+ * value parsers, float printing that reads back to the same bits, and ISO-8601 time text. TsFile
+ * stores no time unit; the CLI's unit (default ms) decides what the int64 times mean.
+ */
+#include "csv.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CSV_BUF (1 << 16)
+
+int csv_open(csv_reader *r, const char *path)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->delim = ',';
+    if (!strcmp(path, "-"))
+        r->f = stdin;
+    else if (!(r->f = fopen(path, "rb")))
+        return -1;
+    r->in = malloc(CSV_BUF);
+    r->rec_cap = 256;
+    r->rec = malloc(r->rec_cap);
+    r->fcap = 16;
+    r->off = malloc(r->fcap * sizeof *r->off);
+    r->len = malloc(r->fcap * sizeof *r->len);
+    r->quoted = malloc(r->fcap);
+    r->next_line = 1;
+    if (!r->in || !r->rec || !r->off || !r->len || !r->quoted) {
+        csv_close(r);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void csv_close(csv_reader *r)
+{
+    if (r->f && r->f != stdin) fclose(r->f);
+    free(r->in);
+    free(r->rec);
+    free(r->off);
+    free(r->len);
+    free(r->quoted);
+    memset(r, 0, sizeof *r);
+}
+
+/* Next input byte, or -1 at end (-2 on a read error). */
+static int getb(csv_reader *r)
+{
+    if (r->in_pos == r->in_len) {
+        if (r->eof) return -1;
+        r->in_len = fread(r->in, 1, CSV_BUF, r->f);
+        r->in_pos = 0;
+        if (r->in_len == 0) {
+            r->eof = 1;
+            return ferror(r->f) ? -2 : -1;
+        }
+    }
+    r->bytes++;
+    return (unsigned char)r->in[r->in_pos++];
+}
+
+static int peekb(csv_reader *r)
+{
+    if (r->in_pos == r->in_len) {
+        int c = getb(r);
+        if (c < 0) return c;
+        r->in_pos--;
+        r->bytes--;
+    }
+    return (unsigned char)r->in[r->in_pos];
+}
+
+static int put(csv_reader *r, size_t *n, char c)
+{
+    if (*n + 1 >= r->rec_cap) {
+        size_t nc = r->rec_cap * 2;
+        char *p = realloc(r->rec, nc);
+        if (!p) return -1;
+        r->rec = p;
+        r->rec_cap = nc;
+    }
+    r->rec[(*n)++] = c;
+    return 0;
+}
+
+static int end_field(csv_reader *r, size_t *n, size_t start, int quoted)
+{
+    if (r->nfields == r->fcap) {
+        size_t nc = r->fcap * 2;
+        size_t *o = realloc(r->off, nc * sizeof *o);
+        if (o) r->off = o;
+        size_t *l = realloc(r->len, nc * sizeof *l);
+        if (l) r->len = l;
+        uint8_t *q = realloc(r->quoted, nc);
+        if (q) r->quoted = q;
+        if (!o || !l || !q) return -1;
+        r->fcap = nc;
+    }
+    r->off[r->nfields] = start;
+    r->len[r->nfields] = *n - start;
+    r->quoted[r->nfields] = (uint8_t)quoted;
+    r->nfields++;
+    return put(r, n, '\0');
+}
+
+int csv_next(csv_reader *r, char *msg, size_t msgcap)
+{
+    size_t n = 0;
+    r->nfields = 0;
+    r->line = r->next_line;
+    int c = getb(r);
+    if (r->bytes == 1 && c == 0xEF && peekb(r) == 0xBB) { /* UTF-8 byte order mark */
+        getb(r);
+        if (getb(r) != 0xBF) {
+            snprintf(msg, msgcap, "%s: line 1: invalid byte order mark", r->path);
+            return -1;
+        }
+        c = getb(r);
+    }
+    if (c == -1) return 0;
+    for (;;) {
+        size_t start = n;
+        int quoted = 0;
+        if (c == '"') {
+            quoted = 1;
+            for (;;) {
+                c = getb(r);
+                if (c < 0) {
+                    snprintf(msg, msgcap, "%s: line %" PRIu64 ": unterminated quoted field", r->path, r->line);
+                    return -1;
+                }
+                if (c == '"') {
+                    if (peekb(r) == '"') {
+                        getb(r);
+                    } else {
+                        c = getb(r);
+                        break;
+                    }
+                } else if (c == '\n') {
+                    r->next_line++;
+                }
+                if (put(r, &n, (char)c)) goto oom;
+            }
+            /* text after the closing quote up to the delimiter is kept (lenient) */
+            while (c >= 0 && c != r->delim && c != '\n' && c != '\r') {
+                if (put(r, &n, (char)c)) goto oom;
+                c = getb(r);
+            }
+        } else {
+            while (c >= 0 && c != r->delim && c != '\n' && c != '\r') {
+                if (put(r, &n, (char)c)) goto oom;
+                c = getb(r);
+            }
+        }
+        if (end_field(r, &n, start, quoted)) goto oom;
+        if (c == r->delim) {
+            c = getb(r);
+            continue;
+        }
+        if (c == '\r' && peekb(r) == '\n') getb(r);
+        if (c == -2) {
+            snprintf(msg, msgcap, "%s: line %" PRIu64 ": read error", r->path, r->line);
+            return -1;
+        }
+        r->next_line++;
+        return 1;
+    }
+oom:
+    snprintf(msg, msgcap, "%s: line %" PRIu64 ": out of memory (record too long)", r->path, r->line);
+    return -1;
+}
+
+/* ---- values --------------------------------------------------------------------------------- */
+
+static const char *skip_blank(const char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    return s;
+}
+
+static int rest_blank(const char *s)
+{
+    return *skip_blank(s) == '\0';
+}
+
+int csv_is_blank(const char *s)
+{
+    return rest_blank(s);
+}
+
+int csv_parse_i64(const char *s, int64_t *out)
+{
+    s = skip_blank(s);
+    int neg = 0;
+    if (*s == '+' || *s == '-') neg = *s++ == '-';
+    if (!isdigit((unsigned char)*s)) return -1;
+    uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; isdigit((unsigned char)*s); s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (lim - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (!rest_blank(s)) return -1;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+int csv_parse_double(const char *s, double *out)
+{
+    s = skip_blank(s);
+    const char *p = *s == '+' || *s == '-' ? s + 1 : s;
+    if (!strcasecmp(p, "nan")) {
+        *out = *s == '-' ? -NAN : NAN;
+        return 0;
+    }
+    if (!strcasecmp(p, "infinity") || !strcasecmp(p, "inf")) {
+        *out = *s == '-' ? -INFINITY : INFINITY;
+        return 0;
+    }
+    /* decimal only: digits, one point, an exponent (no hex floats, no "nan(...)") */
+    const char *q = p;
+    int digits = 0;
+    while (isdigit((unsigned char)*q)) q++, digits++;
+    if (*q == '.') {
+        q++;
+        while (isdigit((unsigned char)*q)) q++, digits++;
+    }
+    if (!digits) return -1;
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        if (!isdigit((unsigned char)*q)) return -1;
+        while (isdigit((unsigned char)*q)) q++;
+    }
+    if (!rest_blank(q)) return -1;
+    errno = 0;
+    *out = strtod(s, NULL);
+    return 0;
+}
+
+int csv_parse_bool(const char *s, int *out)
+{
+    s = skip_blank(s);
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    if (n == 4 && !strncasecmp(s, "true", 4)) {
+        *out = 1;
+        return 0;
+    }
+    if (n == 5 && !strncasecmp(s, "false", 5)) {
+        *out = 0;
+        return 0;
+    }
+    return -1;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+    static const int D[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return D[m - 1];
+}
+
+/* Reads exactly n digits. */
+static int digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*s)[i])) return -1;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+static int parse_ymd(const char **s, int *y, int *m, int *d)
+{
+    if (digits(s, 4, y) || **s != '-') return -1;
+    (*s)++;
+    if (digits(s, 2, m) || **s != '-') return -1;
+    (*s)++;
+    if (digits(s, 2, d)) return -1;
+    if (*m < 1 || *m > 12 || *d < 1 || *d > days_in_month(*y, *m)) return -1;
+    return 0;
+}
+
+int csv_parse_date(const char *s, int32_t *out)
+{
+    int y, m, d;
+    s = skip_blank(s);
+    if (parse_ymd(&s, &y, &m, &d) || !rest_blank(s)) return -1;
+    *out = y * 10000 + m * 100 + d;
+    return 0;
+}
+
+void csv_format_real(char *buf, size_t cap, double x, int is_float)
+{
+    if (isnan(x)) {
+        snprintf(buf, cap, "NaN");
+        return;
+    }
+    if (isinf(x)) {
+        snprintf(buf, cap, "%s", x > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    for (int p = is_float ? 6 : 15; p <= 17; p++) {
+        snprintf(buf, cap, "%.*g", p, x);
+        if (is_float ? (strtof(buf, NULL) == (float)x) : (strtod(buf, NULL) == x)) break;
+    }
+    if (x == 0 && signbit(x)) snprintf(buf, cap, "-0.0");
+}
+
+void csv_put_field(FILE *f, const char *s, size_t len)
+{
+    int q = len == 0 || s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t';
+    for (size_t i = 0; i < len && !q; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
+    if (!q) {
+        fwrite(s, 1, len, f);
+        return;
+    }
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"') fputc('"', f);
+        fputc(s[i], f);
+    }
+    fputc('"', f);
+}
+
+/* ---- per-column option lists ------------------------------------------------------------------ */
+
+int csv_kv_add(csv_kvlist *l, const char *spec)
+{
+    char *dup = strdup(spec), *save = NULL;
+    if (!dup) return -1;
+    for (char *p = strtok_r(dup, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        csv_kv *ne = realloc(l->e, (l->n + 1) * sizeof *ne);
+        if (!ne) {
+            free(dup);
+            return -1;
+        }
+        l->e = ne;
+        char *eq = strrchr(p, '=');
+        if (!eq) eq = strrchr(p, ':');
+        if (eq) *eq = 0;
+        l->e[l->n].key = eq ? strdup(p) : NULL;
+        l->e[l->n].val = strdup(eq ? eq + 1 : p);
+        l->n++;
+    }
+    free(dup);
+    return 0;
+}
+
+void csv_kv_free(csv_kvlist *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->e[i].key);
+        free(l->e[i].val);
+    }
+    free(l->e);
+    l->e = NULL;
+    l->n = 0;
+}
+
+const char *csv_kv_lookup(const csv_kvlist *l, const char *name, int *per_column)
+{
+    const char *def = NULL;
+    if (per_column) *per_column = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (!l->e[i].key) {
+            def = l->e[i].val;
+        } else if (name && l->e[i].val && !strcmp(l->e[i].key, name)) {
+            if (per_column) *per_column = 1;
+            return l->e[i].val;
+        }
+    }
+    return def;
+}
+
+tsf_encoding csv_default_encoding(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return TSF_ENC_RLE;
+    case TSF_INT32:
+    case TSF_INT64:
+    case TSF_DATE:
+    case TSF_TIMESTAMP: return TSF_ENC_TS_2DIFF;
+    case TSF_FLOAT:
+    case TSF_DOUBLE: return TSF_ENC_GORILLA;
+    default: return TSF_ENC_PLAIN;
+    }
+}
+
+int csv_column_codec(const csv_kvlist *enc, const csv_kvlist *comp, const char *name, tsf_type type,
+                     tsf_encoding *e, tsf_compression *c, char *msg, size_t msgcap)
+{
+    int per_col;
+    const char *s = csv_kv_lookup(enc, name, &per_col);
+    if (s) {
+        tsf_encoding x;
+        if (tsf_encoding_parse(s, &x)) {
+            snprintf(msg, msgcap, "--encoding: unknown encoding '%s'", s);
+            return -1;
+        }
+        if (x == TSF_ENCODING_AUTO || tsf_codec_can_encode(type, x)) {
+            *e = x;
+        } else if (per_col) {
+            snprintf(msg, msgcap, "--encoding: %s cannot encode %s column '%s'", tsf_encoding_name(x),
+                     tsf_type_name(type), name);
+            return -1;
+        }
+    }
+    s = csv_kv_lookup(comp, name, NULL);
+    if (s && (tsf_compression_parse(s, c) || !tsf_compression_supported(*c))) {
+        snprintf(msg, msgcap, "--compression: unknown or unsupported compression '%s'", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- time ----------------------------------------------------------------------------------- */
+
+int csv_time_convert(int64_t v, int64_t from_ps, int64_t to_ps, int64_t *out)
+{
+    if (from_ps == to_ps) {
+        *out = v;
+        return 0;
+    }
+    if (to_ps > from_ps) {
+        int64_t k = to_ps / from_ps;
+        if (v > INT64_MAX / k || v < INT64_MIN / k) return -1;
+        *out = v * k;
+        return 0;
+    }
+    int64_t k = from_ps / to_ps;
+    if (v % k) return -2;
+    *out = v / k;
+    return 0;
+}
+
+int csv_tz_parse(const char *s, int32_t *offset_s)
+{
+    if (!strcasecmp(s, "UTC") || !strcasecmp(s, "Z") || !strcasecmp(s, "GMT")) {
+        *offset_s = 0;
+        return 0;
+    }
+    if (!strncasecmp(s, "UTC", 3)) s += 3;
+    if (*s != '+' && *s != '-') return -1;
+    int neg = *s++ == '-';
+    int h = 0, m = 0, nd = 0;
+    while (isdigit((unsigned char)*s) && nd < 2) h = h * 10 + (*s++ - '0'), nd++;
+    if (!nd) return -1;
+    if (*s == ':') s++;
+    if (*s) {
+        if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]) || s[2]) return -1;
+        m = (s[0] - '0') * 10 + (s[1] - '0');
+    }
+    if (h > 18 || m > 59) return -1;
+    *offset_s = (neg ? -1 : 1) * (h * 3600 + m * 60);
+    return 0;
+}
+
+int csv_time_is_iso(const char *s)
+{
+    s = skip_blank(s);
+    for (int i = 0; i < 4; i++)
+        if (!isdigit((unsigned char)s[i])) return 0;
+    return s[4] == '-';
+}
+
+int csv_time_parse_iso(const char *s, int32_t tz_offset_s, int64_t per_second, int64_t *out)
+{
+    char buf[64];
+    s = skip_blank(s);
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    if (n < 10 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    const char *q = buf;
+    int y, m, d;
+    if (parse_ymd(&q, &y, &m, &d)) return -1;
+    if (buf[n - 1] == 'z') buf[n - 1] = 'Z';
+    /* a fraction finer than the unit must be zeros (no silent truncation) */
+    const char *dot = strpbrk(buf + 10, ".,");
+    if (dot) {
+        int keep = per_second == 1 ? 0 : per_second == 1000 ? 3 : per_second == 1000000 ? 6 : 9;
+        const char *p = dot + 1;
+        for (int i = 0; isdigit((unsigned char)p[i]); i++)
+            if (i >= keep && p[i] != '0') return -3;
+    }
+    int64_t v;
+    if (cli_parse_time(buf, per_second, &v)) return -1;
+    if (!strpbrk(buf + 10, "Z+-") && tz_offset_s) { /* no zone in the text: --tz applies */
+        int64_t off;
+        if (__builtin_mul_overflow((int64_t)tz_offset_s, per_second, &off) || __builtin_sub_overflow(v, off, &v))
+            return -2;
+    }
+    *out = v;
+    return 0;
+}

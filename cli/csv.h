@@ -1,0 +1,97 @@
+/* csv.h - CSV reading and writing for the `tsf` tool: a streaming RFC-4180 record reader, strict value
+ * parsers, value printers whose text reads back to the same bits, and ISO-8601 time parse/print in the
+ * file's time unit (s, ms, us, ns). Used by import, cat/head, convert and demo. */
+#ifndef TSF_CLI_CSV_H
+#define TSF_CLI_CSV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "args.h"
+#include "tsf.h"
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+typedef struct csv_reader {
+    FILE *f;
+    const char *path;
+    char delim;
+    char *in;                   /* read buffer */
+    size_t in_len, in_pos;
+    int eof;
+    char *rec;                  /* field text of the current record, each field NUL-terminated */
+    size_t rec_cap;
+    size_t *off;                /* field starts in rec */
+    size_t *len;                /* field lengths (a field may hold NUL bytes) */
+    uint8_t *quoted;            /* 1: the field was quoted ("" is an empty string, not a null) */
+    size_t nfields, fcap;
+    uint64_t line;              /* line of the current record's first character (1-based) */
+    uint64_t next_line;
+    uint64_t bytes;             /* bytes consumed so far */
+} csv_reader;
+
+/* Opens path ("-" = stdin). Returns 0, or -1 with errno set. */
+int csv_open(csv_reader *r, const char *path);
+void csv_close(csv_reader *r);
+/* Next record: 1 = a record, 0 = end of input, -1 = error (message in msg: unterminated quote, I/O). */
+int csv_next(csv_reader *r, char *msg, size_t msgcap);
+static inline const char *csv_field(const csv_reader *r, size_t i)
+{
+    return r->rec + r->off[i];
+}
+
+/* ---- values --------------------------------------------------------------------------------- */
+
+/* Strict parsers of a whole field (surrounding blanks allowed): 0 ok, -1 not that kind of value. */
+int csv_parse_i64(const char *s, int64_t *out);
+int csv_parse_double(const char *s, double *out); /* also NaN, Infinity, -Infinity, inf */
+int csv_parse_bool(const char *s, int *out);      /* true/false, any case */
+int csv_parse_date(const char *s, int32_t *out);  /* yyyy-MM-dd -> yyyyMMdd */
+int csv_is_blank(const char *s);
+
+/* Shortest %.Ng that reads back to the same float/double; NaN, Infinity, -Infinity, "-0.0". */
+void csv_format_real(char *buf, size_t cap, double x, int is_float);
+
+/* Writes a field quoted per RFC 4180 when it holds the delimiter, a quote, CR/LF, leading/trailing
+ * blanks, or is empty (an empty string prints as "" so that it does not read back as a null). */
+void csv_put_field(FILE *f, const char *s, size_t len);
+
+/* ---- per-column option lists (--schema, --encoding, --compression: "X" or "col=X", comma lists) -- */
+
+typedef struct csv_kv {
+    char *key; /* NULL: the default for every column */
+    char *val;
+} csv_kv;
+
+typedef struct csv_kvlist {
+    csv_kv *e;
+    size_t n;
+} csv_kvlist;
+
+/* Adds "X" / "col=X" / "col:X" entries of a comma-separated spec. 0 ok, -1 out of memory. */
+int csv_kv_add(csv_kvlist *l, const char *spec);
+void csv_kv_free(csv_kvlist *l);
+/* The value for column `name` (a per-column entry beats the default); NULL if none. *per_column = 1
+ * when a per-column entry matched. */
+const char *csv_kv_lookup(const csv_kvlist *l, const char *name, int *per_column);
+/* The encoding TsFile's Java writer uses by default for a type (RLE, TS_2DIFF, GORILLA, PLAIN). */
+tsf_encoding csv_default_encoding(tsf_type t);
+/* Encoding and compression of a column from --encoding/--compression lists over the given defaults.
+ * A default encoding that cannot encode the type is ignored; a per-column one is an error. 0 ok, else -1
+ * with a message in msg. */
+int csv_column_codec(const csv_kvlist *enc, const csv_kvlist *comp, const char *name, tsf_type type,
+                     tsf_encoding *e, tsf_compression *c, char *msg, size_t msgcap);
+
+/* ---- time (units as "per second": 1 = s, 1000 = ms, 1000000 = us, 1000000000 = ns; args.h) ----- */
+
+/* Converts v from one unit to another: 0 ok, -1 overflow, -2 not exact (a finer unit into a coarser one). */
+int csv_time_convert(int64_t v, int64_t from_per_second, int64_t to_per_second, int64_t *out);
+/* Parses a fixed UTC offset: "UTC", "Z", "+08:00", "-0530", "+8", "UTC+1". Seconds east of UTC. */
+int csv_tz_parse(const char *s, int32_t *offset_s);
+/* Looks like ISO-8601 (starts with yyyy-). */
+int csv_time_is_iso(const char *s);
+/* ISO-8601 text (cli_parse_time's forms); a time without a zone is at tz_offset_s east of UTC.
+ * 0 ok, -1 malformed, -2 out of range, -3 a fraction finer than the unit (not exact). */
+int csv_time_parse_iso(const char *s, int32_t tz_offset_s, int64_t per_second, int64_t *out);
+
+#endif

@@ -358,3 +358,79 @@ void cli_json_num(FILE *f, double x)
     }
     fputs(buf, f);
 }
+
+void cli_table_init(cli_table *t, size_t ncols, unsigned right)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    t->right = right;
+}
+
+void cli_table_add(cli_table *t, const char *fmt, ...)
+{
+    if (t->oom) return;
+    if (t->ncells == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 64;
+        char **p = realloc(t->cells, c * sizeof *p);
+        if (!p) {
+            t->oom = 1;
+            return;
+        }
+        t->cells = p;
+        t->cap = c;
+    }
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    va_end(ap);
+    if (!s) {
+        t->oom = 1;
+        return;
+    }
+    t->cells[t->ncells++] = s;
+}
+
+/* Width of a cell in characters (UTF-8 code points; each counts as one column). */
+static size_t text_width(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void pad(FILE *f, size_t n)
+{
+    while (n--) fputc(' ', f);
+}
+
+int cli_table_print(const cli_table *t, FILE *f, const char *indent)
+{
+    if (t->oom) return -1;
+    size_t w[32] = {0}, nc = t->ncols < 32 ? t->ncols : 32;
+    for (size_t i = 0; i < t->ncells; i++) {
+        size_t l = text_width(t->cells[i]);
+        if (i % t->ncols < nc && l > w[i % t->ncols]) w[i % t->ncols] = l;
+    }
+    for (size_t i = 0; i < t->ncells; i++) {
+        size_t c = i % t->ncols, l = text_width(t->cells[i]);
+        if (c == 0) fputs(indent, f);
+        int last = c + 1 == t->ncols || i + 1 == t->ncells;
+        size_t width = c < nc ? w[c] : 0, fill = width > l ? width - l : 0;
+        if (c < nc && (t->right >> c) & 1) pad(f, fill);
+        fputs(t->cells[i], f);
+        if (!last && !(c < nc && (t->right >> c) & 1)) pad(f, fill);
+        fputs(last ? "\n" : "  ", f);
+    }
+    return 0;
+}
+
+void cli_table_free(cli_table *t)
+{
+    for (size_t i = 0; i < t->ncells; i++) free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}

@@ -94,4 +94,23 @@ void cli_json_bytes(FILE *f, const uint8_t *p, size_t n);
 /* A double as JSON: shortest %.17g form that reads back; NaN/Inf -> null. */
 void cli_json_num(FILE *f, double x);
 
+/* A text table with aligned columns: cells added row by row, printed with two spaces between columns.
+ * Columns whose bit is set in `right` are right-aligned (numbers). Allocation failure prints nothing
+ * more and makes cli_table_print return -1. */
+typedef struct cli_table {
+    size_t ncols, ncells, cap;
+    char **cells;
+    unsigned right;
+    int oom;
+} cli_table;
+
+void cli_table_init(cli_table *t, size_t ncols, unsigned right);
+void cli_table_add(cli_table *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+int cli_table_print(const cli_table *t, FILE *f, const char *indent);
+void cli_table_free(cli_table *t);
+
 #endif

@@ -317,6 +317,8 @@ typedef struct tsf_writer_options {
     uint32_t max_index_degree;    /* fan-out of the metadata index tree; 256 */
     tsf_codec_path path;          /* codec implementation path; AUTO */
     const tsf_allocator *allocator; /* NULL = malloc */
+    uint32_t threads;             /* columns encoded in parallel by this many threads; 0/1 = none. Output
+                                     bytes do not depend on it. (Field added after allocator: versioned.) */
 } tsf_writer_options;
 
 /** Fills the defaults. */
@@ -532,6 +534,10 @@ typedef struct tsf_series_info {
     size_t nchunks;
     size_t npages;               /* pages over all chunks (tsf_reader_series_pages; else 0) */
     tsf_stats stats;             /* stats.trusted is final only after tsf_reader_series_pages */
+    /* -- tsf_reader_series_pages only (else 0) -- */
+    uint64_t disk_bytes;         /* chunk headers + page headers + page bodies as stored in the file */
+    uint64_t page_bytes;         /* page bodies as stored (compressed) */
+    uint64_t page_bytes_raw;     /* page bodies after decompression (the encoded values) */
 } tsf_series_info;
 
 /** Series j of device i, from the index alone (no data-area I/O). */

@@ -848,6 +848,7 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
         tsf_fmt_chunk_header h;
         uint64_t dp, de;
         if ((st = rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
+        out->disk_bytes += de - coff;
         if (first) {
             out->encoding = h.encoding;
             out->compression = h.compression;
@@ -859,6 +860,8 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
             if ((st = rd_read_page_header(r, dp, de, &h, &b, &ph, &fetched, err))) break;
             dp += ph.header_len + ph.compressed_size;
             out->npages++;
+            out->page_bytes += ph.compressed_size;
+            out->page_bytes_raw += ph.uncompressed_size;
         }
         if (st) break;
     }

@@ -25,7 +25,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tsf-cli-$name.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export TSF=$tsf_bin GEN=$gen_bin SHARED=$shared TMP=$tmp
-DATA=$(cd "$(dirname "$0")/data" && pwd)
+DATA=$(cd "$(dirname "$0")" && pwd)/data
 export DATA
 export TZ=UTC LC_ALL=C
 

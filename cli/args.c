@@ -104,6 +104,14 @@ void cli_err(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_err_file(const char *cmd, const char *path, const char *msg)
+{
+    if (strstr(msg, path))
+        cli_err(cmd, "%s", msg);
+    else
+        cli_err(cmd, "%s: %s", path, msg);
+}
+
 int cli_exit_code(tsf_status st)
 {
     switch (st) {
@@ -128,7 +136,7 @@ int cli_open_reader(const char *cmd, const char *path, tsf_reader **out)
     tsf_status st = tsf_reader_open(out, path, NULL, &e);
     if (st == TSF_OK) st = tsf_reader_load_index(*out, &e);
     if (st != TSF_OK) {
-        cli_err(cmd, "%s: %s", path, e.message[0] ? e.message : tsf_status_name(st));
+        cli_err_file(cmd, path, e.message[0] ? e.message : tsf_status_name(st));
         tsf_reader_close(*out);
         *out = NULL;
         return st == TSF_EINVAL ? CLI_DAMAGED : cli_exit_code(st);

@@ -63,6 +63,8 @@ void cli_err(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* "tsf CMD: PATH: MSG", leaving out "PATH: " when the library message names the file already. */
+void cli_err_file(const char *cmd, const char *path, const char *msg);
 /* Exit code for a library status: ECORRUPT/ENOTSUP -> 2 (damaged/unreadable file), EIO/ENOTFOUND -> 3,
  * EINVAL -> 1, else 3. */
 int cli_exit_code(tsf_status st);

@@ -587,6 +587,57 @@ static void test_counters(void)
     tsf_reader_close(r);
 }
 
+/* Flipped bytes: every aggregate returns OK or an error with a message, never crashes (ASan/UBSan builds
+ * check memory), and some flips are reported as corrupt. */
+static void test_hostile(void)
+{
+    gen_buf small = {0};
+    char why[300];
+    CHECK(gen_file(&small, 300, 40, 150, why, sizeof why) == 0);
+    uint8_t *copy = malloc(small.n);
+    uint64_t seed = 7;
+    size_t corrupt = 0, silent = 0;
+    for (int k = 0; k < 600; k++) {
+        memcpy(copy, small.p, small.n);
+        size_t at = (size_t)(tsf_test_rand(&seed) % small.n);
+        copy[at] ^= (uint8_t)(1 + tsf_test_rand(&seed) % 255);
+        tsf_reader *r = NULL;
+        tsf_error e = {0};
+        if (tsf_reader_open_memory(&r, copy, small.n, NULL, &e) || tsf_reader_load_index(r, &e)) {
+            tsf_reader_close(r);
+            continue;
+        }
+        size_t nd = tsf_reader_device_count(r);
+        for (size_t d = 0; d < nd; d++) {
+            tsf_device_info di;
+            if (tsf_reader_device(r, d, &di, &e)) continue;
+            for (size_t j = 0; j < di.nseries; j++) {
+                for (int mode = 0; mode < 3; mode++) {
+                    tsf_agg_options o;
+                    tsf_agg_options_init(&o);
+                    o.force_decode = mode == 1;
+                    o.window = mode == 2 ? 37 : 0;
+                    tsf_agg_result *a = NULL;
+                    e.message[0] = 0;
+                    tsf_status st = tsf_aggregate(r, d, j, &o, &a, &e);
+                    if (st == TSF_ECORRUPT) corrupt++;
+                    if (st && (!e.message[0] || a)) silent++;
+                    tsf_agg_result_free(a);
+                }
+                int64_t t;
+                tsf_value v;
+                int found;
+                tsf_last_value(r, d, j, &t, &v, &found, &e);
+            }
+        }
+        tsf_reader_close(r);
+    }
+    CHECK_EQ_INT(silent, 0);
+    CHECK(corrupt > 10);
+    free(copy);
+    free(small.p);
+}
+
 static void test_golden(void)
 {
     const char *shared = tsf_test_shared_dir();
@@ -632,6 +683,7 @@ int main(void)
 {
     TSF_RUN(test_counters);
     TSF_RUN(test_writer_file_all_series);
+    TSF_RUN(test_hostile);
     TSF_RUN(test_golden);
     free(g_file.p);
     return tsf_test_finish();

@@ -532,11 +532,7 @@ tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err)
     tsf_status s = tsf_w_flush_all(w, err);
     if (s) return s;
     /* hand the completed chunk groups to the OS */
-    if (w->out.len) {
-        tsf_status s2 = tsf_w_out(w, NULL, 0, err);
-        (void)s2;
-    }
-    return TSF_OK;
+    return tsf_w_out_flush(w, err);
 }
 
 static tsf_status check_increasing(const tsf_tablet *t, size_t a, size_t b, const char *dev, tsf_error *err)

@@ -83,6 +83,8 @@ tsf_status tsf_w_out(tsf_writer *w, const void *p, size_t n, tsf_error *err)
 
 uint64_t tsf_w_pos(const tsf_writer *w) { return w->flushed + w->out.len; }
 
+tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err) { return out_flush(w, err); }
+
 uint64_t tsf_writer_bytes_written(const tsf_writer *w) { return w ? tsf_w_pos(w) : 0; }
 
 /* ---- open --------------------------------------------------------------------------------- */

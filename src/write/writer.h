@@ -124,6 +124,8 @@ struct tsf_writer {
 /* output */
 tsf_status tsf_w_out(tsf_writer *w, const void *p, size_t n, tsf_error *err);
 uint64_t tsf_w_pos(const tsf_writer *w);
+/* Hands the buffered output to the OS / callback now (completed chunk groups then survive a kill). */
+tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err);
 
 /* columns (column.c) */
 tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, tsf_type type, tsf_encoding enc,

@@ -164,7 +164,7 @@ static tsf_status acc_merge(const tsf_allocator *al, tsf_type type, acc *dst, co
         if (type == TSF_INT64 || type == TSF_TIMESTAMP)
             dst->dsum = init ? src->dsum : dst->dsum + src->dsum;
         else
-            dst->isum += src->isum;
+            dst->isum = (int64_t)((uint64_t)dst->isum + (uint64_t)src->isum); /* hostile statistics wrap */
         break;
     case TSF_FLOAT:
     case TSF_DOUBLE:
@@ -243,7 +243,7 @@ static void acc_from_stats(acc *x, const tsf_fmt_stats *s)
             int64_t y = v[i];                                                                                \
             if (y < mn) mn = y;                                                                              \
             if (y > mx) mx = y;                                                                              \
-            is += y;                                                                                         \
+            is = (int64_t)((uint64_t)is + (uint64_t)y); /* used for INT32/DATE only; no UB for INT64 */      \
             if (i) ds += (double)y;                                                                          \
         }                                                                                                    \
         x->imin = mn, x->imax = mx, x->ifirst = v[0], x->ilast = v[n - 1], x->isum = is, x->dsum = ds;       \

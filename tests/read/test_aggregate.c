@@ -192,7 +192,7 @@ static size_t reference(const pts *s, tsf_type type, const tsf_agg_options *o, r
             x->sum = num(type, &p->v);
         }
         x->abs += fabs(num(type, &p->v));
-        x->isum += inum(type, &p->v);
+        if (type == TSF_BOOLEAN || type == TSF_INT32 || type == TSF_DATE) x->isum += inum(type, &p->v);
         x->count++;
         x->t1 = p->t;
         x->last = p;

@@ -7,6 +7,7 @@
 #define TSF_READ_FILTER_H
 
 #include "../common/internal.h"
+#include "../format/format.h"
 
 struct tsf_reader;
 
@@ -25,22 +26,24 @@ void rd_filter_close(rd_fstate *fs);
 size_t rd_filter_ncolumns(const rd_fstate *fs);
 const char *rd_filter_column(const rd_fstate *fs, size_t i);
 
-/* Binds the filter to device d, whose batch columns are names[0..ncols) (visible and hidden). Tag
- * comparisons are decided here; *skip = 1 when no row of the device can pass. */
-tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *const *names, size_t ncols, int *skip,
-                            tsf_error *err);
+/* Binds the filter to device d, whose batch columns (visible and hidden) are named name(cols, 0..ncols).
+ * Tag comparisons are decided here; *skip = 1 when no row of the device can pass (pruning on). */
+tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *(*name)(const void *cols, size_t i),
+                            const void *cols, size_t ncols, int *skip, tsf_error *err);
 
 /* 1 if pruning is enabled and the filter reads batch column i (so its statistics can prune). */
 int rd_filter_uses(const rd_fstate *fs, size_t col);
 
-/* Pruning: statistics of some batch columns for one unit (chunk or page); stats[i] NULL = unknown (any
- * value, or null), nulls[i] = 1: the column is null in every row of the unit. Returns 0 only when the
- * filter cannot be TRUE for any row of the unit. trusted[i] = 0 makes stats[i] unknown. */
+/* Pruning: what is known of each batch column over one unit (chunk or page). has = 0: nothing (any
+ * value or null); all_null = 1: null in every row; else stats (tsf_fmt_stats of the unit), used only
+ * when trusted. */
 typedef struct rd_unit_col {
-    const void *stats; /* const tsf_fmt_stats * */
-    int trusted;
-    int all_null;
+    tsf_fmt_stats stats;
+    int has, trusted, all_null;
 } rd_unit_col;
+/* A zeroed array of ncols unit entries owned by fs (valid until the next call); NULL on ENOMEM. */
+rd_unit_col *rd_filter_units(rd_fstate *fs, size_t ncols);
+/* 0 only when the filter cannot be TRUE for any row of the unit (always 1 with pruning off). */
 int rd_filter_may_match(const rd_fstate *fs, const rd_unit_col *cols, size_t ncols);
 
 /* Evaluates the filter over batch b (all ncols columns) and compacts the rows where it is TRUE into

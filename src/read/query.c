@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter.h"
 #include "reader_internal.h"
 
 /* Largest decompressed page accepted: max(16 MiB, 4096 x the compressed size), at most 1 GiB. */
@@ -75,6 +76,9 @@ struct tsf_query {
     size_t cb_cap;
     tsf_batch out;
     tsf_query_stats st;
+    rd_fstate *fs;       /* value filter (NULL: none) */
+    size_t nvis;         /* returned columns: cols[0, nvis); the rest are read only for the filter */
+    int block_bound;     /* TSF_BLOCK_BOUND_* */
 };
 
 void tsf_query_options_init(tsf_query_options *o)
@@ -120,6 +124,7 @@ void tsf_query_close(tsf_query *q)
     rd_buf_free(a, &q->zeros);
     rd_buf_free(a, &q->ones);
     tsf_free(a, q->cb, q->cb_cap * sizeof *q->cb);
+    rd_filter_close(q->fs);
     tsf_compressor_close(q->comp);
     tsf_free(a, q, sizeof *q);
 }
@@ -183,6 +188,12 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
             memcpy(q->names[i], o.columns[i], n);
         }
     }
+    if (o.block_bound != TSF_BLOCK_BOUND_EXACT && o.block_bound != TSF_BLOCK_BOUND_CONSERVATIVE) {
+        st = tsf_err(err, TSF_EINVAL, "tsf_query_open: block_bound %d unknown", o.block_bound);
+        goto fail;
+    }
+    q->block_bound = o.block_bound;
+    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, &q->fs, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
     memset(q->zeros.p, 0, q->zeros.cap);
@@ -323,15 +334,9 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
         if ((st = rd_buf_reserve(q->a, &c->blocks, (nb ? nb : 1) * sizeof(tsf_ts2diff_block), err))) return st;
         tsf_ts2diff_block *b = (tsf_ts2diff_block *)c->blocks.p;
         if ((st = tsf_ts2diff_blocks(p, len, b, nb, &nb, err))) return st;
-        size_t b0 = nb, b1 = 0;
-        for (size_t i = 0; i < nb; i++) {
-            tot += b[i].count;
-            int meets = (b[i].bound > q->tmin || b[i].bound == INT64_MAX) && b[i].first <= q->tmax;
-            if (meets) {
-                if (b0 == nb) b0 = i;
-                b1 = i;
-            }
-        }
+        size_t b0, b1;
+        rd_blocks_select(b, nb, q->tmin, q->tmax, q->block_bound == TSF_BLOCK_BOUND_CONSERVATIVE, &b0, &b1);
+        for (size_t i = 0; i < nb; i++) tot += b[i].count;
         if (implausible(tot, len))
             return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",
                            (unsigned long long)c->body_off, tot, len);
@@ -407,6 +412,75 @@ static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t 
     return st;
 }
 
+/* ---- pruning by value statistics (filter.c decides; these gather what each unit knows) -------- */
+
+/* Non-aligned column c over one chunk or page with statistics s. Pruning one column of a merge is safe:
+ * its rows cannot be TRUE, and rows of other columns at those times only lose a value (null keeps a
+ * non-TRUE filter non-TRUE). */
+static int na_may_match(tsf_query *q, const qcol *c, const tsf_fmt_stats *s, int trusted)
+{
+    size_t i = (size_t)(c - q->cols);
+    if (!rd_filter_uses(q->fs, i)) return 1;
+    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    if (!u) return 1;
+    u[i].stats = *s;
+    u[i].has = 1;
+    u[i].trusted = trusted;
+    return rd_filter_may_match(q->fs, u, q->ncols);
+}
+
+/* Aligned chunk group of the time chunk at off (next: the following time chunk): the value chunks of the
+ * filter's columns, peeked from the index without consuming them (encoding unknown yet: FLOAT/DOUBLE
+ * statistics are not trusted here). A column without a value chunk in the group is null in every row. */
+static int al_chunk_may_match(tsf_query *q, uint64_t off, uint64_t next)
+{
+    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    if (!u) return 1;
+    int any = 0;
+    for (size_t i = 0; i < q->ncols; i++) {
+        const qcol *c = &q->cols[i];
+        if (!c->s || !rd_filter_uses(q->fs, i)) continue;
+        size_t pos = c->cm_pos;
+        int have = c->cm_have;
+        uint64_t coff = c->cm_off;
+        tsf_fmt_stats cs = c->cm_stats;
+        while (have && coff < off) {
+            tsf_error e;
+            tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &pos, &coff, &cs, &e);
+            if (st && st != TSF_ENOTFOUND) return 1; /* the scan itself reports it */
+            have = st == TSF_OK;
+        }
+        any = 1;
+        if (have && coff < next) {
+            u[i].stats = cs;
+            u[i].has = 1;
+            u[i].trusted = c->type != TSF_FLOAT && c->type != TSF_DOUBLE;
+        } else {
+            u[i].all_null = 1;
+        }
+    }
+    return !any || rd_filter_may_match(q->fs, u, q->ncols);
+}
+
+/* Aligned page: the value pages paired with the current time page (same rows). */
+static int al_page_may_match(tsf_query *q)
+{
+    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    if (!u) return 1;
+    for (size_t i = 0; i < q->ncols; i++) {
+        const qcol *c = &q->cols[i];
+        if (!rd_filter_uses(q->fs, i)) continue;
+        if (!c->in_chunk || c->ph.uncompressed_size == 0) {
+            u[i].all_null = 1;
+        } else if (c->ph.has_stats) {
+            u[i].stats = c->ph.stats;
+            u[i].has = 1;
+            u[i].trusted = !rd_lossy(c->type, c->ch.encoding);
+        }
+    }
+    return rd_filter_may_match(q->fs, u, q->ncols);
+}
+
 /* ---- non-aligned columns ------------------------------------------------------------------ */
 
 /* Decodes the next page of a non-aligned column with rows in the window (c->done at the end). */
@@ -427,6 +501,10 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
                 q->st.chunks_skipped++;
                 continue;
             }
+            if (q->fs && !na_may_match(q, c, &cs, c->type != TSF_FLOAT && c->type != TSF_DOUBLE)) {
+                q->st.chunks_skipped++; /* its values cannot make the filter TRUE */
+                continue;
+            }
             if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
             c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
         }
@@ -442,6 +520,10 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
                 continue;
             }
             partial = !inside(q, c->ph.stats.start_time, c->ph.stats.end_time);
+        }
+        if (q->fs && c->ph.has_stats && !na_may_match(q, c, &c->ph.stats, !rd_lossy(c->type, c->ch.encoding))) {
+            q->st.pages_skipped++;
+            continue;
         }
         q->st.pages_read++;
         if (c->ph.uncompressed_size == 0) continue;
@@ -480,6 +562,10 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                                q->dev->name, (unsigned long long)off, (unsigned long long)next);
             if (out_of_range(q, cs.start_time, cs.end_time)) {
                 q->st.chunks_skipped++;
+                continue;
+            }
+            if (q->fs && !al_chunk_may_match(q, off, next)) {
+                q->st.chunks_skipped++; /* its value chunks' statistics rule the filter out */
                 continue;
             }
             if ((st = open_chunk(q, tc, off, TSF_CHUNK_TIME, TSF_VECTOR, err))) return st;
@@ -526,6 +612,11 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
             }
             partial = !inside(q, tc->ph.stats.start_time, tc->ph.stats.end_time);
         }
+        if (q->fs && tc->ph.has_stats && !al_page_may_match(q)) {
+            q->st.pages_skipped++;
+            for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
+            continue;
+        }
         const uint8_t *p;
         size_t len, row0, total;
         q->st.pages_read++;
@@ -566,12 +657,18 @@ static const rd_series *find_series(const tsf_reader *r, const rd_device *d, con
     return NULL;
 }
 
-/* Sets up the columns of device q->devs[q->di]; *use = 0 if it has none of them. */
+static const char *qcol_name(const void *cols, size_t i)
+{
+    return ((const qcol *)cols)[i].name;
+}
+
+/* Sets up the columns of device q->devs[q->di]; *use = 0 if it has none of them (or the filter's tag
+ * comparisons rule it out). */
 static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
 {
     const tsf_reader *r = q->r;
     const rd_device *d = &r->devices[q->devs[q->di]];
-    size_t n = q->names ? q->nnames : d->nseries;
+    size_t nv = q->names ? q->nnames : d->nseries, n = nv + (q->fs ? rd_filter_ncolumns(q->fs) : 0);
     tsf_status st;
     *use = 0;
     if (n > q->cols_cap) {
@@ -588,17 +685,33 @@ static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
         q->cb_cap = n;
     }
     q->dev = d;
-    q->ncols = n;
+    q->ncols = q->nvis = nv;
     size_t present = 0;
     for (size_t i = 0; i < n; i++) {
-        const rd_series *s = q->names ? find_series(r, d, q->names[i]) : &r->series[d->series0 + i];
-        col_reset(&q->cols[i], q->names ? q->names[i] : s->name, s);
+        const rd_series *s;
+        const char *name;
+        if (i < nv) {
+            s = q->names ? find_series(r, d, q->names[i]) : &r->series[d->series0 + i];
+            name = q->names ? q->names[i] : s->name;
+        } else { /* a filter column not among the returned ones: read, evaluated, not returned */
+            name = rd_filter_column(q->fs, i - nv);
+            size_t k = 0;
+            while (k < q->ncols && strcmp(q->cols[k].name, name)) k++;
+            if (k < q->ncols || !(s = find_series(r, d, name))) continue;
+        }
+        size_t slot = i < nv ? i : q->ncols++;
+        col_reset(&q->cols[slot], name, s);
         if (s) {
             present++;
-            if ((st = cm_next(q, &q->cols[i], err))) return st;
+            if ((st = cm_next(q, &q->cols[slot], err))) return st;
         }
     }
     if (!present) return TSF_OK;
+    if (q->fs) {
+        int skip;
+        if ((st = rd_filter_device(q->fs, q->devs[q->di], qcol_name, q->cols, q->ncols, &skip, err))) return st;
+        if (skip) return TSF_OK;
+    }
     if (d->aligned) {
         col_reset(&q->tcol, "", &d->time);
         if ((st = cm_next(q, &q->tcol, err))) return st;
@@ -762,9 +875,14 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
                 if (!live) break;
             }
         }
+        if (got && q->fs) { /* keep the rows where the filter is TRUE; a batch left empty is not returned */
+            size_t kept;
+            if ((st = rd_filter_apply(q->fs, &q->out, q->cb, q->ncols, q->nvis, &kept, err))) return st;
+            if (!kept) continue;
+        }
         if (got) {
             q->out.device = q->devs[q->di];
-            q->out.ncolumns = q->ncols;
+            q->out.ncolumns = q->nvis;
             q->out.columns = q->cb;
             q->st.rows += q->out.nrows;
             *out = &q->out;

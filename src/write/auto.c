@@ -140,17 +140,23 @@ static int32_t smallest_precision(tsf_type t, const void *vals, size_t n)
     return -1;
 }
 
-/* Encodes the page with one candidate into w->scratch and compresses it into w->scratch2;
+/* Trial buffers of one decision (a decision is rare: once per column and chunk cut). */
+typedef struct tbufs {
+    tsf_wbuf enc, cmp;
+} tbufs;
+
+/* Encodes the page with one candidate into b->enc and compresses it into b->cmp;
  * *size = the stored bytes. TSF_ENOTSUP when the codec refuses the combination. */
-static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, size_t *size, size_t *raw, tsf_error *err)
+static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, tbufs *b, size_t *size, size_t *raw,
+                        tsf_error *err)
 {
     tsf_codec tmp = *w->codec;
     tmp.float_precision = k->prec;
     size_t n = c->nvals, var = is_binary(c->type) ? c->arena.len : 0;
     size_t bound = tsf_codec_encode_bound(c->type, k->enc, n, var);
     if (!bound) return TSF_ENOTSUP;
-    w->scratch.len = 0;
-    uint8_t *d = tsf_wbuf_reserve(&w->scratch, bound);
+    b->enc.len = 0;
+    uint8_t *d = tsf_wbuf_reserve(&b->enc, bound);
     if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
     tsf_status s = tsf_codec_encode(&tmp, c->type, k->enc, c->vals, n, d, bound, raw, err);
     if (s) return s;
@@ -160,14 +166,15 @@ static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, size_t *siz
     }
     size_t cb = tsf_compress_bound(c->comp, *raw);
     if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
-    w->scratch2.len = 0;
-    uint8_t *cd = tsf_wbuf_reserve(&w->scratch2, cb);
+    b->cmp.len = 0;
+    uint8_t *cd = tsf_wbuf_reserve(&b->cmp, cb);
     if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
     return tsf_compress(c->comp, d, *raw, cd, cb, size, err);
 }
 
-/* Decodes the stream in w->scratch and compares it with the page bit for bit (fixed-width types). */
-static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, size_t raw, int *same, tsf_error *err)
+/* Decodes the stream in b->enc and compares it with the page bit for bit (fixed-width types). */
+static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbufs *b, size_t raw, int *same,
+                         tsf_error *err)
 {
     *same = 1;
     if (is_binary(c->type)) return TSF_OK; /* PLAIN and DICTIONARY keep the bytes */
@@ -176,14 +183,21 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, size_t raw
     if (!back) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
     tsf_error e2 = {0};
     size_t used = 0;
-    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, w->scratch.p, raw, back, c->nvals, &used, &e2);
-    *same = s == TSF_OK && memcmp(back, c->vals, bytes) == 0;
+    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, b->enc.p, raw, back, c->nvals, &used, &e2);
+    *same = s == TSF_OK;
+    for (size_t i = 0; *same && i < c->nvals; i++) {
+        const uint8_t *a = (const uint8_t *)back + i * c->width, *v = (const uint8_t *)c->vals + i * c->width;
+        /* every TsFile float encoding stores one canonical NaN, as Java's floatToIntBits does */
+        if (c->type == TSF_DOUBLE && isnan(*(const double *)a) && isnan(*(const double *)v)) continue;
+        if (c->type == TSF_FLOAT && isnan(*(const float *)a) && isnan(*(const float *)v)) continue;
+        if (c->type == TSF_BOOLEAN ? (*a != 0) != (*v != 0) : memcmp(a, v, c->width) != 0) *same = 0;
+    }
     tsf_free(w->alloc, back, bytes);
     return s == TSF_ENOMEM ? tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name)
                            : TSF_OK;
 }
 
-static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
+static tsf_status decide_with(tsf_writer *w, wcol *c, tbufs *b, tsf_error *err)
 {
     cand cs[MAX_CAND];
     size_t nc = candidates(c->type, cs);
@@ -197,7 +211,7 @@ static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
     size_t sizes[MAX_CAND];
     for (size_t i = 0; i < nc; i++) {
         size_t raw;
-        tsf_status s = trial(w, c, &cs[i], &sizes[i], &raw, err);
+        tsf_status s = trial(w, c, &cs[i], b, &sizes[i], &raw, err);
         if (s == TSF_ENOTSUP) sizes[i] = SIZE_MAX;
         else if (s) return s;
     }
@@ -212,8 +226,8 @@ static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
         }
         size_t raw, sz;
         int same;
-        tsf_status s = trial(w, c, &cs[bi], &sz, &raw, err);
-        if (!s) s = verify(w, c, &cs[bi], raw, &same, err);
+        tsf_status s = trial(w, c, &cs[bi], b, &sz, &raw, err);
+        if (!s) s = verify(w, c, &cs[bi], b, raw, &same, err);
         if (s) return s;
         if (same) {
             c->enc = cs[bi].enc;
@@ -223,6 +237,17 @@ static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
         }
         sizes[bi] = SIZE_MAX;
     }
+}
+
+static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
+{
+    tbufs b;
+    tsf_wbuf_init(&b.enc, w->alloc);
+    tsf_wbuf_init(&b.cmp, w->alloc);
+    tsf_status s = decide_with(w, c, &b, err);
+    tsf_wbuf_free(&b.enc);
+    tsf_wbuf_free(&b.cmp);
+    return s;
 }
 
 /* ---- ending a precision chunk ------------------------------------------------------------- */

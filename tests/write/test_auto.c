@@ -1,0 +1,623 @@
+/*
+ * test_auto.c - TSF_ENCODING_AUTO (src/write/auto.c): the precision check against Java's
+ * FloatDecoder arithmetic, the encoding picked for crafted data (and that it is the smallest of the
+ * candidates), and bit-exact round trips through our reader for data that looks decimal and then
+ * is not (0.1 + 0.2, -0.0, NaN, infinities, huge values, subnormals, FLOAT values that wrap the
+ * int range), non-aligned, aligned, table model, every type, with tsf_verify on the files.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "write/auto.h"
+
+#define T0 1700000000000LL
+
+/* ---- an in-memory output ------------------------------------------------------------------ */
+
+typedef struct membuf {
+    uint8_t *p;
+    size_t n, cap;
+} membuf;
+
+static int mem_write(void *ud, const void *data, size_t len)
+{
+    membuf *m = ud;
+    if (m->n + len > m->cap) {
+        size_t nc = m->cap ? m->cap : 4096;
+        while (nc < m->n + len) nc *= 2;
+        uint8_t *np = realloc(m->p, nc);
+        if (!np) return 1;
+        m->p = np;
+        m->cap = nc;
+    }
+    memcpy(m->p + m->n, data, len);
+    m->n += len;
+    return 0;
+}
+
+/* ---- columns of test data ------------------------------------------------------------------ */
+
+typedef struct col {
+    const char *name;
+    tsf_type type;
+    tsf_encoding enc;
+    void *vals;     /* n values in the C representation */
+    uint8_t *valid; /* LSB-first; NULL = all present */
+} col;
+
+static size_t width(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return 1;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_FLOAT: return 4;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+    case TSF_DOUBLE: return 8;
+    default: return sizeof(tsf_bytes);
+    }
+}
+
+static int bit(const uint8_t *v, size_t i) { return !v || ((v[i >> 3] >> (i & 7)) & 1); }
+
+/* Writes `n` rows of the columns to device `dev` (aligned or not) or table `table` (with one TAG
+ * column "tag" = "x" ahead of the columns) in tablets of `tab` rows. */
+typedef struct wspec {
+    const char *dev;   /* tree device, or NULL for the table "t" */
+    int aligned;
+    col *cols;
+    size_t ncols, n, tab;
+    uint32_t page_points;
+    tsf_compression comp;
+    size_t memory_budget; /* 0 = default */
+    int32_t float_precision; /* 0 = default */
+} wspec;
+
+static int write_spec(const wspec *s, membuf *out)
+{
+    tsf_error e = {0};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    if (s->page_points) o.page_max_points = s->page_points;
+    if (s->memory_budget) o.memory_budget = s->memory_budget;
+    if (s->float_precision) o.float_precision = s->float_precision;
+    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, out};
+    tsf_writer *w = NULL;
+    out->n = 0;
+    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
+    if (!w) return 1;
+    size_t k = s->ncols + (s->dev ? 0 : 1);
+    tsf_column_schema *sc = calloc(k, sizeof *sc);
+    size_t off = s->dev ? 0 : 1;
+    if (!s->dev) sc[0] = (tsf_column_schema){"tag", TSF_STRING, TSF_ENC_PLAIN, s->comp, TSF_COLUMN_TAG};
+    for (size_t i = 0; i < s->ncols; i++)
+        sc[off + i] = (tsf_column_schema){s->cols[i].name, s->cols[i].type, s->cols[i].enc, s->comp, TSF_COLUMN_FIELD};
+    const char *target = s->dev ? s->dev : "t";
+    int bad = 0;
+    if (!s->dev)
+        CHECK_OK(tsf_writer_register_table(w, "t", sc, k, &e), &e);
+    else if (s->aligned)
+        CHECK_OK(tsf_writer_register_aligned(w, s->dev, sc, k, &e), &e);
+    else
+        for (size_t i = 0; i < k; i++) CHECK_OK(tsf_writer_register_series(w, s->dev, &sc[i], &e), &e);
+    tsf_tablet *t = NULL;
+    CHECK_OK(tsf_tablet_new(w, target, NULL, 0, s->tab, &t, &e), &e);
+    int64_t *times = malloc(s->tab * sizeof *times);
+    tsf_bytes *tags = malloc(s->tab * sizeof *tags);
+    uint8_t *vb = malloc(s->tab / 8 + 2);
+    for (size_t r0 = 0; t && r0 < s->n && !bad; r0 += s->tab) {
+        size_t m = s->n - r0 < s->tab ? s->n - r0 : s->tab;
+        for (size_t r = 0; r < m; r++) {
+            times[r] = T0 + (int64_t)(r0 + r) * 1000;
+            tags[r] = (tsf_bytes){(const uint8_t *)"x", 1};
+        }
+        bad |= tsf_tablet_set_times(t, times, m, &e) != TSF_OK;
+        if (!s->dev) bad |= tsf_tablet_set_column(t, 0, tags, NULL, m, &e) != TSF_OK;
+        for (size_t i = 0; i < s->ncols; i++) {
+            const col *c = &s->cols[i];
+            const uint8_t *v = NULL;
+            if (c->valid) {
+                memset(vb, 0, m / 8 + 2);
+                for (size_t r = 0; r < m; r++)
+                    if (bit(c->valid, r0 + r)) vb[r >> 3] |= (uint8_t)(1u << (r & 7));
+                v = vb;
+            }
+            bad |= tsf_tablet_set_column(t, off + i, (const uint8_t *)c->vals + r0 * width(c->type), v, m, &e) != TSF_OK;
+        }
+        if (!bad) bad |= tsf_writer_write_tablet(w, t, &e) != TSF_OK;
+    }
+    if (bad) fprintf(stderr, "write: %s\n", e.message);
+    CHECK(!bad);
+    tsf_tablet_free(t);
+    free(times);
+    free(tags);
+    free(vb);
+    free(sc);
+    tsf_status st = tsf_writer_close(w, &e);
+    CHECK_OK(st, &e);
+    return bad || st;
+}
+
+static int cell_same(tsf_type t, const void *got, const void *want)
+{
+    if (t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB) {
+        const tsf_bytes *a = got, *b = want;
+        return a->len == b->len && (!a->len || !memcmp(a->data, b->data, a->len));
+    }
+    if (t == TSF_BOOLEAN) return (*(const uint8_t *)got != 0) == (*(const uint8_t *)want != 0);
+    /* every TsFile float encoding stores one canonical NaN (Java's floatToIntBits/doubleToLongBits) */
+    if (t == TSF_DOUBLE && isnan(*(const double *)got) && isnan(*(const double *)want)) return 1;
+    if (t == TSF_FLOAT && isnan(*(const float *)got) && isnan(*(const float *)want)) return 1;
+    return !memcmp(got, want, width(t)); /* otherwise bit for bit: -0.0, subnormals, infinities */
+}
+
+/* Reads every column back and compares cell by cell; returns the number of differences. */
+static size_t check_file(const membuf *f, const wspec *s)
+{
+    tsf_error e = {0};
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open_memory(&r, f->p, f->n, NULL, &e), &e);
+    if (!r) return 1;
+    size_t diffs = 0;
+    const char *dev = s->dev ? s->dev : "t.x";
+    size_t di = 0;
+    CHECK_OK(tsf_reader_find_device(r, dev, &di, &e), &e);
+    for (size_t i = 0; i < s->ncols; i++) {
+        const col *c = &s->cols[i];
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.devices = &di;
+        o.ndevices = 1;
+        o.columns = &c->name;
+        o.ncolumns = 1;
+        tsf_query *q = NULL;
+        CHECK_OK(tsf_query_open(r, &o, &q, &e), &e);
+        const tsf_batch *b;
+        size_t next = 0, w = width(c->type);
+        while (q && tsf_query_next(q, &b, &e) == TSF_OK && b) {
+            const tsf_column_batch *cb = &b->columns[0];
+            for (size_t k = 0; k < b->nrows; k++) {
+                size_t row = (size_t)((b->times[k] - T0) / 1000);
+                int present = cb->validity ? bit(cb->validity, k) : 1;
+                if (cb->type == TSF_VECTOR) present = 0;
+                while (next < row) diffs += bit(c->valid, next++); /* skipped rows must be null */
+                if (row >= s->n || present != bit(c->valid, row) ||
+                    (present && !cell_same(c->type, (const uint8_t *)cb->values + k * w,
+                                           (const uint8_t *)c->vals + row * w))) {
+                    if (diffs < 5)
+                        fprintf(stderr, "  column %s row %zu differs (present %d) got %016llx want %016llx\n", c->name, row, present, present && w == 8 ? *(unsigned long long *)((const uint8_t *)cb->values + k * w) : 0ULL, w == 8 ? *(unsigned long long *)((const uint8_t *)c->vals + row * w) : 0ULL);
+                    diffs++;
+                }
+                next = row + 1;
+            }
+        }
+        CHECK_EQ_INT(e.code, TSF_OK);
+        while (next < s->n) diffs += bit(c->valid, next++);
+        tsf_query_close(q);
+    }
+    tsf_reader_close(r);
+    return diffs;
+}
+
+/* Encoding of the first chunk and chunk count of a series. */
+static void series_info(const membuf *f, const char *dev, const char *name, tsf_encoding *enc, size_t *nchunks)
+{
+    tsf_error e = {0};
+    tsf_reader *r = NULL;
+    *enc = (tsf_encoding)-1;
+    *nchunks = 0;
+    CHECK_OK(tsf_reader_open_memory(&r, f->p, f->n, NULL, &e), &e);
+    if (!r) return;
+    size_t di = 0, j = 0;
+    tsf_series_info si;
+    CHECK_OK(tsf_reader_find_device(r, dev, &di, &e), &e);
+    CHECK_OK(tsf_reader_find_series(r, di, name, &j, &e), &e);
+    if (tsf_reader_series_pages(r, di, j, &si, &e) == TSF_OK) {
+        *enc = si.encoding;
+        *nchunks = si.nchunks;
+    }
+    tsf_reader_close(r);
+}
+
+/* tsf_verify on the bytes (written to a temporary file). */
+static void verify_bytes(const membuf *f)
+{
+    char path[] = "/tmp/tsf_test_auto_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(write(fd, f->p, f->n) == (ssize_t)f->n);
+    close(fd);
+    tsf_verify_report rep;
+    memset(&rep, 0, sizeof rep);
+    tsf_error e = {0};
+    CHECK_OK(tsf_verify(path, NULL, NULL, &rep, &e), &e);
+    CHECK_EQ_INT(rep.problems, 0);
+    CHECK(rep.chunks > 0);
+    unlink(path);
+}
+
+static int is_precision(tsf_encoding e) { return e == TSF_ENC_TS_2DIFF || e == TSF_ENC_RLE; }
+
+/* ---- data ---------------------------------------------------------------------------------- */
+
+static uint64_t g_rng = 12345;
+static double urand(void) { return (double)(tsf_test_rand(&g_rng) >> 11) / 9007199254740992.0; }
+
+static double *sensor_doubles(size_t n)
+{
+    double *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100;
+    return v;
+}
+
+static float *sensor_floats(size_t n)
+{
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (float)(round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100);
+    return v;
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void test_precision_check(void)
+{
+    double d[] = {23.45, -0.07, 1e6, 0.5, 100.0};
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_DOUBLE, d, 5, 2), 5);
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_DOUBLE, d, 5, 1), 0); /* 23.45 needs 2 digits */
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_DOUBLE, d + 2, 3, 0), 1);
+    double bad[] = {0.1 + 0.2, -0.0, NAN, INFINITY, 1e300, 4.9e-324, 2.2250738585072014e-308 / 3};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        for (int32_t p = 0; p <= 6; p++) CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_DOUBLE, &bad[i], 1, p), 0);
+    float f[] = {23.45f, -0.07f, 1234.5f};
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_FLOAT, f, 3, 2), 3);
+    float wrap[] = {3e7f}; /* 3e9 leaves the int range: Java keeps the low 32 bits */
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_FLOAT, wrap, 1, 2), 0);
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_FLOAT, wrap, 1, 0), 1);
+    float fneg0[] = {-0.0f, NAN};
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_FLOAT, fneg0, 1, 2), 0);
+    CHECK_EQ_INT(tsf_wauto_prec_first_bad(TSF_FLOAT, fneg0 + 1, 1, 2), 0);
+    /* the check agrees with the codec: what passes decodes back exactly, what fails does not */
+    tsf_codec_options co;
+    tsf_codec_options_init(&co);
+    co.float_precision = 2;
+    tsf_codec *codec = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_codec_open(&codec, &co, &e), &e);
+    double mix[] = {23.45, 0.1 + 0.2, -1.5, 1e300};
+    uint8_t buf[256];
+    size_t wrote = 0;
+    CHECK_OK(tsf_codec_encode(codec, TSF_DOUBLE, TSF_ENC_TS_2DIFF, mix, 4, buf, sizeof buf, &wrote, &e), &e);
+    double back[4];
+    CHECK_OK(tsf_codec_decode(codec, TSF_DOUBLE, TSF_ENC_TS_2DIFF, buf, wrote, back, 4, NULL, &e), &e);
+    for (size_t i = 0; i < 4; i++)
+        CHECK_EQ_INT(memcmp(&back[i], &mix[i], 8) == 0, tsf_wauto_prec_first_bad(TSF_DOUBLE, &mix[i], 1, 2) == 1);
+    tsf_codec_close(codec);
+    CHECK_EQ_INT(tsf_wauto_default(TSF_DOUBLE), TSF_ENC_GORILLA);
+    CHECK_EQ_INT(tsf_wauto_default(TSF_INT32), TSF_ENC_TS_2DIFF);
+    tsf_encoding pe;
+    CHECK_OK(tsf_encoding_parse("auto", &pe), NULL);
+    CHECK_EQ_INT(pe, TSF_ENCODING_AUTO);
+    CHECK(!tsf_codec_can_encode(TSF_INT32, TSF_ENCODING_AUTO)); /* never an on-disk encoding */
+}
+
+#define NPICK 3000
+
+/* Columns of crafted data and the encodings AUTO may pick for them. */
+static void crafted(col *cols, tsf_encoding ok[][3])
+{
+    double *dec = sensor_doubles(NPICK);
+    double *walk = malloc(NPICK * sizeof *walk);
+    int64_t *cst = malloc(NPICK * sizeof *cst);
+    int32_t *ctr = malloc(NPICK * sizeof *ctr);
+    uint8_t *bo = malloc(NPICK);
+    tsf_bytes *lowcard = malloc(NPICK * sizeof *lowcard);
+    tsf_bytes *uniq = malloc(NPICK * sizeof *uniq);
+    static const char *words[] = {"idle", "running", "stopped", "maintenance", "error"};
+    static char ubuf[NPICK][24];
+    double x = 0;
+    for (size_t i = 0; i < NPICK; i++) {
+        x += urand() - 0.5;
+        walk[i] = x;
+        cst[i] = 42;
+        ctr[i] = (int32_t)(1000 + 3 * i);
+        bo[i] = (i / 200) & 1;
+        const char *wd = words[tsf_test_rand(&g_rng) % 5]; /* random order: LZ4 cannot find runs */
+        lowcard[i] = (tsf_bytes){(const uint8_t *)wd, strlen(wd)};
+        snprintf(ubuf[i], sizeof ubuf[i], "%016llx", (unsigned long long)tsf_test_rand(&g_rng));
+        uniq[i] = (tsf_bytes){(const uint8_t *)ubuf[i], 16};
+    }
+    cols[0] = (col){"dec", TSF_DOUBLE, TSF_ENCODING_AUTO, dec, NULL};
+    cols[1] = (col){"walk", TSF_DOUBLE, TSF_ENCODING_AUTO, walk, NULL};
+    cols[2] = (col){"cst", TSF_INT64, TSF_ENCODING_AUTO, cst, NULL};
+    cols[3] = (col){"ctr", TSF_INT32, TSF_ENCODING_AUTO, ctr, NULL};
+    cols[4] = (col){"bo", TSF_BOOLEAN, TSF_ENCODING_AUTO, bo, NULL};
+    cols[5] = (col){"lowcard", TSF_TEXT, TSF_ENCODING_AUTO, lowcard, NULL};
+    cols[6] = (col){"uniq", TSF_STRING, TSF_ENCODING_AUTO, uniq, NULL};
+    tsf_encoding exp[7][3] = {
+        {TSF_ENC_TS_2DIFF, TSF_ENC_RLE, TSF_ENC_TS_2DIFF}, /* decimal: a precision encoding */
+        {TSF_ENC_GORILLA, TSF_ENC_CHIMP, TSF_ENC_GORILLA}, /* not decimal: lossless float codec */
+        {TSF_ENC_RLE, TSF_ENC_TS_2DIFF, TSF_ENC_RLE},      /* constant */
+        {TSF_ENC_TS_2DIFF, TSF_ENC_RLBE, TSF_ENC_TS_2DIFF}, /* counter: constant deltas */
+        {TSF_ENC_RLE, TSF_ENC_RLE, TSF_ENC_RLE},
+        {TSF_ENC_DICTIONARY, TSF_ENC_DICTIONARY, TSF_ENC_DICTIONARY},
+        {TSF_ENC_PLAIN, TSF_ENC_PLAIN, TSF_ENC_PLAIN},
+    };
+    memcpy(ok, exp, sizeof exp);
+}
+
+static void free_cols(col *cols, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(cols[i].vals);
+        free(cols[i].valid);
+    }
+}
+
+static void test_picks_expected(void)
+{
+    col cols[7];
+    tsf_encoding ok[7][3];
+    crafted(cols, ok);
+    membuf f = {0};
+    wspec s = {"root.sg.d", 0, cols, 7, NPICK, 1000, 0, TSF_LZ4, 0, 0};
+    CHECK(!write_spec(&s, &f));
+    CHECK_EQ_INT(check_file(&f, &s), 0);
+    for (size_t i = 0; i < 7; i++) {
+        tsf_encoding e;
+        size_t nch;
+        series_info(&f, "root.sg.d", cols[i].name, &e, &nch);
+        if (e != ok[i][0] && e != ok[i][1] && e != ok[i][2])
+            fprintf(stderr, "  %s: AUTO picked %s\n", cols[i].name, tsf_encoding_name(e) ? tsf_encoding_name(e) : "?");
+        CHECK(e == ok[i][0] || e == ok[i][1] || e == ok[i][2]);
+        CHECK_EQ_INT(nch, 1);
+    }
+    verify_bytes(&f);
+    free(f.p);
+    free_cols(cols, 7);
+}
+
+/* AUTO's file is no larger than the same series written with any candidate encoding (one page,
+ * uncompressed, so the encoded value stream alone decides), and no larger than the Java default
+ * under LZ4. */
+static void test_smallest(void)
+{
+    col cols[7];
+    tsf_encoding ok[7][3];
+    crafted(cols, ok);
+    membuf f = {0};
+    for (size_t i = 0; i < 7; i++) {
+        col one = cols[i];
+        wspec s = {"root.sg.d", 0, &one, 1, NPICK, NPICK, NPICK, TSF_UNCOMPRESSED, 0, 0};
+        CHECK(!write_spec(&s, &f));
+        size_t auto_size = f.n;
+        for (int e = 0; e <= TSF_ENC_RLBE; e++) {
+            if (!tsf_codec_can_encode(one.type, (tsf_encoding)e) || e == TSF_ENC_SPRINTZ || e == TSF_ENC_GORILLA_V1)
+                continue;
+            int prec = one.type == TSF_DOUBLE && is_precision((tsf_encoding)e);
+            if (prec && i != 0) continue; /* lossy for non-decimal data */
+            if (one.type == TSF_DOUBLE && e == TSF_ENC_RLBE) continue; /* RLBE floats drift (spec §10) */
+            one.enc = (tsf_encoding)e;
+            s.float_precision = prec ? 2 : 0;
+            CHECK(!write_spec(&s, &f));
+            if (auto_size > f.n)
+                fprintf(stderr, "  %s: AUTO %zu bytes > %s %zu bytes\n", one.name, auto_size,
+                        tsf_encoding_name((tsf_encoding)e), f.n);
+            CHECK(auto_size <= f.n);
+        }
+        /* Java default with LZ4 vs AUTO with LZ4 */
+        one.enc = TSF_ENCODING_AUTO;
+        s.comp = TSF_LZ4;
+        s.float_precision = 0;
+        CHECK(!write_spec(&s, &f));
+        auto_size = f.n;
+        one.enc = tsf_wauto_default(one.type);
+        CHECK(!write_spec(&s, &f));
+        CHECK(auto_size <= f.n);
+    }
+    free(f.p);
+    free_cols(cols, 7);
+}
+
+/* Decimal data, then values that do not survive a precision: every bit comes back, the chunk is
+ * cut where the first such value appears, and the rest is lossless. */
+static void adversarial_doubles(double *v, size_t n)
+{
+    double *base = sensor_doubles(n);
+    memcpy(v, base, n * sizeof *v);
+    free(base);
+    v[350] = 0.1 + 0.2;
+    v[351] = 12.34;
+    v[500] = -0.0;
+    v[600] = NAN;
+    v[601] = -NAN;
+    v[700] = 1e300;
+    v[701] = -1e17;
+    v[800] = 4.9e-324;                     /* smallest subnormal */
+    v[801] = 2.2250738585072014e-308 / 7;  /* another subnormal */
+    v[900] = INFINITY;
+    v[901] = -INFINITY;
+    v[950] = 9.3e16;                       /* scaled value saturates the long */
+}
+
+static void test_adversarial_nonaligned(void)
+{
+    size_t n = 1000;
+    double *d = malloc(n * sizeof *d);
+    adversarial_doubles(d, n);
+    float *f = sensor_floats(n);
+    f[420] = 3e7f;   /* wraps the int range at 2 digits */
+    f[421] = -0.0f;
+    f[430] = NAN;
+    f[440] = 1.17549435e-38f / 3; /* subnormal */
+    double *late = sensor_doubles(n); /* decimal throughout: stays on the precision encoding */
+    double *early = sensor_doubles(n);
+    early[3] = 0.1 + 0.2; /* in the sample: no precision from the start */
+    col cols[4] = {{"d", TSF_DOUBLE, TSF_ENCODING_AUTO, d, NULL},
+                   {"f", TSF_FLOAT, TSF_ENCODING_AUTO, f, NULL},
+                   {"late", TSF_DOUBLE, TSF_ENCODING_AUTO, late, NULL},
+                   {"early", TSF_DOUBLE, TSF_ENCODING_AUTO, early, NULL}};
+    membuf m = {0};
+    /* pages of 100 points, tablets of 128 rows: seals happen inside appends */
+    wspec s = {"root.sg.d", 0, cols, 4, n, 128, 100, TSF_SNAPPY, 0, 0};
+    CHECK(!write_spec(&s, &m));
+    CHECK_EQ_INT(check_file(&m, &s), 0);
+    tsf_encoding e;
+    size_t nch;
+    series_info(&m, "root.sg.d", "d", &e, &nch);
+    CHECK(is_precision(e));
+    CHECK_EQ_INT(nch, 2); /* precision chunk (rows 0..299), then the lossless one */
+    series_info(&m, "root.sg.d", "f", &e, &nch);
+    CHECK(is_precision(e));
+    CHECK_EQ_INT(nch, 2);
+    series_info(&m, "root.sg.d", "late", &e, &nch);
+    CHECK(is_precision(e));
+    CHECK_EQ_INT(nch, 1);
+    series_info(&m, "root.sg.d", "early", &e, &nch);
+    CHECK(!is_precision(e));
+    verify_bytes(&m);
+    /* the same with a memory budget that flushes after every tablet */
+    s.memory_budget = 1;
+    CHECK(!write_spec(&s, &m));
+    CHECK_EQ_INT(check_file(&m, &s), 0);
+    verify_bytes(&m);
+    free(m.p);
+    free_cols(cols, 4);
+}
+
+static uint8_t *random_validity(size_t n, unsigned null_every)
+{
+    uint8_t *v = calloc(n / 8 + 1, 1);
+    for (size_t i = 0; i < n; i++)
+        if (tsf_test_rand(&g_rng) % null_every) v[i >> 3] |= (uint8_t)(1u << (i & 7));
+    return v;
+}
+
+static void test_adversarial_aligned(void)
+{
+    size_t n = 1000;
+    double *d = malloc(n * sizeof *d);
+    adversarial_doubles(d, n);
+    float *f = sensor_floats(n);
+    int64_t *i64 = malloc(n * sizeof *i64);
+    for (size_t i = 0; i < n; i++) i64[i] = (int64_t)(i * i);
+    double *nul = sensor_doubles(n);
+    uint8_t *none = calloc(n / 8 + 1, 1);
+    for (size_t i = 0; i < 300; i++) none[i >> 3] |= (uint8_t)(1u << (i & 7)); /* only rows 0..299 */
+    col cols[4] = {{"d", TSF_DOUBLE, TSF_ENCODING_AUTO, d, random_validity(n, 5)},
+                   {"f", TSF_FLOAT, TSF_ENCODING_AUTO, f, random_validity(n, 3)},
+                   {"i", TSF_INT64, TSF_ENCODING_AUTO, i64, NULL},
+                   {"sparse", TSF_DOUBLE, TSF_ENCODING_AUTO, nul, none}};
+    /* row 350 etc. must be present to trigger the cut */
+    for (size_t r = 350; r < n; r += 50) cols[0].valid[r >> 3] |= (uint8_t)(1u << (r & 7));
+    membuf m = {0};
+    wspec s = {"root.sg.a", 1, cols, 4, n, 128, 100, TSF_LZ4, 0, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        s.memory_budget = pass ? 1 : 0;
+        CHECK(!write_spec(&s, &m));
+        CHECK_EQ_INT(check_file(&m, &s), 0);
+        tsf_encoding e;
+        size_t nch, nch_f;
+        series_info(&m, "root.sg.a", "d", &e, &nch);
+        CHECK(is_precision(e));
+        series_info(&m, "root.sg.a", "f", &e, &nch_f);
+        CHECK(is_precision(e));
+        CHECK(nch >= 2);
+        CHECK_EQ_INT(nch_f, nch); /* the cut ends the chunks of every column of the device */
+        verify_bytes(&m);
+    }
+    free(m.p);
+    free_cols(cols, 4);
+}
+
+/* Every type, with nulls, in a table and as non-aligned series: round trip and schema codes. */
+static void test_all_types(void)
+{
+    size_t n = 2500;
+    static const tsf_type types[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE,
+                                     TSF_TEXT,    TSF_DATE,  TSF_TIMESTAMP, TSF_BLOB, TSF_STRING};
+    static const char *names[] = {"b", "i32", "i64", "f", "d", "txt", "dt", "ts", "blob", "str"};
+    enum { NT = 10 };
+    col cols[NT];
+    static char sb[2500][12];
+    for (size_t k = 0; k < NT; k++) {
+        tsf_type t = types[k];
+        uint8_t *v = calloc(n, width(t));
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = tsf_test_rand(&g_rng);
+            switch (t) {
+            case TSF_BOOLEAN: v[i] = r & 1; break;
+            case TSF_INT32: ((int32_t *)v)[i] = (int32_t)r; break; /* full range */
+            case TSF_DATE: ((int32_t *)v)[i] = 20240101 + (int32_t)(i % 28); break;
+            case TSF_INT64: ((int64_t *)v)[i] = (int64_t)r; break;
+            case TSF_TIMESTAMP: ((int64_t *)v)[i] = T0 + (int64_t)i * 7; break;
+            case TSF_FLOAT: ((float *)v)[i] = i % 3 ? (float)(i % 1000) / 4 : (float)urand(); break;
+            case TSF_DOUBLE: memcpy(&((double *)v)[i], &r, 8); break; /* any bit pattern, NaNs included */
+            default:
+                snprintf(sb[i], sizeof sb[i], "v%zu", (i * 7919) % 97);
+                ((tsf_bytes *)v)[i] = (tsf_bytes){(const uint8_t *)sb[i], strlen(sb[i])};
+            }
+        }
+        cols[k] = (col){names[k], t, TSF_ENCODING_AUTO, v, random_validity(n, 4)};
+    }
+    membuf m = {0};
+    wspec s = {NULL, 1, cols, NT, n, 700, 1000, TSF_ZSTD, 0, 0};
+    CHECK(!write_spec(&s, &m));
+    CHECK_EQ_INT(check_file(&m, &s), 0);
+    verify_bytes(&m);
+    /* the table schema stores a real encoding code, not AUTO */
+    tsf_error e = {0};
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open_memory(&r, m.p, m.n, NULL, &e), &e);
+    size_t ti = 0;
+    tsf_table_info info;
+    if (r && tsf_reader_find_table(r, "t", &ti, &e) == TSF_OK && tsf_reader_table(r, ti, &info, &e) == TSF_OK) {
+        CHECK_EQ_INT(info.ncolumns, NT + 1);
+        for (size_t k = 1; k < info.ncolumns; k++)
+            CHECK_EQ_INT(info.columns[k].encoding, tsf_wauto_default(info.columns[k].type));
+    } else {
+        CHECK(0);
+    }
+    tsf_reader_close(r);
+    /* non-aligned */
+    s.dev = "root.sg.all";
+    s.aligned = 0;
+    CHECK(!write_spec(&s, &m));
+    CHECK_EQ_INT(check_file(&m, &s), 0);
+    verify_bytes(&m);
+    free(m.p);
+    free_cols(cols, NT);
+}
+
+/* AUTO is rejected nowhere it is legal and the error paths of registration stay. */
+static void test_register(void)
+{
+    tsf_error e = {0};
+    membuf m = {0};
+    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, &m};
+    tsf_writer *w = NULL;
+    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, NULL, &e), &e);
+    tsf_column_schema ok = {"s", TSF_BLOB, TSF_ENCODING_AUTO, TSF_LZ4, TSF_COLUMN_FIELD};
+    CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &ok, &e), &e);
+    tsf_column_schema bad = {"s2", TSF_INT32, TSF_ENC_DICTIONARY, TSF_LZ4, TSF_COLUMN_FIELD};
+    CHECK_EQ_INT(tsf_writer_register_series(w, "root.sg.d", &bad, &e), TSF_EINVAL);
+    /* a series registered but never written: the file is still valid */
+    CHECK_OK(tsf_writer_close(w, &e), &e);
+    free(m.p);
+}
+
+int main(void)
+{
+    TSF_RUN(test_precision_check);
+    TSF_RUN(test_picks_expected);
+    TSF_RUN(test_smallest);
+    TSF_RUN(test_adversarial_nonaligned);
+    TSF_RUN(test_adversarial_aligned);
+    TSF_RUN(test_all_types);
+    TSF_RUN(test_register);
+    return tsf_test_finish();
+}

@@ -152,8 +152,8 @@ int bench_write(int argc, char **argv)
     c.enc_default = 1;
     const char *enc = bench_opt(argc, argv, "--encoding");
     if (enc && strcmp(enc, "default") != 0) {
-        if (strcmp(enc, "auto") == 0 || tsf_encoding_parse(enc, &c.enc)) {
-            fprintf(stderr, "write bench: encoding %s is not available (AUTO is not implemented yet)\n", enc);
+        if (tsf_encoding_parse(enc, &c.enc)) { /* a TsFile name, or auto (TSF_ENCODING_AUTO) */
+            fprintf(stderr, "write bench: unknown encoding %s\n", enc);
             return 1;
         }
         c.enc_default = 0;
@@ -208,7 +208,8 @@ int bench_write(int argc, char **argv)
                    "\"compression\":\"%s\",\"threads\":%d,\"path\":\"%s\",\"p50\":%.3f,\"p90\":%.3f,"
                    "\"unit\":\"M points/s\",\"bytes_per_point\":%.4f,\"rows\":%lld,\"file_bytes\":%llu}\n",
                    c.ncols == 1000 ? "B" : "A", c.sensor ? "sensor" : "walk", c.aligned ? "true" : "false",
-                   c.enc_default ? "default" : tsf_encoding_name(c.enc), tsf_compression_name(c.comp), threads,
+                   c.enc_default ? "default" : c.enc == TSF_ENCODING_AUTO ? "auto" : tsf_encoding_name(c.enc),
+                   tsf_compression_name(c.comp), threads,
                    row_path ? "row" : "column", p50, p90, bpp, c.rows, (unsigned long long)bytes);
         else
             printf("%-7s %12.1f %12.1f %12.1f %14llu %12.3f\n", row_path ? "row" : "column",

@@ -16,6 +16,7 @@
 int bench_codec(int argc, char **argv);
 int bench_write(int argc, char **argv); /* write.c: E4 */
 int bench_index(int argc, char **argv);
+int bench_filter(int argc, char **argv); /* filter.c: E3 */
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

@@ -128,6 +128,23 @@ done:
     return secs;
 }
 
+int bench_write_case_file(const char *path, int ncols, long long rows, int sensor, int aligned, uint64_t *bytes)
+{
+    wcfg c = {.ncols = ncols, .rows = rows, .sensor = sensor, .aligned = aligned, .enc = TSF_ENC_GORILLA,
+              .enc_default = 1, .comp = TSF_LZ4, .out = path};
+    gen g = {.rng = calloc((size_t)ncols, sizeof(bench_rng)), .state = calloc((size_t)ncols, sizeof(double))};
+    int64_t *times = malloc(TABLET_ROWS * sizeof *times);
+    double **cols = malloc((size_t)ncols * sizeof *cols);
+    for (int k = 0; k < ncols; k++) cols[k] = malloc(TABLET_ROWS * sizeof(double));
+    double s = run_once(&c, &g, 0, times, cols, bytes);
+    for (int k = 0; k < ncols; k++) free(cols[k]);
+    free(cols);
+    free(times);
+    free(g.rng);
+    free(g.state);
+    return s < 0 ? -1 : 0;
+}
+
 int bench_write(int argc, char **argv)
 {
     wcfg c = {0};

@@ -449,6 +449,9 @@ typedef struct tsf_reader_options {
     size_t struct_size;             /* sizeof(tsf_reader_options) */
     tsf_codec_path path;            /* codec implementation path; AUTO */
     const tsf_allocator *allocator; /* NULL = malloc */
+    /* -- added in 0.2 -- */
+    int use_pread; /* tsf_reader_open: 1 = read with pread; 0 (default) = map the file read-only (mmap) where
+                    * the system allows, falling back to pread (a mapped file must not shrink while open) */
 } tsf_reader_options;
 
 TSF_API void tsf_reader_options_init(tsf_reader_options *o);

@@ -143,12 +143,26 @@ tsf_status tsf_fmt_write_nonaligned_prefix(size_t time_len, uint8_t *dst, size_t
     return tsf_fmt_wr_finish(&w, "page body prefix", written, err);
 }
 
+/* Set bits of a 64-bit word without a library call (the library is built without -mpopcnt). */
+static inline uint32_t popcount64(uint64_t w)
+{
+    w = w - ((w >> 1) & 0x5555555555555555ull);
+    w = (w & 0x3333333333333333ull) + ((w >> 2) & 0x3333333333333333ull);
+    w = (w + (w >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((w * 0x0101010101010101ull) >> 56);
+}
+
 uint32_t tsf_fmt_bitmap_count(const uint8_t *bitmap, size_t n)
 {
     uint32_t c = 0;
-    size_t full = n >> 3;
-    for (size_t i = 0; i < full; i++) c += (uint32_t)__builtin_popcount(bitmap[i]);
-    if (n & 7) c += (uint32_t)__builtin_popcount(bitmap[full] & (0xFFu << (8 - (n & 7))) & 0xFFu);
+    size_t full = n >> 3, i = 0;
+    for (; i + 8 <= full; i += 8) { /* eight bytes at a time; all-ones words (no nulls) short-cut */
+        uint64_t w;
+        memcpy(&w, bitmap + i, 8);
+        c += w == ~0ull ? 64 : popcount64(w);
+    }
+    for (; i < full; i++) c += popcount64(bitmap[i]);
+    if (n & 7) c += popcount64(bitmap[full] & (0xFFu << (8 - (n & 7))) & 0xFFu);
     return c;
 }
 

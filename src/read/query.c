@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "filter.h"
+#include "parallel.h"
 #include "reader_internal.h"
 
 /* Largest decompressed page accepted: max(16 MiB, 4096 x the compressed size), at most 1 GiB. */
@@ -45,6 +46,7 @@ typedef struct qcol {
     int done;
     /* buffers */
     rd_buf hdr, body, plain, vals, times, blocks, out_vals, out_valid;
+    rd_buf chunk; /* a chunk's pages read whole (one read); hdr and body fetch through its window */
     /* decoded page: rows [pos, n) of t (non-aligned: values v parallel to t) */
     const int64_t *t;
     const uint8_t *v;
@@ -76,6 +78,7 @@ struct tsf_query {
     size_t cb_cap;
     tsf_batch out;
     tsf_query_stats st;
+    rd_par *par; /* threads > 1: the workers (parallel.c) yield the batches */
     rd_fstate *fs;       /* value filter (NULL: none) */
     size_t nvis;         /* returned columns: cols[0, nvis); the rest are read only for the filter */
     int block_bound;     /* TSF_BLOCK_BOUND_* */
@@ -92,17 +95,18 @@ void tsf_query_options_init(tsf_query_options *o)
 
 static void col_free(const tsf_allocator *a, qcol *c)
 {
-    rd_buf *bufs[] = {&c->hdr, &c->body, &c->plain, &c->vals, &c->times, &c->blocks, &c->out_vals, &c->out_valid};
+    rd_buf *bufs[] = {&c->hdr,    &c->body,   &c->plain,     &c->vals, &c->times,
+                      &c->blocks, &c->out_vals, &c->out_valid, &c->chunk};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
 }
 
 /* Resets a column's scan state for a new series, keeping its buffers. */
 static void col_reset(qcol *c, const char *name, const rd_series *s)
 {
-    rd_buf keep[8] = {c->hdr, c->body, c->plain, c->vals, c->times, c->blocks, c->out_vals, c->out_valid};
+    rd_buf keep[9] = {c->hdr, c->body, c->plain, c->vals, c->times, c->blocks, c->out_vals, c->out_valid, c->chunk};
     memset(c, 0, sizeof *c);
     c->hdr = keep[0], c->body = keep[1], c->plain = keep[2], c->vals = keep[3];
-    c->times = keep[4], c->blocks = keep[5], c->out_vals = keep[6], c->out_valid = keep[7];
+    c->times = keep[4], c->blocks = keep[5], c->out_vals = keep[6], c->out_valid = keep[7], c->chunk = keep[8];
     c->name = name;
     c->s = s;
     c->type = s ? s->tsm.data_type : TSF_VECTOR;
@@ -113,6 +117,7 @@ static void col_reset(qcol *c, const char *name, const rd_series *s)
 void tsf_query_close(tsf_query *q)
 {
     if (!q) return;
+    rd_par_close(q->par);
     const tsf_allocator *a = q->a;
     col_free(a, &q->tcol);
     for (size_t i = 0; i < q->cols_cap; i++) col_free(a, &q->cols[i]);
@@ -198,6 +203,16 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
     memset(q->zeros.p, 0, q->zeros.cap);
     memset(q->ones.p, 0xff, q->ones.cap);
+    if (o.threads > 1) {
+        tsf_query_options po = o;
+        po.table = NULL;
+        po.devices = q->devs;
+        po.ndevices = q->ndevs;
+        po.columns = (const char *const *)q->names;
+        po.ncolumns = q->nnames;
+        po.batch_size = q->batch;
+        if ((st = rd_par_open(r, &po, &q->par, err))) goto fail;
+    }
     *out = q;
     return TSF_OK;
 oom:
@@ -209,7 +224,8 @@ fail:
 
 void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out)
 {
-    if (q) *out = q->st;
+    if (q && q->par) rd_par_stats(q->par, out);
+    else if (q) *out = q->st;
 }
 
 /* ---- chunk and page access ---------------------------------------------------------------- */
@@ -237,6 +253,7 @@ static tsf_status cm_next(tsf_query *q, qcol *c, tsf_error *err)
 
 static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind want, tsf_type type, tsf_error *err)
 {
+    c->hdr.wlen = c->body.wlen = 0;
     tsf_status st = rd_read_chunk_header(q->r, off, &c->hdr, &c->ch, &c->dpos, &c->dend, &q->st.bytes_read, err);
     if (st) return st;
     tsf_chunk_kind k = tsf_fmt_chunk_kind(c->ch.marker);
@@ -255,8 +272,42 @@ static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind
     return TSF_OK;
 }
 
+/*
+ * I/O granularity (file and callback sources; memory needs no copy): a chunk whose pages will all be
+ * wanted (it lies inside the query window) or that is small is read whole with one read; page headers
+ * and bodies are then served from memory. In a partly covered large chunk, pages are read through a
+ * RD_READ_AHEAD window from the page header on, so a run of small pages costs one read, not two per
+ * page, while pruned pages far from the window are never fetched.
+ */
+#define RD_WHOLE_CHUNK_SMALL (64u << 10)
+#define RD_READ_AHEAD (64u << 10)
+static tsf_status read_window(tsf_query *q, qcol *c, uint64_t len, tsf_error *err)
+{
+    const uint8_t *p;
+    tsf_status st = rd_fetch(q->r, c->dpos, (size_t)len, &c->chunk, &p, err);
+    if (st) return st;
+    c->hdr.wp = c->body.wp = p;
+    c->hdr.woff = c->body.woff = c->dpos;
+    c->hdr.wlen = c->body.wlen = (size_t)len;
+    return TSF_OK;
+}
+
+static tsf_status read_whole_chunk(tsf_query *q, qcol *c, int partial, tsf_error *err)
+{
+    if (q->r->src == RD_SRC_MEMORY || c->dend <= c->dpos) return TSF_OK;
+    uint64_t len = c->dend - c->dpos;
+    if (partial && len > RD_WHOLE_CHUNK_SMALL) return TSF_OK;
+    return read_window(q, c, len, err);
+}
+
 static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)
 {
+    if (q->r->src != RD_SRC_MEMORY && c->dpos < c->dend &&
+        (!c->hdr.wlen || c->dpos < c->hdr.woff || c->dpos - c->hdr.woff + 96 > c->hdr.wlen)) {
+        uint64_t len = c->dend - c->dpos;
+        tsf_status st = read_window(q, c, len < RD_READ_AHEAD ? len : RD_READ_AHEAD, err);
+        if (st) return st;
+    }
     tsf_status st = rd_read_page_header(q->r, c->dpos, c->dend, &c->ch, &c->hdr, &c->ph, &q->st.bytes_read, err);
     if (st) return st;
     c->body_off = c->dpos + c->ph.header_len;
@@ -507,6 +558,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
             }
             if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
             c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
+            if ((st = read_whole_chunk(q, c, c->chunk_partial, err))) return st;
         }
         if (c->dpos >= c->dend) {
             c->in_chunk = 0;
@@ -570,6 +622,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
             }
             if ((st = open_chunk(q, tc, off, TSF_CHUNK_TIME, TSF_VECTOR, err))) return st;
             tc->chunk_partial = !inside(q, cs.start_time, cs.end_time);
+            if ((st = read_whole_chunk(q, tc, tc->chunk_partial, err))) return st;
             for (size_t i = 0; i < q->ncols; i++) {
                 qcol *c = &q->cols[i];
                 c->in_chunk = 0;
@@ -582,6 +635,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                     uint64_t coff = c->cm_off;
                     if ((st = cm_next(q, c, err))) return st;
                     if ((st = open_chunk(q, c, coff, TSF_CHUNK_VALUE, c->type, err))) return st;
+                    if ((st = read_whole_chunk(q, c, tc->chunk_partial, err))) return st;
                     if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
                 }
             }
@@ -847,6 +901,7 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
 {
     if (!q || !out) return tsf_err(err, TSF_EINVAL, "tsf_query_next: query and out are required");
     *out = NULL;
+    if (q->par) return rd_par_next(q->par, out, err);
     tsf_status st;
     while (q->di < q->ndevs) {
         if (!q->dev_active) {

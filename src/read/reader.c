@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,10 @@ tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, 
                        len, (unsigned long long)off, (unsigned long long)r->size);
     if (r->src == RD_SRC_MEMORY) {
         *out = r->mem + off;
+        return TSF_OK;
+    }
+    if (buf->wlen && off >= buf->woff && off - buf->woff <= buf->wlen && len <= buf->wlen - (off - buf->woff)) {
+        *out = buf->wp + (off - buf->woff);
         return TSF_OK;
     }
     tsf_status st = rd_buf_reserve(r->a, buf, len ? len : 1, err);
@@ -130,6 +135,7 @@ static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, t
     if (!r) return tsf_err(err, TSF_ENOMEM, "reader: out of memory");
     r->a = o.allocator;
     r->fd = -1;
+    r->use_pread = o.use_pread;
     if (pthread_mutex_init(&r->lock, NULL) != 0) {
         tsf_free(r->a, r, sizeof *r);
         return tsf_err(err, TSF_ENOMEM, "reader: cannot create a mutex");
@@ -247,6 +253,16 @@ tsf_status tsf_reader_open(tsf_reader **out, const char *path, const tsf_reader_
         return st;
     }
     r->size = (uint64_t)sb.st_size;
+    if (!r->use_pread && sb.st_size > 0 && (uint64_t)sb.st_size <= SIZE_MAX) {
+        /* a mapping serves every read without a system call or a copy (warm page cache) */
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, r->fd, 0);
+        if (m != MAP_FAILED) {
+            r->map = m;
+            r->map_len = (size_t)sb.st_size;
+            r->mem = m;
+            r->src = RD_SRC_MEMORY;
+        }
+    }
     return reader_finish_open(r, out, err);
 }
 
@@ -295,6 +311,7 @@ void tsf_reader_close(tsf_reader *r)
     tsf_free(r->a, r->series, r->series_cap * sizeof *r->series);
     tsf_free(r->a, r->pool, r->pool_cap);
     tsf_codec_close(r->codec);
+    if (r->map) munmap(r->map, r->map_len);
     pthread_mutex_destroy(&r->lock);
     tsf_free(r->a, r, sizeof *r);
 }

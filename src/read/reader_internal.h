@@ -11,10 +11,15 @@
 #include "../format/format.h"
 #include "../format/index_parse.h"
 
-/* A growable scratch buffer owned by one query (or by the reader during open/load). */
+/* A growable scratch buffer owned by one query (or by the reader during open/load). A fetch through it
+ * is served from the window [woff, woff + wlen) at wp when it lies inside (a chunk read whole with one
+ * read, see query.c); wlen = 0: no window. */
 typedef struct rd_buf {
     uint8_t *p;
     size_t cap;
+    const uint8_t *wp;
+    uint64_t woff;
+    size_t wlen;
 } rd_buf;
 
 /* Ensures cap >= n; TSF_ENOMEM otherwise. */
@@ -50,6 +55,9 @@ struct tsf_reader {
     int src;
     const uint8_t *mem;
     int fd;
+    void *map;       /* tsf_reader_open: the mapped file (src is then RD_SRC_MEMORY), NULL if read by pread */
+    size_t map_len;
+    int use_pread;
     tsf_read_callbacks cb;
     uint64_t size;
     int version;

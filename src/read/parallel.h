@@ -1,0 +1,21 @@
+/*
+ * parallel.h - the parallel scan behind tsf_query_options.threads (issue "Reader and queries" item 5):
+ * a query split into time-range tasks that worker threads decode ahead, handed out in task order.
+ */
+#ifndef TSF_READ_PARALLEL_H
+#define TSF_READ_PARALLEL_H
+
+#include "reader_internal.h"
+
+typedef struct rd_par rd_par;
+
+/* Plans the tasks of the query `o` (o->threads > 1) and starts the workers. */
+tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, tsf_error *err);
+/* Next batch in the order one thread yields them; *out = NULL at the end. */
+tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err);
+/* Counters of the tasks consumed so far. */
+void rd_par_stats(const rd_par *p, tsf_query_stats *out);
+/* Stops and joins the workers and frees everything; NULL is a no-op. */
+void rd_par_close(rd_par *p);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * test_parallel.c - tsf_query_options.threads (parallel.c): every query gives the same rows as with one
+ * thread - aligned, non-aligned (one column and merged columns), table devices, all ten types and nulls,
+ * time ranges, small and default batches - from memory, a mapped path, a pread path and callbacks.
+ * Aligned and single-column queries must also give the same batches. Damaged files give the same
+ * status as one thread; closing a query early stops its workers. The one-thread results themselves are
+ * checked against the generator by test_reader.c.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gen_file.h"
+#include "test.h"
+
+#define N_ROWS 3000
+
+static gen_buf g_file;
+
+static const gen_buf *file(void)
+{
+    if (!g_file.p) {
+        char why[300];
+        /* pages of 64 rows, a chunk every 700 rows: many chunks and pages, so many tasks */
+        if (gen_file(&g_file, N_ROWS, 64, 700, why, sizeof why)) {
+            fprintf(stderr, "%s\n", why);
+            exit(1);
+        }
+    }
+    return &g_file;
+}
+
+/* A growable byte string: the canonical form of a query's output. */
+typedef struct dump {
+    uint8_t *p;
+    size_t n, cap;
+} dump;
+
+static void put(dump *d, const void *src, size_t n)
+{
+    if (d->n + n > d->cap) {
+        size_t c = d->cap ? d->cap * 2 : 4096;
+        while (c < d->n + n) c *= 2;
+        d->p = realloc(d->p, c);
+        d->cap = c;
+    }
+    memcpy(d->p + d->n, src, n);
+    d->n += n;
+}
+
+static size_t value_size(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return 1;
+    case TSF_INT32:
+    case TSF_DATE:
+    case TSF_FLOAT: return 4;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+    case TSF_DOUBLE: return 8;
+    default: return 0;
+    }
+}
+
+/* Appends one batch: with `shape`, its row count first (so batch boundaries must match too). */
+static void dump_batch(dump *d, const tsf_batch *b, int shape)
+{
+    if (shape) put(d, &b->nrows, sizeof b->nrows);
+    for (size_t i = 0; i < b->nrows; i++) {
+        put(d, &b->device, sizeof b->device);
+        put(d, &b->times[i], 8);
+        for (size_t k = 0; k < b->ncolumns; k++) {
+            const tsf_column_batch *c = &b->columns[k];
+            uint8_t v = (c->validity[i >> 3] >> (i & 7)) & 1;
+            put(d, c->name, strlen(c->name) + 1);
+            put(d, &c->type, sizeof c->type);
+            put(d, &v, 1);
+            if (!v) continue;
+            size_t esz = value_size(c->type);
+            if (esz) {
+                put(d, (const uint8_t *)c->values + i * esz, esz);
+            } else {
+                tsf_bytes x = ((const tsf_bytes *)c->values)[i];
+                put(d, &x.len, sizeof x.len);
+                put(d, x.data, x.len);
+            }
+        }
+    }
+}
+
+/* Runs a query; returns its status, the dump and the stats. */
+static tsf_status run(tsf_reader *r, const tsf_query_options *o, int shape, dump *d, tsf_query_stats *qs)
+{
+    tsf_error e = {0};
+    tsf_query *q = NULL;
+    tsf_status st = tsf_query_open(r, o, &q, &e);
+    const tsf_batch *b;
+    while (!st && !(st = tsf_query_next(q, &b, &e)) && b) dump_batch(d, b, shape);
+    if (q && qs) tsf_query_get_stats(q, qs);
+    tsf_query_close(q);
+    return st;
+}
+
+typedef struct qcase {
+    const char *device; /* NULL: every device */
+    const char *table;
+    const char *cols[3];
+    size_t ncols;
+    int64_t lo, hi;
+    int shape; /* batches must match too */
+} qcase;
+
+static const qcase CASES[] = {
+    {NULL, NULL, {NULL}, 0, INT64_MIN, INT64_MAX, 0},
+    {"root.sg1.a1", NULL, {NULL}, 0, INT64_MIN, INT64_MAX, 1},
+    {"root.sg1.a1", NULL, {NULL}, 0, 5000, 14000, 1},
+    {"root.sg1.a1", NULL, {"txt", "i64", "nope"}, 3, 1007, 20000, 1},
+    {"root.sg1.d1", NULL, {"s1", "s2", "s3"}, 3, INT64_MIN, INT64_MAX, 0},
+    {"root.sg1.d1", NULL, {"s3", "s2"}, 2, 7001, 23456, 0},
+    {"root.sg1.d1", NULL, {"s2"}, 1, 100, 29000, 1},
+    {NULL, "t1", {NULL}, 0, INT64_MIN, INT64_MAX, 1},
+    {NULL, "t1", {"hum"}, 1, 2000, 2100, 1},
+    {"root.sg1.a1", NULL, {NULL}, 0, 999999, 9999999, 1}, /* empty */
+};
+
+static void options_for(tsf_reader *r, const qcase *c, size_t *dev, size_t batch, tsf_query_options *o)
+{
+    tsf_error e = {0};
+    tsf_query_options_init(o);
+    if (c->device) {
+        CHECK_OK(tsf_reader_find_device(r, c->device, dev, &e), &e);
+        o->devices = dev;
+        o->ndevices = 1;
+    }
+    o->table = c->table;
+    if (c->ncols) {
+        o->columns = c->cols;
+        o->ncolumns = c->ncols;
+    }
+    o->time_min = c->lo;
+    o->time_max = c->hi;
+    o->batch_size = batch;
+}
+
+/* Every case, batch size and thread count against one thread on reader r. */
+static void compare_all(tsf_reader *r)
+{
+    static const size_t BATCH[] = {4096, 37};
+    static const unsigned THREADS[] = {2, 3, 8};
+    for (size_t ci = 0; ci < sizeof CASES / sizeof CASES[0]; ci++) {
+        for (size_t bi = 0; bi < 2; bi++) {
+            size_t dev;
+            tsf_query_options o;
+            options_for(r, &CASES[ci], &dev, BATCH[bi], &o);
+            dump ref = {0};
+            tsf_query_stats rs;
+            CHECK_EQ_INT(run(r, &o, CASES[ci].shape, &ref, &rs), TSF_OK);
+            CHECK(ci == sizeof CASES / sizeof CASES[0] - 1 || rs.rows > 0);
+            for (size_t ti = 0; ti < sizeof THREADS / sizeof THREADS[0]; ti++) {
+                o.threads = THREADS[ti];
+                dump got = {0};
+                tsf_query_stats gs;
+                CHECK_EQ_INT(run(r, &o, CASES[ci].shape, &got, &gs), TSF_OK);
+                if (got.n != ref.n || (ref.n && memcmp(got.p, ref.p, ref.n) != 0))
+                    fprintf(stderr, "case %zu batch %zu threads %u: output differs (%zu vs %zu bytes)\n", ci,
+                            BATCH[bi], THREADS[ti], got.n, ref.n);
+                CHECK(got.n == ref.n && (!ref.n || memcmp(got.p, ref.p, ref.n) == 0));
+                CHECK(gs.rows == rs.rows);
+                free(got.p);
+            }
+            free(ref.p);
+        }
+    }
+}
+
+static void test_memory(void)
+{
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, file()->p, file()->n, NULL, &e), &e);
+    if (r) compare_all(r);
+    tsf_reader_close(r);
+}
+
+static int cb_pread(void *ud, void *buf, size_t len, uint64_t off)
+{
+    const gen_buf *b = ud;
+    if (off > b->n || len > b->n - off) return -1;
+    memcpy(buf, b->p + off, len);
+    return 0;
+}
+
+static void test_callbacks(void)
+{
+    tsf_read_callbacks cb = {sizeof cb, cb_pread, file()->n, (void *)file()};
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_callbacks(&r, &cb, NULL, &e), &e);
+    if (r) compare_all(r);
+    tsf_reader_close(r);
+}
+
+/* A path, mapped (default) and read with pread (use_pread: the chunk-window I/O of query.c). */
+static void test_path(void)
+{
+    char path[] = "/tmp/tsf_parallel_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    CHECK(write(fd, file()->p, file()->n) == (ssize_t)file()->n);
+    close(fd);
+    for (int pr = 0; pr < 2; pr++) {
+        tsf_reader_options ro;
+        tsf_reader_options_init(&ro);
+        ro.use_pread = pr;
+        tsf_reader *r = NULL;
+        tsf_error e = {0};
+        CHECK_OK(tsf_reader_open(&r, path, &ro, &e), &e);
+        if (r) compare_all(r);
+        tsf_reader_close(r);
+    }
+    unlink(path);
+}
+
+/* The row cursor runs over a parallel query just the same. */
+static void test_cursor(void)
+{
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, file()->p, file()->n, NULL, &e), &e);
+    if (!r) return;
+    uint64_t sum[2] = {0, 0};
+    size_t rows[2] = {0, 0};
+    for (int t = 0; t < 2; t++) {
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.threads = t ? 4 : 1;
+        tsf_cursor *c = NULL;
+        CHECK_OK(tsf_cursor_open(r, &o, &c, &e), &e);
+        int has = 0;
+        while (c && tsf_cursor_next(c, &has, &e) == TSF_OK && has) {
+            rows[t]++;
+            sum[t] = sum[t] * 31 + (uint64_t)tsf_cursor_time(c) + tsf_cursor_device(c);
+        }
+        tsf_cursor_close(c);
+    }
+    CHECK(rows[0] > 0);
+    CHECK(rows[0] == rows[1]);
+    CHECK(sum[0] == sum[1]);
+    tsf_reader_close(r);
+}
+
+/* Closing after one batch stops the workers (ASan/TSan: no leak, no race, no hang). */
+static void test_early_close(void)
+{
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, file()->p, file()->n, NULL, &e), &e);
+    if (!r) return;
+    for (unsigned t = 2; t <= 6; t += 2) {
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.threads = t;
+        o.batch_size = 16;
+        tsf_query *q = NULL;
+        CHECK_OK(tsf_query_open(r, &o, &q, &e), &e);
+        const tsf_batch *b = NULL;
+        CHECK_OK(tsf_query_next(q, &b, &e), &e);
+        CHECK(b != NULL && b->nrows > 0);
+        tsf_query_close(q);
+    }
+    tsf_reader_close(r);
+}
+
+/* Damaged copies: the same status as one thread; where both succeed, the same rows. */
+static void test_damaged(void)
+{
+    uint64_t rng = 12345;
+    size_t n = file()->n, same = 0, failed = 0;
+    uint8_t *buf = malloc(n);
+    for (int it = 0; it < 300; it++) {
+        memcpy(buf, file()->p, n);
+        for (int k = 0; k < 3; k++) buf[tsf_test_rand(&rng) % n] ^= (uint8_t)(1 + tsf_test_rand(&rng) % 255);
+        tsf_reader *r = NULL;
+        tsf_error e = {0};
+        if (tsf_reader_open_memory(&r, buf, n, NULL, &e) != TSF_OK) continue;
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        dump a = {0}, b = {0};
+        tsf_status s1 = run(r, &o, 0, &a, NULL);
+        o.threads = 3;
+        tsf_status s2 = run(r, &o, 0, &b, NULL);
+        CHECK_EQ_INT(s2, s1);
+        if (!s1 && !s2) {
+            CHECK(a.n == b.n && (!a.n || memcmp(a.p, b.p, a.n) == 0));
+            same++;
+        } else {
+            failed++;
+        }
+        free(a.p);
+        free(b.p);
+        tsf_reader_close(r);
+    }
+    CHECK(same > 0 && failed > 0);
+    free(buf);
+}
+
+int main(void)
+{
+    TSF_RUN(test_memory);
+    TSF_RUN(test_callbacks);
+    TSF_RUN(test_path);
+    TSF_RUN(test_cursor);
+    TSF_RUN(test_early_close);
+    TSF_RUN(test_damaged);
+    free(g_file.p);
+    return tsf_test_finish();
+}

@@ -29,6 +29,7 @@ typedef struct acc {
     int64_t imin, imax, ifirst, ilast, isum; /* BOOLEAN, INT32, DATE (isum), INT64, TIMESTAMP */
     double dmin, dmax, dfirst, dlast, dsum;  /* FLOAT, DOUBLE; dsum also INT64/TIMESTAMP */
     tsf_bytes b[4];                          /* first, last, min, max (TEXT: first/last; STRING: all) */
+    uint8_t unk_first, unk_last;             /* BLOB statistics: value at t0 / t1 still to be decoded */
     rd_buf own[4];                           /* owned copies of b[] (targets of merges only) */
 } acc;
 
@@ -175,6 +176,8 @@ static tsf_status acc_merge(const tsf_allocator *al, tsf_type type, acc *dst, co
         dst->dsum = init ? src->dsum : dst->dsum + src->dsum;
         break;
     default:
+        if (first) dst->unk_first = src->unk_first;
+        if (last) dst->unk_last = src->unk_last;
         if (first) st = own_bytes(al, dst, B_FIRST, src->b[B_FIRST], err);
         if (!st && last) st = own_bytes(al, dst, B_LAST, src->b[B_LAST], err);
         if (type == TSF_STRING) {
@@ -225,6 +228,9 @@ static void acc_from_stats(acc *x, const tsf_fmt_stats *s)
         x->dfirst = s->v.f64.first, x->dlast = s->v.f64.last;
         x->dsum = s->v.f64.sum;
         break;
+    case TSF_BLOB:
+        x->unk_first = x->unk_last = 1;
+        break; /* no values in BLOB statistics */
     default:
         x->b[B_FIRST] = s->v.bin.first;
         x->b[B_LAST] = s->v.bin.last;
@@ -489,7 +495,7 @@ static tsf_status page_next(agg_ctx *c, agg_chunk *k, rd_buf *hb, tsf_error *err
 /* A usable statistics answer: trusted, wanted, and covering a whole window part. */
 static int stats_usable(const agg_ctx *c, const tsf_fmt_stats *s, tsf_encoding enc)
 {
-    return !c->force && c->type != TSF_BLOB && !rd_lossy(c->type, enc) && fits(c, s->start_time, s->end_time);
+    return !c->force && !rd_lossy(c->type, enc) && fits(c, s->start_time, s->end_time);
 }
 
 /* Non-aligned series (§6.3 pages). */
@@ -503,7 +509,7 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
     while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
         /* a FLOAT/DOUBLE chunk's encoding (trust) is in its header; other types need no I/O here */
-        int may_stats = !c->force && c->type != TSF_BLOB && fits(c, cs.start_time, cs.end_time);
+        int may_stats = !c->force && fits(c, cs.start_time, cs.end_time);
         if (may_stats && !c->lossy_type) {
             if ((st = from_stats(c, &cs, 1, err)) || (st = chunk_flush(c, err))) return st;
             continue;
@@ -596,7 +602,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
     while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if ((st = tw_seek(&tw, off, err))) return st;
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
-        int may_stats = !c->force && c->type != TSF_BLOB && fits(c, cs.start_time, cs.end_time);
+        int may_stats = !c->force && fits(c, cs.start_time, cs.end_time);
         if (may_stats && !c->lossy_type) {
             if ((st = from_stats(c, &cs, 1, err)) || (st = chunk_flush(c, err))) return st;
             continue;
@@ -737,6 +743,34 @@ static void ctx_free(agg_ctx *c)
     tsf_compressor_close(c->comp);
 }
 
+/* BLOB statistics give count and times only: the value at time t of a window answered from them is
+ * decoded afterwards, from the page(s) holding t alone. */
+static tsf_status blob_at(tsf_reader *r, size_t device, size_t series, int64_t t, acc *x, int k,
+                          tsf_agg_info *info, tsf_error *err)
+{
+    tsf_agg_options o;
+    tsf_agg_options_init(&o);
+    o.time_min = o.time_max = t;
+    o.force_decode = 1;
+    tsf_agg_result *one;
+    tsf_status st = tsf_aggregate(r, device, series, &o, &one, err);
+    if (st) return st;
+    info->pages_decoded += one->info.pages_decoded;
+    if (one->n != 1)
+        st = tsf_err(err, TSF_ECORRUPT,
+                     "BLOB series %zu of device %zu: statistics list a point at time %lld, no page "
+                     "holds it",
+                     series, device, (long long)t);
+    else
+        st = own_bytes(r->a, x, k, k == B_FIRST ? one->out[0].stats.first_b : one->out[0].stats.last_b, err);
+    if (k == B_FIRST)
+        x->unk_first = 0;
+    else
+        x->unk_last = 0;
+    tsf_agg_result_free(one);
+    return st;
+}
+
 tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_agg_options *opts,
                          tsf_agg_result **out, tsf_error *err)
 {
@@ -781,6 +815,12 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
         if (st) goto fail;
     }
     if ((st = chunk_flush(&c, err))) goto fail;
+    for (size_t i = 0; i < res->n && !st; i++) {
+        acc *x = &res->w[i].a;
+        if (x->unk_first) st = blob_at(r, device, series, x->t0, x, B_FIRST, &res->info, err);
+        if (!st && x->unk_last) st = blob_at(r, device, series, x->t1, x, B_LAST, &res->info, err);
+    }
+    if (st) goto fail;
     res->out = tsf_calloc(r->a, res->n ? res->n : 1, sizeof *res->out);
     res->nout = res->n ? res->n : 1;
     if (!res->out) {

@@ -222,12 +222,11 @@ static int same_stats(const tsf_stats *a, const tsf_stats *b)
     if (!a->count) return 1;
     switch (a->type) {
     case TSF_TEXT:
+    case TSF_BLOB:
         return same_b(a->first_b, b->first_b) && same_b(a->last_b, b->last_b);
     case TSF_STRING:
         return same_b(a->first_b, b->first_b) && same_b(a->last_b, b->last_b) && same_b(a->min_b, b->min_b) &&
                same_b(a->max_b, b->max_b);
-    case TSF_BLOB:
-        return 1;
     default:
         return same_d(a->min, b->min) && same_d(a->max, b->max) && same_d(a->first, b->first) &&
                same_d(a->last, b->last) && same_d(a->sum, b->sum) && a->min_i == b->min_i &&
@@ -266,6 +265,7 @@ static int sum_ok(tsf_type type, const ref_win *x, double sum)
 }
 
 static int g_fail_budget = 20;
+static tsf_agg_info g_all; /* over every case of a test (printed; test binaries are single-threaded) */
 
 /* One option set on one series: stats path vs force_decode vs reference. Returns the statistics info. */
 static void check_case(tsf_reader *r, size_t dev, size_t j, const char *what, const pts *s, tsf_type type,
@@ -283,6 +283,9 @@ static void check_case(tsf_reader *r, size_t dev, size_t j, const char *what, co
         goto out;
     }
     tsf_agg_result_info(a, info);
+    g_all.chunks_from_stats += info->chunks_from_stats;
+    g_all.pages_from_stats += info->pages_from_stats;
+    g_all.pages_decoded += info->pages_decoded;
     tsf_agg_info fi;
     tsf_agg_result_info(b, &fi);
     CHECK(fi.chunks_from_stats == 0 && fi.pages_from_stats == 0 && fi.points_from_stats == 0);
@@ -580,6 +583,26 @@ static void test_counters(void)
     for (size_t i = 0; i < 2000; i++) want += i % 8 != 1;
     CHECK(tsf_agg_result_count(a) == 1 && tsf_agg_result_window(a, 0)->stats.count == (uint64_t)want);
     tsf_agg_result_free(a);
+    /* BLOB: statistics give counts; only the pages holding each window's first and last are decoded */
+    find(r, "root.sg1.a1", "blob", &d, &j);
+    tsf_agg_options_init(&o);
+    o.window = 700; /* a1: t = 1000 + 7 i, pages of 50 rows (350 ms): two whole pages a window */
+    o.window_origin = 1000;
+    CHECK_OK(tsf_aggregate(r, d, j, &o, &a, &e), &e);
+    tsf_agg_result_info(a, &in);
+    CHECK_EQ_INT(tsf_agg_result_count(a), 20);
+    CHECK(in.pages_from_stats == 40 && in.pages_decoded <= 2 * tsf_agg_result_count(a));
+    for (size_t i = 0; i < tsf_agg_result_count(a); i++) {
+        const tsf_agg_window *w = tsf_agg_result_window(a, i);
+        char want[64];
+        int64_t row = (w->stats.start_time - 1000) / 7;
+        int len = snprintf(want, sizeof want, "blob-%lld", (long long)(row % 50));
+        CHECK(w->stats.first_b.len == (size_t)len && !memcmp(w->stats.first_b.data, want, (size_t)len));
+        row = (w->stats.end_time - 1000) / 7;
+        len = snprintf(want, sizeof want, "blob-%lld", (long long)(row % 50));
+        CHECK(w->stats.last_b.len == (size_t)len && !memcmp(w->stats.last_b.data, want, (size_t)len));
+    }
+    tsf_agg_result_free(a);
     /* bad arguments */
     o.window = -1;
     CHECK_EQ_INT(tsf_aggregate(r, d, j, &o, &a, &e), TSF_EINVAL);
@@ -654,6 +677,7 @@ static void test_golden(void)
         return;
     }
     tsf_agg_info sum = {0};
+    memset(&g_all, 0, sizeof g_all);
     for (size_t i = 0; i < n; i++) {
         char path[1600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -675,8 +699,12 @@ static void test_golden(void)
            "decoded\n",
            n, (unsigned long long)sum.chunks_from_stats, (unsigned long long)sum.pages_from_stats,
            (unsigned long long)sum.pages_decoded);
+    printf("golden, all cases: %llu chunks and %llu pages from statistics, %llu pages decoded\n",
+           (unsigned long long)g_all.chunks_from_stats, (unsigned long long)g_all.pages_from_stats,
+           (unsigned long long)g_all.pages_decoded);
     CHECK(n >= 87);
     CHECK(sum.chunks_from_stats > 0);
+    CHECK(g_all.pages_from_stats > 0);
 }
 
 int main(void)

@@ -13,10 +13,9 @@ typedef struct {
 static const experiment EXPERIMENTS[] = {
     {"codec", bench_codec, "E1: TS_2DIFF and GORILLA encode/decode, per-value vs batch vs SIMD"},
     {"write", bench_write, "E4: the writer, column-wise tablets vs row by row"},
-    {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A"},
     {"filter", bench_filter, "E3: time filtering inside a TS_2DIFF page, conservative vs exact block bound"},
+    {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A"},
     {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree"},
-    {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding"},
 };
 
 static void usage(FILE *out)

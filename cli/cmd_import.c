@@ -20,7 +20,6 @@
  * --skip-bad, which skips and counts them.
  */
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -340,6 +339,8 @@ static int sink_write(imp *m, sink *s, size_t a, size_t b)
             for (size_t r = 0; r < n; r++) bv[r].data = (const uint8_t *)s->arena + (uintptr_t)bv[r].data;
         }
         if (tsf_tablet_set_column(s->tab, i, vals, s->valid[i] + a / 8, n, &e)) goto bad;
+        if (i >= s->ntags)
+            for (size_t r = a; r < b; r++) m->values += (s->valid[i][r >> 3] >> (r & 7)) & 1;
     }
     if (tsf_writer_write_tablet(m->w, s->tab, &e)) goto bad;
     return 0;
@@ -485,8 +486,8 @@ static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int qu
         return NULL;
     case TSF_FLOAT:
         if (csv_parse_double(s, &d)) return "not a FLOAT";
-        if (isfinite(d) && fabs(d) > FLT_MAX) return "out of the FLOAT range";
         v->v.f = (float)d;
+        if (isfinite(d) && isinf(v->v.f)) return "out of the FLOAT range";
         return NULL;
     case TSF_DOUBLE:
         if (csv_parse_double(s, &v->v.d)) return "not a DOUBLE";
@@ -783,7 +784,6 @@ static int process(imp *m, file_ctx *f, rec *r)
         if (o) return o < 0 ? m->failed : 0;
         if (sink_add(s, t, r->line, &v)) return oom(m);
         m->rows++;
-        m->values++;
         if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
         return 0;
     }
@@ -820,7 +820,6 @@ static int process(imp *m, file_ctx *f, rec *r)
     if (o) return o < 0 ? m->failed : 0;
     if (sink_add(s, t, r->line, f->cells)) return oom(m);
     m->rows++;
-    for (size_t i = f->ntags; i < f->ncols; i++) m->values += !f->cells[i].is_null;
     if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
     return 0;
 }

@@ -361,11 +361,19 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         if ((st = rc_schemas(a, &r->fm, &tabs, err))) goto out;
     }
     if ((st = vs_scan_run(&s, limit, err))) goto out;
+    if (r && (st = vs_check_index(&s, r, err))) goto out; /* drops chunks that disagree with their metadata */
     uint64_t data_end = s.separator ? s.end : len;
     /* what to keep */
     keep = tsf_calloc(a, s.nchunks ? s.nchunks : 1, 1);
     if (!keep) goto oom;
     for (size_t i = 0; i < s.nchunks; i++) keep[i] = (uint8_t)s.chunks[i].ok;
+    for (size_t g = 0; g < s.ngroups; g++) { /* an aligned value chunk needs its group's time chunk */
+        size_t tc = SIZE_MAX;
+        for (size_t k = s.groups[g].chunk0; k < s.groups[g].chunk0 + s.groups[g].nchunks; k++) {
+            if (s.chunks[k].kind == TSF_CHUNK_TIME) tc = k;
+            if (s.chunks[k].kind == TSF_CHUNK_VALUE && (tc == SIZE_MAX || !keep[tc])) keep[k] = 0;
+        }
+    }
     if ((st = rc_devices(a, &s, keep, &devs, &ndev, err))) goto out;
     for (size_t i = 0; i < s.nchunks; i++) nrefs += keep[i];
     refs_cap = nrefs ? nrefs : 1;
@@ -428,10 +436,6 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
     /* the index and tail */
     if ((st = rc_index(a, &s, refs, nrefs, devs, ndev, &tabs, &o, err))) goto out;
     if ((st = rc_flush(&o, err))) goto out;
-    if (fsync(o.fd) != 0) {
-        st = tsf_err(err, TSF_EIO, "recover: fsync of %s failed: %s", out_path, strerror(errno));
-        goto out;
-    }
     if (close(o.fd) != 0) {
         o.fd = -1;
         st = tsf_err(err, TSF_EIO, "recover: close of %s failed: %s", out_path, strerror(errno));

@@ -611,9 +611,13 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
             all_ok = 0;
             continue;
         }
-        if (vs_stats_differ(&c->stats, &cs, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why))
+        if (vs_stats_differ(&c->stats, &cs, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why)) {
             vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname, (unsigned long long)off,
                        why);
+            c->ok = 0; /* data and metadata disagree: recover drops it */
+            all_ok = 0;
+            continue;
+        }
         if (rd_lossy(c->h.data_type, c->h.encoding)) all_ok = 0; /* series values not comparable */
         tsf_wstats_merge(&sum, &c->stats, s->a);
     }
@@ -633,7 +637,7 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
     return TSF_OK;
 }
 
-static tsf_status check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
+tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
 {
     tsf_error e;
     tsf_status st = rd_ensure_index(r, &e);
@@ -703,7 +707,7 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
     if (head_ok && (st = vs_scan_run(&s, limit, err))) goto out;
     if (head_ok && !s.separator && !s.stopped && r)
         vs_problem(&s, s.end, "data area ends at %llu without a separator", (unsigned long long)s.end);
-    if (r && (st = check_index(&s, r, err))) goto out;
+    if (r && (st = vs_check_index(&s, r, err))) goto out;
     if (report) {
         report->chunk_groups = s.ngroups;
         report->chunks = s.nchunks;

@@ -70,6 +70,9 @@ tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_
  * Problems go to the callback; the return is TSF_OK unless memory ran out or the head is unusable. */
 tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err);
 void vs_scan_free(vs_scan *s);
+/* After a scan of a complete file: checks the index against the chunks (problems to the callback) and
+ * marks chunks whose ChunkMetadata statistics disagree with their decoded values as not ok. */
+tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err);
 /* Reports a problem (formatted) through the scan's callback and counts it. */
 void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
 /* 0 if statistics f agree with the recomputed w (values only when `values`); else describes the first

@@ -19,6 +19,7 @@ int bench_write(int argc, char **argv); /* write.c: E4 */
 int bench_write_case_file(const char *path, int ncols, long long rows, int sensor, int aligned, uint64_t *bytes);
 int bench_read(int argc, char **argv); /* read.c: E2 and case A reads */
 int bench_index(int argc, char **argv);
+int bench_compress(int argc, char **argv); /* compress.c: AUTO vs Java defaults on ../shared/datasets */
 int bench_filter(int argc, char **argv); /* filter.c: E3 */
 
 /* Monotonic clock in nanoseconds. */

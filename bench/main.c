@@ -16,6 +16,7 @@ static const experiment EXPERIMENTS[] = {
     {"filter", bench_filter, "E3: time filtering inside a TS_2DIFF page, conservative vs exact block bound"},
     {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A"},
     {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree"},
+    {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding"},
 };
 
 static void usage(FILE *out)

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/bytes.h"
 #include "auto.h"
 
 tsf_encoding tsf_wauto_default(tsf_type t)
@@ -142,11 +143,39 @@ static int32_t smallest_precision(tsf_type t, const void *vals, size_t n)
 
 /* Trial buffers of one decision (a decision is rare: once per column and chunk cut). */
 typedef struct tbufs {
-    tsf_wbuf enc, cmp;
+    tsf_wbuf pre;      /* the page body ahead of the values (times, or rows + bitmap) */
+    tsf_wbuf enc, cmp; /* body with a candidate's values at enc.p + pre.len; compressed */
 } tbufs;
 
-/* Encodes the page with one candidate into b->enc and compresses it into b->cmp;
- * *size = the stored bytes. TSF_ENOTSUP when the codec refuses the combination. */
+/* Builds the page body as the writer will (§6): so that a compressor sees what it will really
+ * compress, the trial page carries the non-aligned times (uvarint length + TS_2DIFF) or the aligned
+ * row count and presence bitmap ahead of the values. */
+static tsf_status page_prefix(tsf_writer *w, const wcol *c, const int64_t *times, size_t rows, tbufs *b,
+                              tsf_error *err)
+{
+    b->pre.len = 0;
+    if (c->mask == 0 && times) {
+        size_t tb = tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, c->nvals, 0), wrote = 0;
+        uint8_t *d = tsf_wbuf_reserve(&b->pre, TSF_UVARINT32_MAX + tb);
+        if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
+        tsf_status s = tsf_codec_encode(w->codec, TSF_INT64, TSF_ENC_TS_2DIFF, times, c->nvals, d + TSF_UVARINT32_MAX,
+                                        tb, &wrote, err);
+        if (s) return s;
+        size_t h = tsf_put_uvarint32(d, (uint32_t)wrote);
+        memmove(d + h, d + TSF_UVARINT32_MAX, wrote);
+        b->pre.len = h + wrote;
+    } else if (c->mask == 0x40 && c->bitmap && rows) {
+        uint8_t *d = tsf_wbuf_reserve(&b->pre, 4 + (rows + 7) / 8);
+        if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
+        tsf_store_be32(d, (uint32_t)rows);
+        memcpy(d + 4, c->bitmap, (rows + 7) / 8);
+        b->pre.len = 4 + (rows + 7) / 8;
+    }
+    return TSF_OK;
+}
+
+/* Encodes the page with one candidate into b->enc (after the prefix) and compresses it into b->cmp;
+ * *size = the stored bytes, *raw = the value stream's bytes. TSF_ENOTSUP when the codec refuses. */
 static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, tbufs *b, size_t *size, size_t *raw,
                         tsf_error *err)
 {
@@ -156,20 +185,22 @@ static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, tbufs *b, s
     size_t bound = tsf_codec_encode_bound(c->type, k->enc, n, var);
     if (!bound) return TSF_ENOTSUP;
     b->enc.len = 0;
-    uint8_t *d = tsf_wbuf_reserve(&b->enc, bound);
+    uint8_t *d = tsf_wbuf_reserve(&b->enc, b->pre.len + bound);
     if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
-    tsf_status s = tsf_codec_encode(&tmp, c->type, k->enc, c->vals, n, d, bound, raw, err);
+    memcpy(d, b->pre.p, b->pre.len);
+    tsf_status s = tsf_codec_encode(&tmp, c->type, k->enc, c->vals, n, d + b->pre.len, bound, raw, err);
     if (s) return s;
+    size_t body = b->pre.len + *raw;
     if (c->comp == TSF_UNCOMPRESSED) {
-        *size = *raw;
+        *size = body;
         return TSF_OK;
     }
-    size_t cb = tsf_compress_bound(c->comp, *raw);
+    size_t cb = tsf_compress_bound(c->comp, body);
     if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
     b->cmp.len = 0;
     uint8_t *cd = tsf_wbuf_reserve(&b->cmp, cb);
     if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
-    return tsf_compress(c->comp, d, *raw, cd, cb, size, err);
+    return tsf_compress(c->comp, d, body, cd, cb, size, err);
 }
 
 /* Decodes the stream in b->enc and compares it with the page bit for bit (fixed-width types). */
@@ -183,7 +214,7 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbuf
     if (!back) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
     tsf_error e2 = {0};
     size_t used = 0;
-    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, b->enc.p, raw, back, c->nvals, &used, &e2);
+    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, b->enc.p + b->pre.len, raw, back, c->nvals, &used, &e2);
     *same = s == TSF_OK;
     for (size_t i = 0; *same && i < c->nvals; i++) {
         const uint8_t *a = (const uint8_t *)back + i * c->width, *v = (const uint8_t *)c->vals + i * c->width;
@@ -197,8 +228,14 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbuf
                            : TSF_OK;
 }
 
-static tsf_status decide_with(tsf_writer *w, wcol *c, tbufs *b, tsf_error *err)
+/* A candidate replaces the Java default only when it makes the sample page at least 1/DEFAULT_EDGE
+ * smaller: the sample is one page, and a near tie on it can turn into a loss over the series. */
+#define DEFAULT_EDGE 50
+
+static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tbufs *b, tsf_error *err)
 {
+    tsf_status s0 = page_prefix(w, c, times, rows, b, err);
+    if (s0) return s0;
     cand cs[MAX_CAND];
     size_t nc = candidates(c->type, cs);
     if ((c->type == TSF_FLOAT || c->type == TSF_DOUBLE) && !c->auto_noprec) {
@@ -219,6 +256,7 @@ static tsf_status decide_with(tsf_writer *w, wcol *c, tbufs *b, tsf_error *err)
         size_t best = SIZE_MAX, bi = 0;
         for (size_t i = 0; i < nc; i++)
             if (sizes[i] < best) best = sizes[i], bi = i;
+        if (bi && sizes[0] != SIZE_MAX && best > sizes[0] - sizes[0] / DEFAULT_EDGE) bi = 0; /* the default */
         if (best == SIZE_MAX) { /* nothing verified: PLAIN is lossless for every type */
             c->enc = TSF_ENC_PLAIN;
             c->autoc = TSF_AUTO_DECIDED;
@@ -239,12 +277,14 @@ static tsf_status decide_with(tsf_writer *w, wcol *c, tbufs *b, tsf_error *err)
     }
 }
 
-static tsf_status decide(tsf_writer *w, wcol *c, tsf_error *err)
+static tsf_status decide(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tsf_error *err)
 {
     tbufs b;
+    tsf_wbuf_init(&b.pre, w->alloc);
     tsf_wbuf_init(&b.enc, w->alloc);
     tsf_wbuf_init(&b.cmp, w->alloc);
-    tsf_status s = decide_with(w, c, &b, err);
+    tsf_status s = decide_with(w, c, times, rows, &b, err);
+    tsf_wbuf_free(&b.pre);
     tsf_wbuf_free(&b.enc);
     tsf_wbuf_free(&b.cmp);
     return s;
@@ -277,7 +317,7 @@ static int page_survives(const wcol *c)
     return tsf_wauto_prec_first_bad(c->type, c->vals, c->nvals, c->auto_prec) == c->nvals;
 }
 
-tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, tsf_error *err)
+tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tsf_error *err)
 {
     tsf_status s;
     if (c->autoc == TSF_AUTO_PRECISION && c->mask == 0 && !page_survives(c)) {
@@ -291,7 +331,7 @@ tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, tsf_error *err)
         c->autoc = TSF_AUTO_UNDECIDED;
         c->auto_noprec = 1;
     }
-    if (c->autoc == TSF_AUTO_UNDECIDED) return decide(w, c, err);
+    if (c->autoc == TSF_AUTO_UNDECIDED) return decide(w, c, times, rows, err);
     return TSF_OK;
 }
 

@@ -22,11 +22,12 @@ tsf_encoding tsf_wauto_default(tsf_type t);
 void tsf_wauto_init(wcol *c);
 /*
  * Called by tsf_wcol_seal for a non-empty page of an AUTO column (binary values already point at
- * their arena copies): decides the encoding from this page if undecided; for a non-aligned
+ * their arena copies; `times` = the page's times when non-aligned, else NULL; `rows` = the aligned
+ * page's rows, else 0): decides the encoding from this page if undecided; for a non-aligned
  * precision column whose page does not survive the precision, writes the chunk built so far as a
  * chunk group of its own and decides again among lossless encodings.
  */
-tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, tsf_error *err);
+tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tsf_error *err);
 /*
  * Called by tsf_w_seal_device for an aligned device before its page is sealed: when a precision
  * column's pending values do not survive the precision, writes the device's chunks built so far

@@ -330,7 +330,7 @@ tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
         return TSF_OK;
     }
     fix_binary(c);
-    if (c->autoc && (s = tsf_wauto_seal(w, c, err))) return s; /* AUTO: decide / check the precision */
+    if (c->autoc && (s = tsf_wauto_seal(w, c, c->mask ? NULL : c->times, rows, err))) return s; /* AUTO: decide / check the precision */
     {
         tsf_codec ctmp;
         const tsf_codec *codec = tsf_wauto_codec(w, c, &ctmp);

@@ -307,7 +307,7 @@ typedef struct tsf_writer_options {
     size_t struct_size;           /* sizeof(tsf_writer_options) */
     uint32_t page_max_points;     /* seal a page at this many points (rows when aligned); 10000 */
     size_t page_max_bytes;        /* ...or at this estimated page size; 65536 */
-    size_t memory_budget;         /* flush all chunk groups when buffered data exceeds it; 128 MiB */
+    size_t memory_budget;         /* flush all chunk groups when buffered data exceeds it; 32 MiB */
     int in_place;                 /* 1: write <path> directly; 0 (default): <path>.tmp, renamed on close */
     int fsync;                    /* 1: fsync the file (and its folder) on close */
     int sort_tablets;             /* 1: sort each tablet by time first (stable; last duplicate wins) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/bytes.h"
+#include "../format/format.h"
 #include "auto.h"
 #include "writer.h"
 
@@ -130,12 +131,13 @@ static tsf_status reserve_vals(tsf_writer *w, wcol *c, size_t need, int with_tim
 static inline int bit_lsb(const uint8_t *v, size_t i) { return (v[i >> 3] >> (i & 7)) & 1; }
 
 /* Copies values [from, from+n) of a tablet column into the pending page at nvals. */
-static tsf_status copy_vals(tsf_writer *w, wcol *c, const void *vals, size_t from, size_t n, tsf_error *err)
+static tsf_status copy_vals(wctx *x, wcol *c, const void *vals, size_t from, size_t n, tsf_error *err)
 {
     if (!is_binary(c->type)) {
         memcpy(c->vals + c->nvals * c->width, (const uint8_t *)vals + from * c->width, n * c->width);
         if (plain_like(c)) c->est += n * c->width;
-        w->mem += n * c->width;
+        c->pmem += n * c->width;
+        x->mem += (int64_t)(n * c->width);
         return TSF_OK;
     }
     const tsf_bytes *src = (const tsf_bytes *)vals + from;
@@ -152,12 +154,46 @@ static tsf_status copy_vals(tsf_writer *w, wcol *c, const void *vals, size_t fro
         for (size_t i = 0; i < n; i++)
             c->est += c->enc == TSF_ENC_DICTIONARY ? src[i].len / 4 + 1 : src[i].len + 4;
     /* non-aligned binary: the caller counts while choosing the batch */
-    w->mem += c->arena.len - before + n * sizeof(tsf_bytes);
+    size_t add = c->arena.len - before + n * sizeof(tsf_bytes);
+    c->pmem += add;
+    x->mem += (int64_t)add;
     return TSF_OK;
+}
+
+tsf_status tsf_wcol_own_times(tsf_writer *w, wctx *x, wcol *c, tsf_error *err)
+{
+    if (!c->dense) return TSF_OK;
+    size_t n = c->nvals;
+    tsf_status s = reserve_vals(w, c, n ? n : 1, 1, err);
+    if (s) return s;
+    if (n) memcpy(c->times, c->dev->dt + (c->g0 - c->dev->dt_base), n * sizeof(int64_t));
+    c->dense = 0;
+    c->pmem += n * sizeof(int64_t);
+    x->mem += (int64_t)(n * sizeof(int64_t));
+    return TSF_OK;
+}
+
+static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals, const int64_t *times,
+                            size_t n, tsf_error *err);
+
+/* Folds a context's buffered-bytes delta into the writer's count (calling thread only). */
+static void fold_mem(tsf_writer *w, wctx *x)
+{
+    int64_t m = (int64_t)w->mem + x->mem;
+    w->mem = m > 0 ? (size_t)m : 0;
+    x->mem = 0;
 }
 
 tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const void *vals, const uint8_t *valid,
                            size_t vbit0, size_t k, tsf_error *err)
+{
+    tsf_status s = tsf_wcol_append_x(w, &w->ctx, c, times, vals, valid, vbit0, k, UINT64_MAX, err);
+    fold_mem(w, &w->ctx);
+    return s;
+}
+
+tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
+                             const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err)
 {
     tsf_status s;
     size_t maxp = w->opt.page_max_points;
@@ -166,7 +202,8 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
         memcpy(c->vals + c->nvals * 8, times, k * 8);
         tsf_wstats_update_time(&c->pstat, times[0], times[k - 1], k);
         c->nvals += k;
-        w->mem += k * 8;
+        c->pmem += k * 8;
+        x->mem += (int64_t)(k * 8);
         return TSF_OK;
     }
     if (c->mask == 0x40) { /* aligned value column: presence bits + present values */
@@ -189,8 +226,14 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
         size_t start = c->nvals;
         int64_t t0 = 0, t1 = 0;
         if (!valid) {
-            for (size_t i = 0; i < k; i++) c->bitmap[(c->prow + i) >> 3] |= (uint8_t)(0x80u >> ((c->prow + i) & 7));
-            if ((s = copy_vals(w, c, vals, 0, k, err))) return s;
+            size_t r = c->prow, e = c->prow + k;
+            while (r < e && (r & 7)) {
+                c->bitmap[r >> 3] |= (uint8_t)(0x80u >> (r & 7));
+                r++;
+            }
+            if (e - r >= 8) memset(c->bitmap + (r >> 3), 0xff, (e - r) >> 3);
+            for (r += (e - r) & ~(size_t)7; r < e; r++) c->bitmap[r >> 3] |= (uint8_t)(0x80u >> (r & 7));
+            if ((s = copy_vals(x, c, vals, 0, k, err))) return s;
             c->nvals += k;
             t0 = times[0];
             t1 = times[k - 1];
@@ -202,7 +245,7 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
                 while (j < k && bit_lsb(valid, vbit0 + j)) j++;
                 if (j == i) break;
                 for (size_t r = i; r < j; r++) c->bitmap[(c->prow + r) >> 3] |= (uint8_t)(0x80u >> ((c->prow + r) & 7));
-                if ((s = copy_vals(w, c, vals, i, j - i, err))) return s;
+                if ((s = copy_vals(x, c, vals, i, j - i, err))) return s;
                 if (c->nvals == start) t0 = times[i];
                 t1 = times[j - 1];
                 c->nvals += j - i;
@@ -261,18 +304,38 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
                 j = i + n;
             }
         }
-        if ((s = reserve_vals(w, c, c->nvals + n, 1, err))) return s;
+        /* times: dense pages read them from the device's shared rows (no copy) */
+        uint64_t gb = g == UINT64_MAX ? UINT64_MAX : g + i;
+        if (c->nvals == 0) {
+            c->dense = gb != UINT64_MAX;
+            c->g0 = gb;
+        } else if (c->dense && (gb == UINT64_MAX || c->g0 + c->nvals != gb)) {
+            if ((s = tsf_wcol_own_times(w, x, c, err))) return s;
+        }
+        const uint8_t *src = (const uint8_t *)vals + i * c->width;
+        if (c->nvals == 0 && n == maxp && !is_binary(c->type) && !c->autoc) {
+            /* the batch is a whole page: encode it straight from the tablet */
+            tsf_wstats_update(&c->pstat, times[i], times[j - 1], src, n, w->alloc);
+            if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+            if ((s = seal_page(w, x, c, 0, src, times + i, n, err))) return s;
+            c->est = 0;
+            i = j;
+            continue;
+        }
+        if ((s = reserve_vals(w, c, c->nvals + n, !c->dense, err))) return s;
         size_t start = c->nvals;
-        memcpy(c->times + start, times + i, n * sizeof(int64_t));
-        w->mem += n * sizeof(int64_t);
-        if ((s = copy_vals(w, c, vals, i, n, err))) return s;
+        if (!c->dense) {
+            memcpy(c->times + start, times + i, n * sizeof(int64_t));
+            c->pmem += n * sizeof(int64_t);
+            x->mem += (int64_t)(n * sizeof(int64_t));
+        }
+        if ((s = copy_vals(x, c, vals, i, n, err))) return s;
         c->nvals += n;
-        const void *pv = is_binary(c->type) ? (const void *)((const tsf_bytes *)vals + i)
-                                            : (const void *)(c->vals + start * c->width);
+        const void *pv = is_binary(c->type) ? (const void *)((const tsf_bytes *)vals + i) : (const void *)src;
         tsf_wstats_update(&c->pstat, times[i], times[j - 1], pv, n, w->alloc);
         if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
         if (c->nvals >= maxp || tsf_wcol_full(w, c))
-            if ((s = tsf_wcol_seal(w, c, 0, err))) return s;
+            if ((s = tsf_wcol_seal_x(w, x, c, 0, err))) return s;
         i = j;
     }
     return TSF_OK;
@@ -286,7 +349,8 @@ static void fix_binary(wcol *c)
     for (size_t i = 0; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
 }
 
-static tsf_status add_page(tsf_writer *w, wcol *c, size_t body_off, size_t usize, size_t csize, tsf_error *err)
+static tsf_status add_page(tsf_writer *w, wctx *x, wcol *c, size_t body_off, size_t usize, size_t csize,
+                           tsf_error *err)
 {
     if (c->npages == c->pcap) {
         size_t nc = c->pcap ? c->pcap * 2 : 8;
@@ -311,76 +375,115 @@ static tsf_status add_page(tsf_writer *w, wcol *c, size_t body_off, size_t usize
     tsf_wstats_merge(&c->cstat, &c->pstat, w->alloc);
     if (c->cstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
     tsf_wstats_reset(&c->pstat);
-    w->mem += csize + p->stats_len;
+    x->mem += (int64_t)(csize + p->stats_len);
     return TSF_OK;
+}
+
+/*
+ * TS_2DIFF bytes of a non-aligned page's times. A dense page is keyed by (device, first device
+ * row, count): the series of a device that share those rows share the bytes, encoded once.
+ */
+static tsf_status encode_times(tsf_writer *w, wctx *x, const wcol *c, const int64_t *times, size_t n, int dense,
+                               tsf_error *err)
+{
+    if (dense && x->tdev == c->dev && x->tg0 == c->g0 && x->tn == n) return TSF_OK;
+    size_t tbound = tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, n, 0);
+    x->tdev = NULL;
+    x->tenc.len = 0;
+    uint8_t *t = tsf_wbuf_reserve(&x->tenc, tbound);
+    if (!t) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+    size_t wrote = 0;
+    tsf_status s = tsf_codec_encode(w->codec, TSF_INT64, TSF_ENC_TS_2DIFF, times, n, t, tbound, &wrote, err);
+    if (s) return s;
+    x->tenc.len = wrote;
+    if (dense) {
+        x->tdev = c->dev;
+        x->tg0 = c->g0;
+        x->tn = n;
+    }
+    return TSF_OK;
+}
+
+/* Encodes, compresses and appends one page of n values (`times`: non-aligned only). */
+static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals, const int64_t *times,
+                            size_t n, tsf_error *err)
+{
+    tsf_status s;
+    tsf_codec ctmp;
+    const tsf_codec *codec = tsf_wauto_codec(w, c, &ctmp); /* AUTO: its precision */
+    tsf_type vt = c->mask == 0x80 ? TSF_INT64 : c->type;
+    size_t var = c->mask == 0x80 ? 0 : (is_binary(c->type) ? c->arena.len : 0);
+    size_t vbound = tsf_codec_encode_bound(vt, c->enc, n, var);
+    if (!vbound)
+        return tsf_err(err, TSF_ENOTSUP, "writer: encoding %s unsupported for %s", tsf_encoding_name(c->enc), c->name);
+    if (c->mask == 0 && (s = encode_times(w, x, c, times, n, c->dense, err))) return s;
+    size_t bmlen = c->mask == 0x40 ? (rows + 7) / 8 : 0;
+    size_t ubound = (c->mask == 0 ? TSF_UVARINT32_MAX + x->tenc.len : 0) + (c->mask == 0x40 ? 4 + bmlen : 0) + vbound;
+    int direct = c->comp == TSF_UNCOMPRESSED;
+    tsf_wbuf *dstb = direct ? &c->chunk : &x->scratch;
+    size_t body_off = c->chunk.len;
+    if (!direct) x->scratch.len = 0;
+    uint8_t *d0 = tsf_wbuf_reserve(dstb, ubound);
+    if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+    size_t u = 0, wrote = 0;
+    if (c->mask == 0) {
+        u += tsf_put_uvarint32(d0, (uint32_t)x->tenc.len);
+        memcpy(d0 + u, x->tenc.p, x->tenc.len);
+        u += x->tenc.len;
+    } else if (c->mask == 0x40) {
+        tsf_store_be32(d0, (uint32_t)rows);
+        memcpy(d0 + 4, c->bitmap, bmlen);
+        u = 4 + bmlen;
+    }
+    if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, d0 + u, vbound, &wrote, err))) return s;
+    u += wrote;
+    size_t csize = u;
+    if (!direct) {
+        size_t cb = tsf_compress_bound(c->comp, u);
+        if (!cb)
+            return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp),
+                           c->name);
+        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
+        if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+        if ((s = tsf_compressor_compress(x->cz, c->comp, x->scratch.p, u, cd, cb, &csize, err))) return s;
+    }
+    c->chunk.len += csize;
+    return add_page(w, x, c, body_off, u, csize, err);
 }
 
 tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
 {
+    tsf_status s = tsf_wcol_seal_x(w, &w->ctx, c, rows, err);
+    fold_mem(w, &w->ctx);
+    return s;
+}
+
+tsf_status tsf_wcol_seal_x(tsf_writer *w, wctx *x, wcol *c, size_t rows, tsf_error *err)
+{
     tsf_status s;
     size_t n = c->nvals;
-    size_t pend = n * c->width + (c->mask == 0 ? n * 8 : 0) + c->arena.len;
     if (c->mask == 0x40) {
         if (rows == 0) return TSF_OK;
         if (n == 0) { /* all rows null: empty page */
-            if ((s = add_page(w, c, c->chunk.len, 0, 0, err))) return s;
+            if ((s = add_page(w, x, c, c->chunk.len, 0, 0, err))) return s;
             goto reset;
         }
     } else if (n == 0) {
         return TSF_OK;
     }
     fix_binary(c);
-    if (c->autoc && (s = tsf_wauto_seal(w, c, c->mask ? NULL : c->times, rows, err))) return s; /* AUTO: decide / check the precision */
     {
-        tsf_codec ctmp;
-        const tsf_codec *codec = tsf_wauto_codec(w, c, &ctmp);
-        tsf_type vt = c->mask == 0x80 ? TSF_INT64 : c->type;
-        size_t var = c->mask == 0x80 ? 0 : (is_binary(c->type) ? c->arena.len : 0);
-        size_t vbound = tsf_codec_encode_bound(vt, c->enc, n, var);
-        if (!vbound) return tsf_err(err, TSF_ENOTSUP, "writer: encoding %s unsupported for %s", tsf_encoding_name(c->enc), c->name);
-        size_t tbound = c->mask == 0 ? tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, n, 0) : 0;
-        size_t bmlen = c->mask == 0x40 ? (rows + 7) / 8 : 0;
-        size_t ubound = (c->mask == 0 ? TSF_UVARINT32_MAX + tbound : 0) + (c->mask == 0x40 ? 4 + bmlen : 0) + vbound;
-        int direct = c->comp == TSF_UNCOMPRESSED;
-        tsf_wbuf *dstb = direct ? &c->chunk : &w->scratch;
-        size_t body_off = c->chunk.len;
-        if (!direct) w->scratch.len = 0;
-        uint8_t *d0 = tsf_wbuf_reserve(dstb, ubound);
-        if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
-        size_t u = 0, wrote = 0;
-        if (c->mask == 0) {
-            tsf_wbuf *tb = &w->scratch2;
-            tb->len = 0;
-            uint8_t *t = tsf_wbuf_reserve(tb, tbound);
-            if (!t) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
-            if ((s = tsf_codec_encode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, c->times, n, t, tbound, &wrote, err)))
-                return s;
-            u += tsf_put_uvarint32(d0, (uint32_t)wrote);
-            memcpy(d0 + u, t, wrote);
-            u += wrote;
-        } else if (c->mask == 0x40) {
-            tsf_store_be32(d0, (uint32_t)rows);
-            memcpy(d0 + 4, c->bitmap, bmlen);
-            u = 4 + bmlen;
-        }
-        if ((s = tsf_codec_encode(codec, vt, c->enc, c->vals, n, d0 + u, vbound, &wrote, err))) return s;
-        u += wrote;
-        size_t csize = u;
-        if (!direct) {
-            size_t cb = tsf_compress_bound(c->comp, u);
-            if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
-            uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
-            if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
-            if ((s = tsf_compress(c->comp, w->scratch.p, u, cd, cb, &csize, err))) return s;
-        }
-        c->chunk.len += csize;
-        if ((s = add_page(w, c, body_off, u, csize, err))) return s;
+        const int64_t *times = c->mask != 0 ? NULL : c->dense ? c->dev->dt + (c->g0 - c->dev->dt_base) : c->times;
+        if (c->autoc && (s = tsf_wauto_seal(w, c, times, rows, err))) return s; /* AUTO: decide / check */
+        if ((s = seal_page(w, x, c, rows, c->vals, times, n, err))) return s;
     }
 reset:
-    w->mem -= pend < w->mem ? pend : w->mem;
+    x->mem -= (int64_t)c->pmem;
+    c->pmem = 0;
     c->nvals = 0;
     c->arena.len = 0;
     c->est = 0;
+    c->dense = 0;
     if (c->mask == 0x40) {
         memset(c->bitmap, 0, (c->prow + 7) / 8 < c->bmcap ? (c->prow + 7) / 8 : c->bmcap);
         c->prow = 0;
@@ -407,33 +510,34 @@ tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *er
     if (data > INT32_MAX) return tsf_err(err, TSF_ERANGE, "writer: chunk of %s exceeds 2 GiB", c->name);
     uint8_t marker = (uint8_t)(((multi && !empty) ? 0x01 : 0x05) | c->mask);
     uint64_t off = tsf_w_pos(w);
-    uint8_t hdr[32];
-    size_t h = 0;
-    tsf_wbuf hb;
-    tsf_wbuf_init(&hb, w->alloc);
-    tsf_wbuf_u8(&hb, marker);
-    tsf_wbuf_varstr(&hb, c->name, c->name_len);
-    tsf_wbuf_uvarint(&hb, (uint32_t)data);
-    tsf_wbuf_u8(&hb, (uint8_t)c->type);
-    tsf_wbuf_u8(&hb, (uint8_t)c->comp);
-    tsf_wbuf_u8(&hb, (uint8_t)c->enc);
-    if (hb.oom) {
-        tsf_wbuf_free(&hb);
-        return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    /* header (tsf_fmt_write_chunk_header), then every page: header bytes, statistics, body */
+    tsf_fmt_chunk_header ch = {.marker = marker,
+                               .measurement = {(const uint8_t *)c->name, c->name_len, 0},
+                               .data_size = (uint32_t)data,
+                               .data_type = c->type,
+                               .compression = c->comp,
+                               .encoding = c->enc};
+    size_t np = empty ? 0 : c->npages;
+    tsf_wbuf *hb = &w->ctx.scratch2, *vb = &w->ctx.scratch;
+    hb->len = vb->len = 0;
+    size_t hcap = 16 + 2 * (size_t)TSF_UVARINT32_MAX + c->name_len + np * 2 * TSF_UVARINT32_MAX;
+    uint8_t *hp = tsf_wbuf_reserve(hb, hcap);
+    tsf_w_piece *v = (tsf_w_piece *)(void *)tsf_wbuf_reserve(vb, (1 + 3 * np) * sizeof(tsf_w_piece));
+    if (!hp || !v) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    size_t h = 0, nv = 0;
+    if ((s = tsf_fmt_write_chunk_header(&ch, hp, hcap, &h, err))) return s;
+    v[nv++] = (tsf_w_piece){hp, h};
+    for (size_t i = 0; i < np; i++) {
+        const wpage *p = &c->pages[i];
+        size_t h0 = h;
+        h += tsf_put_uvarint32(hp + h, p->usize);
+        if (p->usize) h += tsf_put_uvarint32(hp + h, p->csize);
+        v[nv++] = (tsf_w_piece){hp + h0, h - h0};
+        if (!p->usize) continue;
+        if (multi) v[nv++] = (tsf_w_piece){c->pstats.p + p->stats_off, p->stats_len};
+        v[nv++] = (tsf_w_piece){c->chunk.p + p->body_off, p->csize};
     }
-    s = tsf_w_out(w, hb.p, hb.len, err);
-    tsf_wbuf_free(&hb);
-    if (s) return s;
-    if (!empty)
-        for (size_t i = 0; i < c->npages && !s; i++) {
-            const wpage *p = &c->pages[i];
-            h = tsf_put_uvarint32(hdr, p->usize);
-            if (p->usize) h += tsf_put_uvarint32(hdr + h, p->csize);
-            if ((s = tsf_w_out(w, hdr, h, err))) break;
-            if (p->usize && multi && (s = tsf_w_out(w, c->pstats.p + p->stats_off, p->stats_len, err))) break;
-            if (p->usize) s = tsf_w_out(w, c->chunk.p + p->body_off, p->csize, err);
-        }
-    if (s) return s;
+    if ((s = tsf_w_outv(w, v, nv, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
     tsf_wbuf_be64(&c->cmeta, off);
     tsf_wstats_serialize(&c->cstat, &c->cmeta);

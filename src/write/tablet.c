@@ -6,6 +6,9 @@
  * series, lockstep row batches for aligned and table devices, chunk-group flushes when the
  * memory budget is reached, and the row API on top of a one-row tablet.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -460,6 +463,114 @@ static tsf_status sort_tablet(tsf_tablet *t, tsf_error *err)
     return TSF_OK;
 }
 
+/* ---- parallel column work (options.threads) ----------------------------------------------- */
+
+/*
+ * One batch of independent column jobs: the non-aligned columns of a tree tablet (append, which
+ * seals full pages) or the columns of an aligned page (seal). Each thread takes the next job and
+ * works in its own wctx; columns touch only their own state, so the bytes do not depend on the
+ * thread count. AUTO columns stay on the calling thread (they may write output).
+ */
+typedef struct wjobs {
+    tsf_writer *w;
+    tsf_tablet *t;
+    wdevice *d;
+    int seal;   /* 0: append tablet columns; 1: seal the aligned device's page */
+    uint64_t g; /* device row of the tablet's first row (append) */
+    size_t n;   /* items: tablet columns (append) or 1 + device columns (seal) */
+    atomic_size_t next;
+    atomic_int stop;
+} wjobs;
+
+typedef struct wworker {
+    wjobs *j;
+    wctx *x;
+    size_t bad; /* first failed item, SIZE_MAX if none */
+    tsf_status s;
+    tsf_error err;
+} wworker;
+
+static wcol *job_col(const wjobs *j, size_t i)
+{
+    if (j->seal) return i == 0 ? &j->d->tcol : &j->d->cols[i - 1];
+    return &j->d->cols[j->t->cols[i].idx];
+}
+
+static tsf_status job_run(wjobs *j, wctx *x, size_t i, tsf_error *err)
+{
+    tsf_writer *w = j->w;
+    wcol *c = job_col(j, i);
+    if (j->seal) return tsf_wcol_seal_x(w, x, c, j->d->rows, err);
+    tsf_tablet *t = j->t;
+    const uint8_t *v = valid_or_null(t, i, 0, t->rows);
+    return tsf_wcol_append_x(w, x, c, t->times, t->vals[i], v, 0, t->rows, j->g, err);
+}
+
+static void *worker_main(void *arg)
+{
+    wworker *k = arg;
+    wjobs *j = k->j;
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n || atomic_load(&j->stop)) break;
+        if (job_col(j, i)->autoc) continue;
+        tsf_status s = job_run(j, k->x, i, &k->err);
+        if (s) {
+            k->s = s;
+            k->bad = i;
+            atomic_store(&j->stop, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* Runs every job; on failure reports the failure of the lowest item (as one thread would). */
+static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
+{
+    size_t nt = w->nwk + 1;
+    if (nt > j->n) nt = j->n;
+    wworker ks[64];
+    pthread_t th[64];
+    size_t started = 1; /* threads that failed to start leave their share to the others */
+    atomic_init(&j->next, 0);
+    atomic_init(&j->stop, 0);
+    for (size_t k = 0; k < nt; k++) {
+        ks[k].j = j;
+        ks[k].x = k ? &w->wk[k - 1] : &w->ctx;
+        ks[k].bad = SIZE_MAX;
+        ks[k].s = TSF_OK;
+        ks[k].err.code = TSF_OK;
+        ks[k].err.message[0] = 0;
+    }
+    for (size_t k = 1; k < nt; k++) {
+        if (pthread_create(&th[k], NULL, worker_main, &ks[k]) != 0) break;
+        started++;
+    }
+    worker_main(&ks[0]);
+    for (size_t k = 1; k < started; k++) pthread_join(th[k], NULL);
+    tsf_status s = TSF_OK;
+    size_t bad = SIZE_MAX;
+    for (size_t k = 0; k < nt; k++) {
+        if (k) {
+            w->ctx.mem += ks[k].x->mem;
+            ks[k].x->mem = 0;
+        }
+        if (ks[k].s && ks[k].bad < bad) {
+            bad = ks[k].bad;
+            s = ks[k].s;
+            if (err) *err = ks[k].err;
+        }
+    }
+    /* AUTO columns on this thread, in column order */
+    for (size_t i = 0; i < j->n && !s; i++)
+        if (job_col(j, i)->autoc) s = job_run(j, &w->ctx, i, err);
+    int64_t m = (int64_t)w->mem + w->ctx.mem;
+    w->mem = m > 0 ? (size_t)m : 0;
+    w->ctx.mem = 0;
+    return s;
+}
+
 /* ---- write path --------------------------------------------------------------------------- */
 
 tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
@@ -472,9 +583,14 @@ tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
     }
     if (!d->rows) return TSF_OK;
     if ((s = tsf_wauto_seal_device(w, d, err))) return s; /* AUTO: a lossy precision page ends the chunks */
-    if ((s = tsf_wcol_seal(w, &d->tcol, d->rows, err))) return s;
-    for (size_t i = 0; i < d->ncols; i++)
-        if ((s = tsf_wcol_seal(w, &d->cols[i], d->rows, err))) return s;
+    if (w->nwk && d->ncols) {
+        wjobs j = {.w = w, .d = d, .seal = 1, .n = 1 + d->ncols};
+        if ((s = jobs_run(w, &j, err))) return s;
+    } else {
+        if ((s = tsf_wcol_seal(w, &d->tcol, d->rows, err))) return s;
+        for (size_t i = 0; i < d->ncols; i++)
+            if ((s = tsf_wcol_seal(w, &d->cols[i], d->rows, err))) return s;
+    }
     d->rows = 0;
     return TSF_OK;
 }
@@ -630,7 +746,7 @@ static tsf_status write_table(tsf_writer *w, tsf_tablet *t, tsf_error *err)
                 }
                 s = tsf_wcol_init(w, &d->cols[d->ncols], col->name, strlen(col->name), (tsf_type)col->data_type,
                                   (tsf_encoding)col->encoding, (tsf_compression)col->compression, 0x40, err);
-                if (!s) d->ncols++;
+                if (!s) d->cols[d->ncols++].dev = d;
             }
             if (s) break;
         }
@@ -660,6 +776,46 @@ done:
     return s;
 }
 
+/*
+ * Appends a tablet's times to a non-aligned device's shared rows (dev->dt) and sets *g to the
+ * device row of its first row. Rows before the oldest pending dense page are dropped; a dense page
+ * that would pin more than 4 pages of rows gets its own copy of its times first.
+ */
+static tsf_status shared_times(tsf_writer *w, wdevice *d, const int64_t *times, size_t n, uint64_t *g,
+                               tsf_error *err)
+{
+    tsf_status s;
+    uint64_t end = d->dt_base + d->dt_len, lo = end;
+    uint64_t keep = 4 * (uint64_t)w->opt.page_max_points;
+    for (size_t i = 0; i < d->ncols; i++) {
+        wcol *c = &d->cols[i];
+        if (!c->dense || !c->nvals) continue;
+        if (end - c->g0 > keep) {
+            if ((s = tsf_wcol_own_times(w, &w->ctx, c, err))) return s;
+        } else if (c->g0 < lo) {
+            lo = c->g0;
+        }
+    }
+    size_t drop = (size_t)(lo - d->dt_base);
+    if (drop) {
+        memmove(d->dt, d->dt + drop, (d->dt_len - drop) * sizeof *d->dt);
+        d->dt_len -= drop;
+        d->dt_base = lo;
+    }
+    if (d->dt_len + n > d->dt_cap) {
+        size_t nc = d->dt_cap ? d->dt_cap : 1024;
+        while (nc < d->dt_len + n) nc *= 2;
+        int64_t *nd = tsf_realloc(w->alloc, d->dt, d->dt_cap * sizeof *nd, nc * sizeof *nd);
+        if (!nd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (times of %s)", d->path);
+        d->dt = nd;
+        d->dt_cap = nc;
+    }
+    memcpy(d->dt + d->dt_len, times, n * sizeof *times);
+    *g = d->dt_base + d->dt_len;
+    d->dt_len += n;
+    return TSF_OK;
+}
+
 static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
 {
     wdevice *d = t->dev;
@@ -683,10 +839,24 @@ static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
                            "writer: device %s: row %zu time %lld is not after the last written time %lld of series %s",
                            d->path, r, (long long)t->times[r], (long long)c->last_time, c->name);
     }
+    uint64_t g = 0;
+    if ((s = shared_times(w, d, t->times, n, &g, err))) return s;
+    if (w->nwk && t->ncols > 1) {
+        wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = t->ncols};
+        if ((s = jobs_run(w, &j, err))) return s;
+    } else {
+        for (size_t i = 0; i < t->ncols && !s; i++) {
+            const uint8_t *v = valid_or_null(t, i, 0, n);
+            s = tsf_wcol_append_x(w, &w->ctx, &d->cols[t->cols[i].idx], t->times, t->vals[i], v, 0, n, g, err);
+        }
+        int64_t m = (int64_t)w->mem + w->ctx.mem;
+        w->mem = m > 0 ? (size_t)m : 0;
+        w->ctx.mem = 0;
+        if (s) return s;
+    }
     for (size_t i = 0; i < t->ncols; i++) {
         wcol *c = &d->cols[t->cols[i].idx];
         const uint8_t *v = valid_or_null(t, i, 0, n);
-        if ((s = tsf_wcol_append(w, c, t->times, t->vals[i], v, 0, n, err))) return s;
         size_t r = n;
         while (r > 0 && v && !vbit(v, r - 1)) r--;
         if (r > 0) {

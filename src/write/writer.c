@@ -10,12 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "auto.h"
 #include "writer.h"
 
 #define OUT_FLUSH_AT (1u << 20)
+/* tsf_w_outv: runs from this size on (whole chunks) go to the OS in gathered writes, not copied */
+#define OUT_DIRECT_AT (64u << 10)
 
 void tsf_writer_options_init(tsf_writer_options *o)
 {
@@ -23,7 +26,7 @@ void tsf_writer_options_init(tsf_writer_options *o)
     o->struct_size = sizeof *o;
     o->page_max_points = 10000;
     o->page_max_bytes = 65536;
-    o->memory_budget = (size_t)128 << 20;
+    o->memory_budget = (size_t)32 << 20; /* chunk data still in the CPU caches when written: ~1.7x vs 128 MiB */
     o->time_compression = TSF_LZ4;
     o->float_precision = 2;
     o->bloom_error_rate = 0.05;
@@ -81,6 +84,55 @@ tsf_status tsf_w_out(tsf_writer *w, const void *p, size_t n, tsf_error *err)
     return TSF_OK;
 }
 
+/* writev of iov[0..n), n <= IOV_MAX, retrying partial writes. */
+static tsf_status raw_writev(tsf_writer *w, struct iovec *iov, int n, tsf_error *err)
+{
+    while (n > 0) {
+        ssize_t k = writev(w->fd, iov, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            w->failed = 1;
+            return tsf_err(err, TSF_EIO, "writer: write to %s failed at offset %llu: %s",
+                           w->tmp_path ? w->tmp_path : w->path, (unsigned long long)w->flushed, strerror(errno));
+        }
+        w->flushed += (uint64_t)k;
+        while (n > 0 && (size_t)k >= iov->iov_len) {
+            k -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_w_outv(tsf_writer *w, const tsf_w_piece *v, size_t n, tsf_error *err)
+{
+    if (w->failed) return tsf_err(err, TSF_EIO, "writer: an earlier output error stopped this writer");
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += v[i].n;
+    tsf_status s = TSF_OK;
+    if (w->use_cb || total < OUT_DIRECT_AT) { /* small runs (and callbacks) go through the buffer */
+        for (size_t i = 0; i < n && !s; i++) s = tsf_w_out(w, v[i].p, v[i].n, err);
+        return s;
+    }
+    /* the buffered bytes, then the pieces, in gathered writes */
+    size_t i = 0;
+    while (i < n && !s) {
+        struct iovec iov[256];
+        int k = 0;
+        if (w->out.len) iov[k++] = (struct iovec){w->out.p, w->out.len};
+        for (; i < n && k < 256; i++)
+            if (v[i].n) iov[k++] = (struct iovec){(void *)v[i].p, v[i].n};
+        w->out.len = 0;
+        s = raw_writev(w, iov, k, err);
+    }
+    return s;
+}
+
 uint64_t tsf_w_pos(const tsf_writer *w) { return w->flushed + w->out.len; }
 
 tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err) { return out_flush(w, err); }
@@ -108,6 +160,26 @@ static tsf_status check_options(const tsf_writer_options *in, tsf_writer_options
     return TSF_OK;
 }
 
+static void writer_free(tsf_writer *w);
+
+tsf_status tsf_wctx_init(tsf_writer *w, wctx *x, tsf_error *err)
+{
+    memset(x, 0, sizeof *x);
+    tsf_wbuf_init(&x->scratch, w->alloc);
+    tsf_wbuf_init(&x->scratch2, w->alloc);
+    tsf_wbuf_init(&x->tenc, w->alloc);
+    return tsf_compressor_open(&x->cz, w->alloc, err);
+}
+
+void tsf_wctx_free(wctx *x)
+{
+    tsf_wbuf_free(&x->scratch);
+    tsf_wbuf_free(&x->scratch2);
+    tsf_wbuf_free(&x->tenc);
+    tsf_compressor_close(x->cz);
+    x->cz = NULL;
+}
+
 static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, tsf_error *err)
 {
     tsf_writer_options o;
@@ -125,13 +197,31 @@ static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, t
     tsf_wbuf_init(&w->out, w->alloc);
     tsf_wbuf_init(&w->scratch, w->alloc);
     tsf_wbuf_init(&w->scratch2, w->alloc);
+    if ((s = tsf_wctx_init(w, &w->ctx, err))) {
+        tsf_free(w->alloc, w, sizeof *w);
+        return s;
+    }
+    if (o.threads > 1) {
+        size_t nk = o.threads > 64 ? 63 : o.threads - 1;
+        w->wk = tsf_calloc(w->alloc, nk, sizeof *w->wk);
+        s = w->wk ? TSF_OK : tsf_err(err, TSF_ENOMEM, "tsf_writer_open: out of memory");
+        for (size_t i = 0; i < nk && !s; i++)
+            if (!(s = tsf_wctx_init(w, &w->wk[i], err))) w->nwk = i + 1;
+        if (s) {
+            for (size_t i = 0; i < w->nwk; i++) tsf_wctx_free(&w->wk[i]);
+            if (w->wk) tsf_free(w->alloc, w->wk, nk * sizeof *w->wk);
+            tsf_wctx_free(&w->ctx);
+            tsf_free(w->alloc, w, sizeof *w);
+            return s;
+        }
+    }
     tsf_codec_options co;
     tsf_codec_options_init(&co);
     co.path = o.path;
     co.float_precision = o.float_precision;
     co.allocator = w->alloc;
     if ((s = tsf_codec_open(&w->codec, &co, err))) {
-        tsf_free(w->alloc, w, sizeof *w);
+        writer_free(w);
         return s;
     }
     *out = w;
@@ -282,6 +372,7 @@ static void device_free(tsf_writer *w, wdevice *d)
     for (size_t i = 0; i < d->ncols; i++) tsf_wcol_free(w, &d->cols[i]);
     if (d->cols) tsf_free(w->alloc, d->cols, d->ccap * sizeof *d->cols);
     if (d->aligned) tsf_wcol_free(w, &d->tcol);
+    if (d->dt) tsf_free(w->alloc, d->dt, d->dt_cap * sizeof *d->dt);
     for (size_t i = 0; i < d->nsegs; i++)
         if (d->segs[i].data) tsf_free(w->alloc, (void *)d->segs[i].data, d->segs[i].len + 1);
     if (d->segs) tsf_free(w->alloc, d->segs, d->nsegs * sizeof *d->segs);
@@ -330,6 +421,7 @@ tsf_status tsf_w_add_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs,
         device_free(w, d);
         return s;
     }
+    d->tcol.dev = d;
     size_t klen;
     const uint8_t *k = device_key(w, segs, nsegs, &klen);
     if (!k) {
@@ -440,7 +532,7 @@ static tsf_status device_add_col(tsf_writer *w, wdevice *d, const tsf_column_sch
     tsf_status s = tsf_wcol_init(w, &d->cols[d->ncols], c->name, strlen(c->name), c->type, c->encoding,
                                  c->compression, d->aligned ? 0x40 : 0, err);
     if (s) return s;
-    d->ncols++;
+    d->cols[d->ncols++].dev = d;
     return TSF_OK;
 }
 
@@ -673,7 +765,10 @@ static void writer_free(tsf_writer *w)
     tsf_wbuf_free(&w->out);
     tsf_wbuf_free(&w->scratch);
     tsf_wbuf_free(&w->scratch2);
-    tsf_codec_close(w->codec);
+    tsf_wctx_free(&w->ctx);
+    for (size_t i = 0; i < w->nwk; i++) tsf_wctx_free(&w->wk[i]);
+    if (w->wk) tsf_free(w->alloc, w->wk, (w->opt.threads > 64 ? 63 : w->opt.threads - 1) * sizeof *w->wk);
+    if (w->codec) tsf_codec_close(w->codec);
     if (w->fd >= 0) close(w->fd);
     if (w->path) tsf_free(w->alloc, w->path, strlen(w->path) + 1);
     if (w->tmp_path) tsf_free(w->alloc, w->tmp_path, strlen(w->tmp_path) + 1);

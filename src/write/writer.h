@@ -9,6 +9,23 @@
 #include "../format/index.h"
 #include "stats.h"
 
+struct wdevice;
+
+/*
+ * Per-thread encoding context: scratch buffers, a compressor handle, the last time column encoded
+ * (non-aligned series of one device that share a page's rows share its TS_2DIFF bytes) and the
+ * change of buffered bytes. The writer owns one for the calling thread and one per extra thread.
+ */
+typedef struct wctx {
+    tsf_wbuf scratch, scratch2;
+    tsf_compressor *cz;
+    const struct wdevice *tdev; /* time cache key: device, first device row, row count */
+    uint64_t tg0;
+    size_t tn;
+    tsf_wbuf tenc; /* cached TS_2DIFF bytes */
+    int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
+} wctx;
+
 /* A sealed page of the chunk being built. */
 typedef struct wpage {
     size_t body_off;   /* in wcol.chunk */
@@ -30,6 +47,7 @@ typedef struct wcol {
     uint8_t auto_noprec; /* AUTO: a page did not survive the precision: lossless encodings only */
     int32_t auto_prec;   /* AUTO: max_point_number when autoc == TSF_AUTO_PRECISION */
     size_t width; /* C width of one value (tsf_bytes for binary) */
+    struct wdevice *dev;
 
     /* pending page: non-null values (and their times when non-aligned) */
     uint8_t *vals;
@@ -42,6 +60,9 @@ typedef struct wcol {
     size_t bmcap;
     size_t prow;      /* aligned value: rows of the pending page */
     size_t est;       /* estimated encoded bytes of the pending page */
+    size_t pmem;      /* buffered bytes counted for the pending page */
+    int dense;        /* non-aligned: pending times = device rows [g0, g0 + nvals) of dev->dt */
+    uint64_t g0;
     tsf_wstats pstat; /* statistics of the pending page */
 
     /* the chunk being built */
@@ -78,6 +99,10 @@ typedef struct wdevice {
     int64_t check_time; /* validation scratch */
     int check_has;
     uint64_t check_epoch;
+    /* non-aligned: times of the device rows [dt_base, dt_base + dt_len), shared by dense columns */
+    int64_t *dt;
+    size_t dt_len, dt_cap;
+    uint64_t dt_base;
 } wdevice;
 
 typedef struct wtable {
@@ -117,12 +142,21 @@ struct tsf_writer {
     uint64_t epoch;    /* validation epoch */
 
     tsf_wbuf scratch, scratch2; /* page assembly / compression */
+    wctx ctx;                   /* encoding context of the calling thread */
+    wctx *wk;                   /* opt.threads - 1 more */
+    size_t nwk;
     tsf_tablet *row_tablet;     /* cached for the row API */
     char *row_target;
 };
 
 /* output */
 tsf_status tsf_w_out(tsf_writer *w, const void *p, size_t n, tsf_error *err);
+typedef struct tsf_w_piece {
+    const void *p;
+    size_t n;
+} tsf_w_piece;
+/* Writes the pieces in order; large runs go to the file in gathered writes without a copy. */
+tsf_status tsf_w_outv(tsf_writer *w, const tsf_w_piece *v, size_t n, tsf_error *err);
 uint64_t tsf_w_pos(const tsf_writer *w);
 /* Hands the buffered output to the OS / callback now (completed chunk groups then survive a kill). */
 tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err);
@@ -140,8 +174,20 @@ size_t tsf_type_width(tsf_type t);
  */
 tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const void *vals, const uint8_t *valid,
                            size_t vbit0, size_t k, tsf_error *err);
+/*
+ * The same in an encoding context; `g` is the device row of times[0] when `times` are the device's
+ * shared rows (dev->dt holds them), UINT64_MAX otherwise.
+ */
+tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
+                             const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err);
 /* Seals the pending page (rows = aligned page rows, 0 for non-aligned). */
 tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err);
+tsf_status tsf_wcol_seal_x(tsf_writer *w, wctx *x, wcol *c, size_t rows, tsf_error *err);
+/* Copies a dense column's pending times out of dev->dt into its own buffer. */
+tsf_status tsf_wcol_own_times(tsf_writer *w, wctx *x, wcol *c, tsf_error *err);
+/* Encoding contexts (writer.c). */
+tsf_status tsf_wctx_init(tsf_writer *w, wctx *x, tsf_error *err);
+void tsf_wctx_free(wctx *x);
 /* Writes the chunk (header + pages) and records its metadata; `force` writes a 0-byte chunk. */
 tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *err);
 /* Has the pending page reached the byte limit? */

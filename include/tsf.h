@@ -679,7 +679,8 @@ TSF_API const tsf_agg_window *tsf_agg_result_window(const tsf_agg_result *res, s
 TSF_API void tsf_agg_result_info(const tsf_agg_result *res, tsf_agg_info *out);
 TSF_API void tsf_agg_result_free(tsf_agg_result *res);
 /** Last point of a series from metadata alone (its statistics' last value and end time) when trusted,
- *  else by decoding its last page. *found = 0 for a series without points. */
+ *  else by decoding its last page. *found = 0 for a series without points. TEXT/STRING/BLOB bytes
+ *  borrow from the reader (valid until it closes). */
 TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *time, tsf_value *value,
                                   int *found, tsf_error *err);
 

@@ -898,6 +898,74 @@ static void set_value(tsf_type type, const tsf_stats *s, tsf_value *v)
     }
 }
 
+/* Decoded BLOB last values, one per series of the reader, kept until it closes (the API returns borrowed
+ * bytes). Filled under r->lock; a value once set never changes. */
+struct rd_lastv {
+    uint8_t *p;
+    size_t len;
+    int set;
+};
+
+void rd_lastv_free(tsf_reader *r)
+{
+    if (!r->lastv) return;
+    for (size_t i = 0; i < r->nseries; i++)
+        if (r->lastv[i].set) tsf_free(r->a, r->lastv[i].p, r->lastv[i].len ? r->lastv[i].len : 1);
+    tsf_free(r->a, r->lastv, r->nseries * sizeof *r->lastv);
+    r->lastv = NULL;
+}
+
+static tsf_status last_blob(tsf_reader *r, size_t device, size_t series, int64_t t, tsf_value *value,
+                            tsf_error *err)
+{
+    size_t gi = r->devices[device].series0 + series;
+    int have = 0;
+    pthread_mutex_lock(&r->lock);
+    if (r->lastv && r->lastv[gi].set) {
+        value->v.bytes.data = r->lastv[gi].p;
+        value->v.bytes.len = r->lastv[gi].len;
+        have = 1;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (have) return TSF_OK;
+    tsf_agg_options o;
+    tsf_agg_options_init(&o);
+    o.time_min = o.time_max = t;
+    o.force_decode = 1;
+    tsf_agg_result *res;
+    tsf_status st = tsf_aggregate(r, device, series, &o, &res, err);
+    if (st) return st;
+    if (res->n != 1) {
+        tsf_agg_result_free(res);
+        return tsf_err(err, TSF_ECORRUPT,
+                       "BLOB series %zu of device %zu: statistics end at time %lld, no page holds it", series,
+                       device, (long long)t);
+    }
+    tsf_bytes b = res->out[0].stats.last_b;
+    pthread_mutex_lock(&r->lock);
+    if (!r->lastv) r->lastv = tsf_calloc(r->a, r->nseries, sizeof *r->lastv);
+    if (!r->lastv) {
+        st = tsf_err(err, TSF_ENOMEM, "tsf_last_value: out of memory");
+    } else if (!r->lastv[gi].set) {
+        uint8_t *p = tsf_alloc(r->a, b.len ? b.len : 1);
+        if (!p) {
+            st = tsf_err(err, TSF_ENOMEM, "tsf_last_value: out of memory");
+        } else {
+            if (b.len) memcpy(p, b.data, b.len);
+            r->lastv[gi].p = p;
+            r->lastv[gi].len = b.len;
+            r->lastv[gi].set = 1;
+        }
+    }
+    if (!st) {
+        value->v.bytes.data = r->lastv[gi].p;
+        value->v.bytes.len = r->lastv[gi].len;
+    }
+    pthread_mutex_unlock(&r->lock);
+    tsf_agg_result_free(res);
+    return st;
+}
+
 tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *time, tsf_value *value,
                           int *found, tsf_error *err)
 {
@@ -915,8 +983,12 @@ tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *
     const tsf_fmt_stats *ss = &s->tsm.stats;
     tsf_type type = s->tsm.data_type;
     if (!ss->count) return TSF_OK;
-    if (type == TSF_BLOB)
-        return tsf_err(err, TSF_ENOTSUP, "tsf_last_value: BLOB statistics hold no value (use tsf_aggregate)");
+    if (type == TSF_BLOB) { /* statistics hold no BLOB value: decode the page holding the end time */
+        if ((st = last_blob(r, device, series, ss->end_time, value, err))) return st;
+        *time = ss->end_time;
+        *found = 1;
+        return TSF_OK;
+    }
     int trusted = 1;
     if (type == TSF_FLOAT || type == TSF_DOUBLE) {
         tsf_encoding enc = TSF_ENC_PLAIN;

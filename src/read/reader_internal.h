@@ -56,6 +56,8 @@ struct tsf_reader {
     const uint8_t *mem;
     int fd;
     void *map;       /* tsf_reader_open: the mapped file (src is then RD_SRC_MEMORY), NULL if read by pread */
+    struct rd_pdir **pdirs; /* page directories of chunks queries read in part (query.c; under lock) */
+    size_t pdirs_cap, npdirs;
     size_t map_len;
     int use_pread;
     tsf_read_callbacks cb;
@@ -70,6 +72,7 @@ struct tsf_reader {
 
     pthread_mutex_t lock; /* guards the one-time index load */
     int loaded;           /* 0 not yet, 1 done, -1 failed (load_err holds why) */
+    struct rd_lastv *lastv; /* tsf_last_value: decoded BLOB last values by series, until close (under lock) */
     tsf_error load_err;
     uint8_t *index;       /* bytes [meta_offset, meta_pos) (owned unless memory) */
     size_t index_len;
@@ -84,6 +87,8 @@ struct tsf_reader {
     size_t nseries, series_cap;
 };
 
+/* Frees r->pdirs (query.c). */
+void rd_pdir_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */
 tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err);
 /* Loads the index once (thread-safe). */
@@ -99,6 +104,8 @@ tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, 
 /* Page header at `pos` inside a chunk ending at `end`. */
 tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
                                rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
+/* Frees r->lastv (aggregate.c). */
+void rd_lastv_free(tsf_reader *r);
 /* Fetches the body of page ph (at body_off, chunk h) into body and decompresses it into plain (size capped
  * against the compressed size): *p / *len are the uncompressed bytes. Adds to *fetched and *decompressed. */
 tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,

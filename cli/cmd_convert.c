@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "csv.h"
@@ -244,20 +243,7 @@ int tsf_cmd_convert(int argc, char **argv)
         cli_err("convert", "give IN and -o OUT (see tsf convert --help)");
         goto out;
     }
-    for (size_t i = 0; i < c.enc.n; i++) {
-        tsf_encoding x;
-        if (tsf_encoding_parse(c.enc.e[i].val, &x)) {
-            cli_err("convert", "--encoding: unknown encoding '%s'", c.enc.e[i].val);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < c.comp.n; i++) {
-        tsf_compression x;
-        if (tsf_compression_parse(c.comp.e[i].val, &x) || !tsf_compression_supported(x)) {
-            cli_err("convert", "--compression: unknown or unsupported compression '%s'", c.comp.e[i].val);
-            goto out;
-        }
-    }
+    if (csv_codec_lists_valid("convert", &c.enc, &c.comp)) goto out;
     if ((rc = cli_open_reader("convert", c.in, &c.r))) goto out;
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
@@ -282,13 +268,7 @@ int tsf_cmd_convert(int argc, char **argv)
                 rc = copy_tree_device(&c, d);
     }
     if (rc) {
-        tsf_writer_abort(c.w);
-        char *tmp = malloc(strlen(c.out) + 5);
-        if (tmp) {
-            sprintf(tmp, "%s.tmp", c.out);
-            unlink(tmp);
-            free(tmp);
-        }
+        csv_writer_discard(c.w, c.out);
         goto out;
     }
     if (tsf_writer_close(c.w, &e)) {

@@ -1219,20 +1219,7 @@ int tsf_cmd_import(int argc, char **argv)
         goto out;
     }
     /* check encodings/compressions/types early (usage errors before reading) */
-    for (size_t i = 0; i < o.enc.n; i++) {
-        tsf_encoding e;
-        if (tsf_encoding_parse(o.enc.e[i].val, &e)) {
-            cli_err("import", "--encoding: unknown encoding '%s'", o.enc.e[i].val);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < o.comp.n; i++) {
-        tsf_compression c;
-        if (tsf_compression_parse(o.comp.e[i].val, &c) || !tsf_compression_supported(c)) {
-            cli_err("import", "--compression: unknown or unsupported compression '%s'", o.comp.e[i].val);
-            goto out;
-        }
-    }
+    if (csv_codec_lists_valid("import", &o.enc, &o.comp)) goto out;
     for (size_t i = 0; i < o.schema.n; i++) {
         tsf_type t;
         if (!o.schema.e[i].key || tsf_type_parse(o.schema.e[i].val, &t) || t == TSF_VECTOR) {
@@ -1258,13 +1245,7 @@ int tsf_cmd_import(int argc, char **argv)
     }
     if (!rc && m.rows == 0) rc = fail(&m, CLI_DAMAGED, "no data rows in the input; nothing written");
     if (rc) {
-        tsf_writer_abort(m.w);
-        char *tmp = malloc(strlen(o.out) + 5);
-        if (tmp) {
-            sprintf(tmp, "%s.tmp", o.out);
-            unlink(tmp);
-            free(tmp);
-        }
+        csv_writer_discard(m.w, o.out);
         goto out;
     }
     if (tsf_writer_close(m.w, &e)) {

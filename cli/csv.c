@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CSV_BUF (1 << 16)
 
@@ -425,6 +426,37 @@ int csv_column_codec(const csv_kvlist *enc, const csv_kvlist *comp, const char *
         return -1;
     }
     return 0;
+}
+
+int csv_codec_lists_valid(const char *cmd, const csv_kvlist *enc, const csv_kvlist *comp)
+{
+    for (size_t i = 0; i < enc->n; i++) {
+        tsf_encoding x;
+        if (tsf_encoding_parse(enc->e[i].val, &x)) {
+            cli_err(cmd, "--encoding: unknown encoding '%s'", enc->e[i].val);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < comp->n; i++) {
+        tsf_compression x;
+        if (tsf_compression_parse(comp->e[i].val, &x) || !tsf_compression_supported(x)) {
+            cli_err(cmd, "--compression: unknown or unsupported compression '%s'", comp->e[i].val);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void csv_writer_discard(tsf_writer *w, const char *path)
+{
+    tsf_writer_abort(w);
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (tmp) {
+        snprintf(tmp, n, "%s.tmp", path);
+        unlink(tmp);
+        free(tmp);
+    }
 }
 
 /* ---- time ----------------------------------------------------------------------------------- */

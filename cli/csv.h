@@ -82,6 +82,12 @@ tsf_encoding csv_default_encoding(tsf_type t);
 int csv_column_codec(const csv_kvlist *enc, const csv_kvlist *comp, const char *name, tsf_type type,
                      tsf_encoding *e, tsf_compression *c, char *msg, size_t msgcap);
 
+/* Checks that every --encoding / --compression value names a known (and built) codec; prints
+ * "tsf CMD: ..." and returns -1 otherwise. */
+int csv_codec_lists_valid(const char *cmd, const csv_kvlist *enc, const csv_kvlist *comp);
+/* Abandons a writer after an error: frees it and removes the <path>.tmp it was writing. */
+void csv_writer_discard(tsf_writer *w, const char *path);
+
 /* ---- time (units as "per second": 1 = s, 1000 = ms, 1000000 = us, 1000000000 = ns; args.h) ----- */
 
 /* Converts v from one unit to another: 0 ok, -1 overflow, -2 not exact (a finer unit into a coarser one). */

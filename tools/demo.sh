@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The main job until `tsf demo` lands: builds Release, writes a realistic TsFile (100 random-walk DOUBLE
-# series x 100,000 rows, GORILLA + LZ4, the E4 case A layout), reads it back with `tsf cat`, and runs a
-# quick codec benchmark (E1 at 2M values).
+# The main job (issue 5): builds Release, runs `tsf demo` (writes sample sensor data, queries a time window
+# and a value filter, aggregates per hour, prints throughput and sizes), then looks at the file with
+# `tsf info`, `tsf stats` and `tsf cat --where`, and imports a real CSV from ../shared/datasets when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
@@ -9,9 +9,17 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-out=$dir/demo.tsfile
-./build/tsf-bench write --case A --data walk --rows 100000 --reps 3 --out "$out"
-echo "== first rows of $out (tsf cat --format golden)"
-./build/tsf cat --format golden "$out" | head -6 || true # head closes the pipe early (SIGPIPE)
-echo "== rows read back: $(./build/tsf cat --format golden "$out" | tail -n +2 | wc -l)"
-./build/tsf-bench codec --rows 2M --reps 5
+tsf=./build/tsf
+$tsf demo -o "$dir/demo.tsfile"
+echo "== tsf info (first lines)"
+$tsf info "$dir/demo.tsfile" | head -12 || true # head closes the pipe early (SIGPIPE)
+echo "== tsf stats --series root.demo.plant1.machine1.temperature --window 1d"
+$tsf stats "$dir/demo.tsfile" --series root.demo.plant1.machine1.temperature --window 1d || true
+echo "== tsf cat --where \"vibration > 5.4\" --columns vibration,temperature --limit 5"
+$tsf cat "$dir/demo.tsfile" --where "vibration > 5.4" --columns vibration,temperature --limit 5
+csv=../shared/datasets/nab/realKnownCause/machine_temperature_system_failure.csv
+if [ -f "$csv" ]; then
+  echo "== tsf import $csv"
+  $tsf import "$csv" --device root.nab.machine_temperature -o "$dir/nab.tsfile"
+  $tsf cat "$dir/nab.tsfile" --where "value > 108" --time-format iso --limit 5
+fi

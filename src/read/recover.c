@@ -375,6 +375,16 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         }
     }
     if ((st = rc_devices(a, &s, keep, &devs, &ndev, err))) goto out;
+    /* a device stays aligned or not as its first kept chunk says (the reader cannot mix them) */
+    uint8_t *dkind = tsf_calloc(a, ndev ? ndev : 1, 1);
+    if (!dkind) goto oom;
+    for (size_t i = 0; i < s.nchunks; i++) {
+        if (!keep[i]) continue;
+        uint8_t k = s.chunks[i].kind == TSF_CHUNK_NONALIGNED ? 1 : 2;
+        if (!dkind[s.chunks[i].dev]) dkind[s.chunks[i].dev] = k;
+        if (dkind[s.chunks[i].dev] != k) keep[i] = 0;
+    }
+    tsf_free(a, dkind, ndev ? ndev : 1);
     for (size_t i = 0; i < s.nchunks; i++) nrefs += keep[i];
     refs_cap = nrefs ? nrefs : 1;
     refs = tsf_calloc(a, refs_cap, sizeof *refs);

@@ -42,10 +42,10 @@ typedef struct series {
     tsf_type type; /* TSF_DOUBLE or TSF_INT64 */
     size_t n;      /* rows */
     int64_t *times;
-    void *vals;      /* double or int64_t */
-    uint8_t *valid;  /* LSB-first; empty CSV cells are null */
-    size_t present;  /* non-null points */
-    double csv_bpp;  /* CSV file bytes / (rows x value columns) */
+    void *vals;     /* double or int64_t */
+    uint8_t *valid; /* LSB-first; empty CSV cells are null */
+    size_t present; /* non-null points */
+    double csv_bpp; /* CSV file bytes / (rows x value columns) */
 } series;
 
 static const char *find_dir(int argc, char **argv)
@@ -206,8 +206,8 @@ static size_t write_series(const series *s, tsf_encoding enc, tsf_compression co
     tsf_tablet *t = NULL;
     if (tsf_writer_open_callbacks(&w, &cb, NULL, &e) || tsf_writer_register_series(w, "root.ds.d", &sc, &e) ||
         tsf_tablet_new(w, "root.ds.d", NULL, 0, s->n ? s->n : 1, &t, &e) ||
-        tsf_tablet_set_times(t, s->times, s->n, &e) || tsf_tablet_set_column(t, 0, s->vals, s->valid, s->n, &e) ||
-        tsf_writer_write_tablet(w, t, &e)) {
+        tsf_tablet_set_times(t, s->times, s->n, &e) ||
+        tsf_tablet_set_column(t, 0, s->vals, s->valid, s->n, &e) || tsf_writer_write_tablet(w, t, &e)) {
         fprintf(stderr, "compress bench: %s: %s\n", s->name, e.message);
         tsf_tablet_free(t);
         tsf_writer_abort(w);
@@ -243,7 +243,8 @@ static size_t write_series(const series *s, tsf_encoding enc, tsf_compression co
                     bad++;
                     continue;
                 }
-                const uint64_t *got = (const uint64_t *)c->values + k, *want = (const uint64_t *)s->vals + row;
+                const uint64_t *got = (const uint64_t *)c->values + k,
+                               *want = (const uint64_t *)s->vals + row;
                 if (*got != *want &&
                     !(s->type == TSF_DOUBLE && isnan(*(const double *)got) && isnan(*(const double *)want)))
                     bad++;
@@ -308,7 +309,7 @@ int bench_compress(int argc, char **argv)
         size_t nch = 0;
         for (int k = 0; k < NCFG; k++) {
             bpp[k] = -1;
-            tsf_encoding enc = k == 0 ? (s->type == TSF_DOUBLE ? TSF_ENC_GORILLA : TSF_ENC_TS_2DIFF)
+            tsf_encoding enc = k == 0   ? (s->type == TSF_DOUBLE ? TSF_ENC_GORILLA : TSF_ENC_TS_2DIFF)
                                : k == 1 ? TSF_ENCODING_AUTO
                                         : (tsf_encoding)(k - 2);
             if (k >= 2 && !tsf_codec_can_encode(s->type, enc)) {
@@ -334,9 +335,15 @@ int bench_compress(int argc, char **argv)
                 printf("{\"bench\":\"compress\",\"series\":\"%s\",\"type\":\"%s\",\"encoding\":\"%s\","
                        "\"compression\":\"%s\",\"bytes_per_point\":%.4f,\"csv_bytes_per_point\":%.4f,"
                        "\"lossless\":%s,\"points\":%zu,\"file_bytes\":%zu",
-                       s->name, tsf_type_name(s->type), k == 0 ? "default" : k == 1 ? "auto" : tsf_encoding_name(enc),
-                       tsf_compression_name(comp), bpp[k], s->csv_bpp, ok[k] ? "true" : "false", s->present, bytes);
-                if (k == 1) printf(",\"picked\":\"%s\",\"chunks\":%zu", tsf_encoding_name(pk) ? tsf_encoding_name(pk) : "?", nc);
+                       s->name, tsf_type_name(s->type),
+                       k == 0   ? "default"
+                       : k == 1 ? "auto"
+                                : tsf_encoding_name(enc),
+                       tsf_compression_name(comp), bpp[k], s->csv_bpp, ok[k] ? "true" : "false", s->present,
+                       bytes);
+                if (k == 1)
+                    printf(",\"picked\":\"%s\",\"chunks\":%zu",
+                           tsf_encoding_name(pk) ? tsf_encoding_name(pk) : "?", nc);
                 printf("}\n");
             }
         }
@@ -348,12 +355,13 @@ int bench_compress(int argc, char **argv)
         if (!json) {
             const char *nm = s->name;
             size_t l = strlen(nm);
-            printf("%-58s %5s %6.2f %6.3f%s %6.3f%s %-9s", l > 58 ? nm + l - 58 : nm, s->type == TSF_DOUBLE ? "dbl" : "int",
-                   s->csv_bpp, bpp[0], ok[0] ? " " : "*", bpp[1], ok[1] ? " " : "*",
-                   tsf_encoding_name(picked) ? tsf_encoding_name(picked) : "?");
+            printf("%-58s %5s %6.2f %6.3f%s %6.3f%s %-9s", l > 58 ? nm + l - 58 : nm,
+                   s->type == TSF_DOUBLE ? "dbl" : "int", s->csv_bpp, bpp[0], ok[0] ? " " : "*", bpp[1],
+                   ok[1] ? " " : "*", tsf_encoding_name(picked) ? tsf_encoding_name(picked) : "?");
             for (int e = 0; e <= TSF_ENC_RLBE; e++)
-                if (tsf_encoding_name((tsf_encoding)e) && (tsf_codec_can_encode(TSF_DOUBLE, (tsf_encoding)e) ||
-                                                           tsf_codec_can_encode(TSF_INT64, (tsf_encoding)e))) {
+                if (tsf_encoding_name((tsf_encoding)e) &&
+                    (tsf_codec_can_encode(TSF_DOUBLE, (tsf_encoding)e) ||
+                     tsf_codec_can_encode(TSF_INT64, (tsf_encoding)e))) {
                     if (bpp[2 + e] < 0)
                         printf(" %9s", "-");
                     else
@@ -367,12 +375,16 @@ int bench_compress(int argc, char **argv)
         if (json) {
             for (int k = 0; k < NCFG; k++) {
                 if (!tot_pts[k]) continue;
-                printf("{\"bench\":\"compress\",\"series\":\"TOTAL%s\",\"encoding\":\"%s\",\"compression\":\"%s\","
-                       "\"bytes_per_point\":%.4f,\"csv_bytes_per_point\":%.4f,\"lossless\":%s,\"points\":%.0f",
-                       tot_all[k] ? "" : " (series where legal)",
-                       k == 0 ? "default" : k == 1 ? "auto" : tsf_encoding_name((tsf_encoding)(k - 2)),
-                       tsf_compression_name(comp), tot_bytes[k] / tot_pts[k], tot_csv / all_pts,
-                       tot_lossy[k] ? "false" : "true", tot_pts[k]);
+                printf(
+                    "{\"bench\":\"compress\",\"series\":\"TOTAL%s\",\"encoding\":\"%s\",\"compression\":\"%"
+                    "s\","
+                    "\"bytes_per_point\":%.4f,\"csv_bytes_per_point\":%.4f,\"lossless\":%s,\"points\":%.0f",
+                    tot_all[k] ? "" : " (series where legal)",
+                    k == 0   ? "default"
+                    : k == 1 ? "auto"
+                             : tsf_encoding_name((tsf_encoding)(k - 2)),
+                    tsf_compression_name(comp), tot_bytes[k] / tot_pts[k], tot_csv / all_pts,
+                    tot_lossy[k] ? "false" : "true", tot_pts[k]);
                 if (k == 1) printf(",\"auto_larger_than_default\":%zu", auto_worse);
                 printf("}\n");
             }
@@ -381,16 +393,17 @@ int bench_compress(int argc, char **argv)
                    tot_bytes[0] / tot_pts[0], tot_lossy[0] ? "*" : " ", tot_bytes[1] / tot_pts[1],
                    tot_lossy[1] ? "*" : " ", "");
             for (int e = 0; e <= TSF_ENC_RLBE; e++)
-                if (tsf_encoding_name((tsf_encoding)e) && (tsf_codec_can_encode(TSF_DOUBLE, (tsf_encoding)e) ||
-                                                           tsf_codec_can_encode(TSF_INT64, (tsf_encoding)e))) {
+                if (tsf_encoding_name((tsf_encoding)e) &&
+                    (tsf_codec_can_encode(TSF_DOUBLE, (tsf_encoding)e) ||
+                     tsf_codec_can_encode(TSF_INT64, (tsf_encoding)e))) {
                     if (!tot_pts[2 + e])
                         printf(" %9s", "-");
                     else
                         printf(" %8.3f%s", tot_bytes[2 + e] / tot_pts[2 + e], tot_lossy[2 + e] ? "*" : " ");
                 }
             printf("\n(encodings legal for one type only total over the series of that type)\n");
-            printf("AUTO larger than the Java default on %zu of %zu series; AUTO lossy on %d series\n", auto_worse, ns,
-                   tot_lossy[1]);
+            printf("AUTO larger than the Java default on %zu of %zu series; AUTO lossy on %d series\n",
+                   auto_worse, ns, tot_lossy[1]);
         }
     }
     for (size_t i = 0; i < ns; i++) {

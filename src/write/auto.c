@@ -25,14 +25,18 @@
 tsf_encoding tsf_wauto_default(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return TSF_ENC_RLE;
+    case TSF_BOOLEAN:
+        return TSF_ENC_RLE;
     case TSF_INT32:
     case TSF_DATE:
     case TSF_INT64:
-    case TSF_TIMESTAMP: return TSF_ENC_TS_2DIFF;
+    case TSF_TIMESTAMP:
+        return TSF_ENC_TS_2DIFF;
     case TSF_FLOAT:
-    case TSF_DOUBLE: return TSF_ENC_GORILLA;
-    default: return TSF_ENC_PLAIN;
+    case TSF_DOUBLE:
+        return TSF_ENC_GORILLA;
+    default:
+        return TSF_ENC_PLAIN;
     }
 }
 
@@ -44,10 +48,16 @@ void tsf_wauto_init(wcol *c)
     c->enc = tsf_wauto_default(c->type);
 }
 
-static int is_binary(tsf_type t) { return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB; }
+static int is_binary(tsf_type t)
+{
+    return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
+}
 
 /* The factor exactly as floatprec.c and Java compute it: 10^mpn, 1 for mpn <= 0. */
-static double prec_factor(int32_t digits) { return digits <= 0 ? 1.0 : pow(10.0, (double)digits); }
+static double prec_factor(int32_t digits)
+{
+    return digits <= 0 ? 1.0 : pow(10.0, (double)digits);
+}
 
 size_t tsf_wauto_prec_first_bad(tsf_type t, const void *vals, size_t n, int32_t digits)
 {
@@ -106,7 +116,7 @@ typedef struct cand {
  * trip full-range integers nor floats in Java (§9); RLBE floats drift (§10); GORILLA_V1 is legacy. */
 static size_t candidates(tsf_type t, cand *out)
 {
-    static const tsf_encoding ints[] = {TSF_ENC_TS_2DIFF, TSF_ENC_RLE,   TSF_ENC_ZIGZAG, TSF_ENC_GORILLA,
+    static const tsf_encoding ints[] = {TSF_ENC_TS_2DIFF, TSF_ENC_RLE,  TSF_ENC_ZIGZAG, TSF_ENC_GORILLA,
                                         TSF_ENC_CHIMP,    TSF_ENC_RLBE, TSF_ENC_PLAIN};
     static const tsf_encoding floats[] = {TSF_ENC_GORILLA, TSF_ENC_CHIMP, TSF_ENC_PLAIN};
     static const tsf_encoding bools[] = {TSF_ENC_RLE, TSF_ENC_PLAIN};
@@ -115,16 +125,26 @@ static size_t candidates(tsf_type t, cand *out)
     const tsf_encoding *l;
     size_t n;
     switch (t) {
-    case TSF_BOOLEAN: l = bools, n = 2; break;
+    case TSF_BOOLEAN:
+        l = bools, n = 2;
+        break;
     case TSF_INT32:
     case TSF_DATE:
     case TSF_INT64:
-    case TSF_TIMESTAMP: l = ints, n = sizeof ints / sizeof ints[0]; break;
+    case TSF_TIMESTAMP:
+        l = ints, n = sizeof ints / sizeof ints[0];
+        break;
     case TSF_FLOAT:
-    case TSF_DOUBLE: l = floats, n = 3; break;
+    case TSF_DOUBLE:
+        l = floats, n = 3;
+        break;
     case TSF_TEXT:
-    case TSF_STRING: l = texts, n = 2; break;
-    default: l = blobs, n = 1; break;
+    case TSF_STRING:
+        l = texts, n = 2;
+        break;
+    default:
+        l = blobs, n = 1;
+        break;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -158,8 +178,8 @@ static tsf_status page_prefix(tsf_writer *w, const wcol *c, const int64_t *times
         size_t tb = tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, c->nvals, 0), wrote = 0;
         uint8_t *d = tsf_wbuf_reserve(&b->pre, TSF_UVARINT32_MAX + tb);
         if (!d) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
-        tsf_status s = tsf_codec_encode(w->codec, TSF_INT64, TSF_ENC_TS_2DIFF, times, c->nvals, d + TSF_UVARINT32_MAX,
-                                        tb, &wrote, err);
+        tsf_status s = tsf_codec_encode(w->codec, TSF_INT64, TSF_ENC_TS_2DIFF, times, c->nvals,
+                                        d + TSF_UVARINT32_MAX, tb, &wrote, err);
         if (s) return s;
         size_t h = tsf_put_uvarint32(d, (uint32_t)wrote);
         memmove(d + h, d + TSF_UVARINT32_MAX, wrote);
@@ -196,7 +216,9 @@ static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, tbufs *b, s
         return TSF_OK;
     }
     size_t cb = tsf_compress_bound(c->comp, body);
-    if (!cb) return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp), c->name);
+    if (!cb)
+        return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)",
+                       tsf_compression_name(c->comp), c->name);
     b->cmp.len = 0;
     uint8_t *cd = tsf_wbuf_reserve(&b->cmp, cb);
     if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
@@ -214,7 +236,8 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbuf
     if (!back) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (AUTO encoding of %s)", c->name);
     tsf_error e2 = {0};
     size_t used = 0;
-    tsf_status s = tsf_codec_decode(w->codec, c->type, k->enc, b->enc.p + b->pre.len, raw, back, c->nvals, &used, &e2);
+    tsf_status s =
+        tsf_codec_decode(w->codec, c->type, k->enc, b->enc.p + b->pre.len, raw, back, c->nvals, &used, &e2);
     *same = s == TSF_OK;
     for (size_t i = 0; *same && i < c->nvals; i++) {
         const uint8_t *a = (const uint8_t *)back + i * c->width, *v = (const uint8_t *)c->vals + i * c->width;
@@ -232,7 +255,8 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbuf
  * smaller: the sample is one page, and a near tie on it can turn into a loss over the series. */
 #define DEFAULT_EDGE 50
 
-static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tbufs *b, tsf_error *err)
+static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tbufs *b,
+                              tsf_error *err)
 {
     tsf_status s0 = page_prefix(w, c, times, rows, b, err);
     if (s0) return s0;
@@ -249,8 +273,10 @@ static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size
     for (size_t i = 0; i < nc; i++) {
         size_t raw;
         tsf_status s = trial(w, c, &cs[i], b, &sizes[i], &raw, err);
-        if (s == TSF_ENOTSUP) sizes[i] = SIZE_MAX;
-        else if (s) return s;
+        if (s == TSF_ENOTSUP)
+            sizes[i] = SIZE_MAX;
+        else if (s)
+            return s;
     }
     for (;;) { /* the smallest that decodes back exactly (a safety net; all candidates are lossless) */
         size_t best = SIZE_MAX, bi = 0;
@@ -299,7 +325,8 @@ static tsf_status group_header(tsf_writer *w, const wdevice *d, tsf_error *err)
     tsf_wbuf_init(&hb, w->alloc);
     tsf_wbuf_u8(&hb, 0x00);
     tsf_ix_put_device(&hb, d->segs, d->nsegs);
-    tsf_status s = hb.oom ? tsf_err(err, TSF_ENOMEM, "writer: out of memory") : tsf_w_out(w, hb.p, hb.len, err);
+    tsf_status s =
+        hb.oom ? tsf_err(err, TSF_ENOMEM, "writer: out of memory") : tsf_w_out(w, hb.p, hb.len, err);
     tsf_wbuf_free(&hb);
     return s;
 }

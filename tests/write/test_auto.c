@@ -48,32 +48,21 @@ typedef struct col {
     uint8_t *valid; /* LSB-first; NULL = all present */
 } col;
 
-static size_t width(tsf_type t)
+static int bit(const uint8_t *v, size_t i)
 {
-    switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
-    }
+    return !v || ((v[i >> 3] >> (i & 7)) & 1);
 }
-
-static int bit(const uint8_t *v, size_t i) { return !v || ((v[i >> 3] >> (i & 7)) & 1); }
 
 /* Writes `n` rows of the columns to device `dev` (aligned or not) or table `table` (with one TAG
  * column "tag" = "x" ahead of the columns) in tablets of `tab` rows. */
 typedef struct wspec {
-    const char *dev;   /* tree device, or NULL for the table "t" */
+    const char *dev; /* tree device, or NULL for the table "t" */
     int aligned;
     col *cols;
     size_t ncols, n, tab;
     uint32_t page_points;
     tsf_compression comp;
-    size_t memory_budget; /* 0 = default */
+    size_t memory_budget;    /* 0 = default */
     int32_t float_precision; /* 0 = default */
 } wspec;
 
@@ -95,7 +84,8 @@ static int write_spec(const wspec *s, membuf *out)
     size_t off = s->dev ? 0 : 1;
     if (!s->dev) sc[0] = (tsf_column_schema){"tag", TSF_STRING, TSF_ENC_PLAIN, s->comp, TSF_COLUMN_TAG};
     for (size_t i = 0; i < s->ncols; i++)
-        sc[off + i] = (tsf_column_schema){s->cols[i].name, s->cols[i].type, s->cols[i].enc, s->comp, TSF_COLUMN_FIELD};
+        sc[off + i] =
+            (tsf_column_schema){s->cols[i].name, s->cols[i].type, s->cols[i].enc, s->comp, TSF_COLUMN_FIELD};
     const char *target = s->dev ? s->dev : "t";
     int bad = 0;
     if (!s->dev)
@@ -126,7 +116,8 @@ static int write_spec(const wspec *s, membuf *out)
                     if (bit(c->valid, r0 + r)) vb[r >> 3] |= (uint8_t)(1u << (r & 7));
                 v = vb;
             }
-            bad |= tsf_tablet_set_column(t, off + i, (const uint8_t *)c->vals + r0 * width(c->type), v, m, &e) != TSF_OK;
+            bad |= tsf_tablet_set_column(t, off + i, (const uint8_t *)c->vals + r0 * tsf_type_width(c->type),
+                                         v, m, &e) != TSF_OK;
         }
         if (!bad) bad |= tsf_writer_write_tablet(w, t, &e) != TSF_OK;
     }
@@ -152,7 +143,7 @@ static int cell_same(tsf_type t, const void *got, const void *want)
     /* every TsFile float encoding stores one canonical NaN (Java's floatToIntBits/doubleToLongBits) */
     if (t == TSF_DOUBLE && isnan(*(const double *)got) && isnan(*(const double *)want)) return 1;
     if (t == TSF_FLOAT && isnan(*(const float *)got) && isnan(*(const float *)want)) return 1;
-    return !memcmp(got, want, width(t)); /* otherwise bit for bit: -0.0, subnormals, infinities */
+    return !memcmp(got, want, tsf_type_width(t)); /* otherwise bit for bit: -0.0, subnormals, infinities */
 }
 
 /* Reads every column back and compares cell by cell; returns the number of differences. */
@@ -177,7 +168,7 @@ static size_t check_file(const membuf *f, const wspec *s)
         tsf_query *q = NULL;
         CHECK_OK(tsf_query_open(r, &o, &q, &e), &e);
         const tsf_batch *b;
-        size_t next = 0, w = width(c->type);
+        size_t next = 0, w = tsf_type_width(c->type);
         while (q && tsf_query_next(q, &b, &e) == TSF_OK && b) {
             const tsf_column_batch *cb = &b->columns[0];
             for (size_t k = 0; k < b->nrows; k++) {
@@ -189,7 +180,12 @@ static size_t check_file(const membuf *f, const wspec *s)
                     (present && !cell_same(c->type, (const uint8_t *)cb->values + k * w,
                                            (const uint8_t *)c->vals + row * w))) {
                     if (diffs < 5)
-                        fprintf(stderr, "  column %s row %zu differs (present %d) got %016llx want %016llx\n", c->name, row, present, present && w == 8 ? *(unsigned long long *)((const uint8_t *)cb->values + k * w) : 0ULL, w == 8 ? *(unsigned long long *)((const uint8_t *)c->vals + row * w) : 0ULL);
+                        fprintf(stderr, "  column %s row %zu differs (present %d) got %016llx want %016llx\n",
+                                c->name, row, present,
+                                present && w == 8
+                                    ? *(unsigned long long *)((const uint8_t *)cb->values + k * w)
+                                    : 0ULL,
+                                w == 8 ? *(unsigned long long *)((const uint8_t *)c->vals + row * w) : 0ULL);
                     diffs++;
                 }
                 next = row + 1;
@@ -204,7 +200,8 @@ static size_t check_file(const membuf *f, const wspec *s)
 }
 
 /* Encoding of the first chunk and chunk count of a series. */
-static void series_info(const membuf *f, const char *dev, const char *name, tsf_encoding *enc, size_t *nchunks)
+static void series_info(const membuf *f, const char *dev, const char *name, tsf_encoding *enc,
+                        size_t *nchunks)
 {
     tsf_error e = {0};
     tsf_reader *r = NULL;
@@ -241,24 +238,32 @@ static void verify_bytes(const membuf *f)
     unlink(path);
 }
 
-static int is_precision(tsf_encoding e) { return e == TSF_ENC_TS_2DIFF || e == TSF_ENC_RLE; }
+static int is_precision(tsf_encoding e)
+{
+    return e == TSF_ENC_TS_2DIFF || e == TSF_ENC_RLE;
+}
 
 /* ---- data ---------------------------------------------------------------------------------- */
 
 static uint64_t g_rng = 12345;
-static double urand(void) { return (double)(tsf_test_rand(&g_rng) >> 11) / 9007199254740992.0; }
+static double urand(void)
+{
+    return (double)(tsf_test_rand(&g_rng) >> 11) / 9007199254740992.0;
+}
 
 static double *sensor_doubles(size_t n)
 {
     double *v = malloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100;
+    for (size_t i = 0; i < n; i++)
+        v[i] = round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100;
     return v;
 }
 
 static float *sensor_floats(size_t n)
 {
     float *v = malloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = (float)(round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(round((20 + 5 * sin((double)i / 300.0) + urand() - 0.5) * 100) / 100);
     return v;
 }
 
@@ -295,7 +300,8 @@ static void test_precision_check(void)
     double back[4];
     CHECK_OK(tsf_codec_decode(codec, TSF_DOUBLE, TSF_ENC_TS_2DIFF, buf, wrote, back, 4, NULL, &e), &e);
     for (size_t i = 0; i < 4; i++)
-        CHECK_EQ_INT(memcmp(&back[i], &mix[i], 8) == 0, tsf_wauto_prec_first_bad(TSF_DOUBLE, &mix[i], 1, 2) == 1);
+        CHECK_EQ_INT(memcmp(&back[i], &mix[i], 8) == 0,
+                     tsf_wauto_prec_first_bad(TSF_DOUBLE, &mix[i], 1, 2) == 1);
     tsf_codec_close(codec);
     CHECK_EQ_INT(tsf_wauto_default(TSF_DOUBLE), TSF_ENC_GORILLA);
     CHECK_EQ_INT(tsf_wauto_default(TSF_INT32), TSF_ENC_TS_2DIFF);
@@ -339,9 +345,9 @@ static void crafted(col *cols, tsf_encoding ok[][3])
     cols[5] = (col){"lowcard", TSF_TEXT, TSF_ENCODING_AUTO, lowcard, NULL};
     cols[6] = (col){"uniq", TSF_STRING, TSF_ENCODING_AUTO, uniq, NULL};
     tsf_encoding exp[7][3] = {
-        {TSF_ENC_TS_2DIFF, TSF_ENC_RLE, TSF_ENC_TS_2DIFF}, /* decimal: a precision encoding */
-        {TSF_ENC_GORILLA, TSF_ENC_CHIMP, TSF_ENC_GORILLA}, /* not decimal: lossless float codec */
-        {TSF_ENC_RLE, TSF_ENC_TS_2DIFF, TSF_ENC_RLE},      /* constant */
+        {TSF_ENC_TS_2DIFF, TSF_ENC_RLE, TSF_ENC_TS_2DIFF},  /* decimal: a precision encoding */
+        {TSF_ENC_GORILLA, TSF_ENC_CHIMP, TSF_ENC_GORILLA},  /* not decimal: lossless float codec */
+        {TSF_ENC_RLE, TSF_ENC_TS_2DIFF, TSF_ENC_RLE},       /* constant */
         {TSF_ENC_TS_2DIFF, TSF_ENC_RLBE, TSF_ENC_TS_2DIFF}, /* counter: constant deltas */
         {TSF_ENC_RLE, TSF_ENC_RLE, TSF_ENC_RLE},
         {TSF_ENC_DICTIONARY, TSF_ENC_DICTIONARY, TSF_ENC_DICTIONARY},
@@ -372,7 +378,8 @@ static void test_picks_expected(void)
         size_t nch;
         series_info(&f, "root.sg.d", cols[i].name, &e, &nch);
         if (e != ok[i][0] && e != ok[i][1] && e != ok[i][2])
-            fprintf(stderr, "  %s: AUTO picked %s\n", cols[i].name, tsf_encoding_name(e) ? tsf_encoding_name(e) : "?");
+            fprintf(stderr, "  %s: AUTO picked %s\n", cols[i].name,
+                    tsf_encoding_name(e) ? tsf_encoding_name(e) : "?");
         CHECK(e == ok[i][0] || e == ok[i][1] || e == ok[i][2]);
         CHECK_EQ_INT(nch, 1);
     }
@@ -396,10 +403,11 @@ static void test_smallest(void)
         CHECK(!write_spec(&s, &f));
         size_t auto_size = f.n;
         for (int e = 0; e <= TSF_ENC_RLBE; e++) {
-            if (!tsf_codec_can_encode(one.type, (tsf_encoding)e) || e == TSF_ENC_SPRINTZ || e == TSF_ENC_GORILLA_V1)
+            if (!tsf_codec_can_encode(one.type, (tsf_encoding)e) || e == TSF_ENC_SPRINTZ ||
+                e == TSF_ENC_GORILLA_V1)
                 continue;
             int prec = one.type == TSF_DOUBLE && is_precision((tsf_encoding)e);
-            if (prec && i != 0) continue; /* lossy for non-decimal data */
+            if (prec && i != 0) continue;                              /* lossy for non-decimal data */
             if (one.type == TSF_DOUBLE && e == TSF_ENC_RLBE) continue; /* RLBE floats drift (spec §10) */
             one.enc = (tsf_encoding)e;
             s.float_precision = prec ? 2 : 0;
@@ -437,11 +445,11 @@ static void adversarial_doubles(double *v, size_t n)
     v[601] = -NAN;
     v[700] = 1e300;
     v[701] = -1e17;
-    v[800] = 4.9e-324;                     /* smallest subnormal */
-    v[801] = 2.2250738585072014e-308 / 7;  /* another subnormal */
+    v[800] = 4.9e-324;                    /* smallest subnormal */
+    v[801] = 2.2250738585072014e-308 / 7; /* another subnormal */
     v[900] = INFINITY;
     v[901] = -INFINITY;
-    v[950] = 9.3e16;                       /* scaled value saturates the long */
+    v[950] = 9.3e16; /* scaled value saturates the long */
 }
 
 static void test_adversarial_nonaligned(void)
@@ -450,10 +458,10 @@ static void test_adversarial_nonaligned(void)
     double *d = malloc(n * sizeof *d);
     adversarial_doubles(d, n);
     float *f = sensor_floats(n);
-    f[420] = 3e7f;   /* wraps the int range at 2 digits */
+    f[420] = 3e7f; /* wraps the int range at 2 digits */
     f[421] = -0.0f;
     f[430] = NAN;
-    f[440] = 1.17549435e-38f / 3; /* subnormal */
+    f[440] = 1.17549435e-38f / 3;     /* subnormal */
     double *late = sensor_doubles(n); /* decimal throughout: stays on the precision encoding */
     double *early = sensor_doubles(n);
     early[3] = 0.1 + 0.2; /* in the sample: no precision from the start */
@@ -538,25 +546,39 @@ static void test_adversarial_aligned(void)
 static void test_all_types(void)
 {
     size_t n = 2500;
-    static const tsf_type types[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64, TSF_FLOAT, TSF_DOUBLE,
-                                     TSF_TEXT,    TSF_DATE,  TSF_TIMESTAMP, TSF_BLOB, TSF_STRING};
+    static const tsf_type types[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64,     TSF_FLOAT, TSF_DOUBLE,
+                                     TSF_TEXT,    TSF_DATE,  TSF_TIMESTAMP, TSF_BLOB,  TSF_STRING};
     static const char *names[] = {"b", "i32", "i64", "f", "d", "txt", "dt", "ts", "blob", "str"};
     enum { NT = 10 };
     col cols[NT];
     static char sb[2500][12];
     for (size_t k = 0; k < NT; k++) {
         tsf_type t = types[k];
-        uint8_t *v = calloc(n, width(t));
+        uint8_t *v = calloc(n, tsf_type_width(t));
         for (size_t i = 0; i < n; i++) {
             uint64_t r = tsf_test_rand(&g_rng);
             switch (t) {
-            case TSF_BOOLEAN: v[i] = r & 1; break;
-            case TSF_INT32: ((int32_t *)v)[i] = (int32_t)r; break; /* full range */
-            case TSF_DATE: ((int32_t *)v)[i] = 20240101 + (int32_t)(i % 28); break;
-            case TSF_INT64: ((int64_t *)v)[i] = (int64_t)r; break;
-            case TSF_TIMESTAMP: ((int64_t *)v)[i] = T0 + (int64_t)i * 7; break;
-            case TSF_FLOAT: ((float *)v)[i] = i % 3 ? (float)(i % 1000) / 4 : (float)urand(); break;
-            case TSF_DOUBLE: memcpy(&((double *)v)[i], &r, 8); break; /* any bit pattern, NaNs included */
+            case TSF_BOOLEAN:
+                v[i] = r & 1;
+                break;
+            case TSF_INT32:
+                ((int32_t *)v)[i] = (int32_t)r;
+                break; /* full range */
+            case TSF_DATE:
+                ((int32_t *)v)[i] = 20240101 + (int32_t)(i % 28);
+                break;
+            case TSF_INT64:
+                ((int64_t *)v)[i] = (int64_t)r;
+                break;
+            case TSF_TIMESTAMP:
+                ((int64_t *)v)[i] = T0 + (int64_t)i * 7;
+                break;
+            case TSF_FLOAT:
+                ((float *)v)[i] = i % 3 ? (float)(i % 1000) / 4 : (float)urand();
+                break;
+            case TSF_DOUBLE:
+                memcpy(&((double *)v)[i], &r, 8);
+                break; /* any bit pattern, NaNs included */
             default:
                 snprintf(sb[i], sizeof sb[i], "v%zu", (i * 7919) % 97);
                 ((tsf_bytes *)v)[i] = (tsf_bytes){(const uint8_t *)sb[i], strlen(sb[i])};
@@ -575,7 +597,8 @@ static void test_all_types(void)
     CHECK_OK(tsf_reader_open_memory(&r, m.p, m.n, NULL, &e), &e);
     size_t ti = 0;
     tsf_table_info info;
-    if (r && tsf_reader_find_table(r, "t", &ti, &e) == TSF_OK && tsf_reader_table(r, ti, &info, &e) == TSF_OK) {
+    if (r && tsf_reader_find_table(r, "t", &ti, &e) == TSF_OK &&
+        tsf_reader_table(r, ti, &info, &e) == TSF_OK) {
         CHECK_EQ_INT(info.ncolumns, NT + 1);
         for (size_t k = 1; k < info.ncolumns; k++)
             CHECK_EQ_INT(info.columns[k].encoding, tsf_wauto_default(info.columns[k].type));

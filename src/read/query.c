@@ -300,6 +300,160 @@ static tsf_status read_whole_chunk(tsf_query *q, qcol *c, int partial, tsf_error
     return read_window(q, c, len, err);
 }
 
+/* ---- page directories ------------------------------------------------------------------------ */
+
+/*
+ * Reaching the pages of a partly covered chunk means walking its page headers one by one (TsFile has
+ * no page index), a chain of dependent loads that dominates narrow queries on large chunks. The first
+ * query that reads a chunk in part records where each page starts and its time range; later queries
+ * (from any thread) jump to the first page that can match by binary search. Directories live in the
+ * reader (under its lock) until it closes; a chunk with a page without statistics gets none.
+ */
+typedef struct rd_pdir_page {
+    uint64_t hdr; /* offset of the page header */
+    int64_t end;  /* the page's end time */
+} rd_pdir_page;
+
+typedef struct rd_pdir {
+    uint64_t chunk_off;
+    size_t npages;
+    rd_pdir_page *pg;
+} rd_pdir;
+
+static void pdir_destroy(const tsf_allocator *a, rd_pdir *d)
+{
+    if (!d) return;
+    tsf_free(a, d->pg, d->npages * sizeof *d->pg);
+    tsf_free(a, d, sizeof *d);
+}
+
+void rd_pdir_free(tsf_reader *r)
+{
+    for (size_t i = 0; i < r->pdirs_cap; i++) pdir_destroy(r->a, r->pdirs[i]);
+    tsf_free(r->a, r->pdirs, r->pdirs_cap * sizeof *r->pdirs);
+    r->pdirs = NULL;
+    r->pdirs_cap = r->npdirs = 0;
+}
+
+static size_t pdir_slot(const tsf_reader *r, uint64_t off)
+{
+    size_t i = (size_t)((off * 0x9E3779B97F4A7C15ull) >> 20) & (r->pdirs_cap - 1);
+    while (r->pdirs[i] && r->pdirs[i]->chunk_off != off) i = (i + 1) & (r->pdirs_cap - 1);
+    return i;
+}
+
+/* Puts nd into the reader's table (or frees it if there is no room or another query was first). */
+static const rd_pdir *pdir_insert(tsf_reader *r, const tsf_allocator *a, rd_pdir *nd)
+{
+    const rd_pdir *d = NULL;
+    pthread_mutex_lock(&r->lock);
+    if (r->npdirs * 2 + 2 > r->pdirs_cap) {
+        size_t ncap = r->pdirs_cap ? r->pdirs_cap * 2 : 64;
+        rd_pdir **t = tsf_calloc(a, ncap, sizeof *t);
+        if (t) {
+            rd_pdir **old = r->pdirs;
+            size_t ocap = r->pdirs_cap;
+            r->pdirs = t;
+            r->pdirs_cap = ncap;
+            for (size_t i = 0; i < ocap; i++)
+                if (old[i]) r->pdirs[pdir_slot(r, old[i]->chunk_off)] = old[i];
+            tsf_free(a, old, ocap * sizeof *old);
+        }
+    }
+    if (r->npdirs * 2 + 2 <= r->pdirs_cap) {
+        size_t i = pdir_slot(r, nd->chunk_off);
+        if (!r->pdirs[i]) {
+            r->pdirs[i] = nd;
+            r->npdirs++;
+            nd = NULL;
+        }
+        d = r->pdirs[i];
+    }
+    pthread_mutex_unlock(&r->lock);
+    pdir_destroy(a, nd);
+    return d;
+}
+
+/* Directory of c's open chunk: looked up, or built by walking its headers once. NULL if none (a damaged
+ * header is then reported when the query walks to it). */
+static const rd_pdir *pdir_get(tsf_query *q, qcol *c)
+{
+    tsf_reader *r = q->r;
+    const rd_pdir *d = NULL;
+    pthread_mutex_lock(&r->lock);
+    if (r->pdirs_cap) d = r->pdirs[pdir_slot(r, c->chunk_off)];
+    pthread_mutex_unlock(&r->lock);
+    if (d) return d;
+    size_t n = 0, cap = 64;
+    rd_pdir *nd = tsf_calloc(q->a, 1, sizeof *nd);
+    rd_pdir_page *pg = tsf_alloc(q->a, cap * sizeof *pg);
+    uint64_t pos = c->dpos, fetched = 0;
+    int ok = nd && pg;
+    while (ok && pos < c->dend) {
+        tsf_fmt_page_header ph;
+        tsf_error e;
+        if (rd_read_page_header(r, pos, c->dend, &c->ch, &c->hdr, &ph, &fetched, &e) || !ph.has_stats) {
+            ok = 0;
+            break;
+        }
+        if (n == cap) {
+            rd_pdir_page *g = tsf_realloc(q->a, pg, cap * sizeof *pg, 2 * cap * sizeof *pg);
+            if (!g) {
+                ok = 0;
+                break;
+            }
+            pg = g;
+            cap *= 2;
+        }
+        pg[n].hdr = pos;
+        pg[n].end = ph.stats.end_time;
+        n++;
+        pos += ph.header_len + ph.compressed_size;
+    }
+    rd_pdir_page *fit = ok && n ? tsf_realloc(q->a, pg, cap * sizeof *pg, n * sizeof *pg) : NULL;
+    if (!fit) {
+        tsf_free(q->a, pg, cap * sizeof *pg);
+        tsf_free(q->a, nd, sizeof *nd);
+        return NULL;
+    }
+    nd->chunk_off = c->chunk_off;
+    nd->npages = n;
+    nd->pg = fit;
+    return pdir_insert(r, q->a, nd);
+}
+
+/*
+ * In a chunk that starts before the window, jumps the driving column (and, aligned, every value column
+ * in lockstep) to the first page ending at or after tmin; the pages jumped over count as skipped.
+ */
+static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
+{
+    if (!tsf_fmt_chunk_multi_page(drv->ch.marker) || drv->dpos >= drv->dend || nvals > 64) return;
+    const rd_pdir *d = pdir_get(q, drv);
+    if (!d) return;
+    size_t a = 0, z = d->npages;
+    while (a < z) {
+        size_t m = a + (z - a) / 2;
+        if (d->pg[m].end < q->tmin) a = m + 1; else z = m;
+    }
+    if (a == d->npages) a = d->npages - 1; /* the walk checks the last page (and the chunk's end) */
+    if (a == 0) return;
+    const rd_pdir *vd[64];
+    for (size_t i = 0; i < nvals; i++) {
+        vd[i] = NULL;
+        if (!vals[i].in_chunk || vals[i].dpos >= vals[i].dend) continue;
+        vd[i] = pdir_get(q, &vals[i]);
+        if (!vd[i] || vd[i]->npages != d->npages) return; /* a mismatch is reported by the walk */
+    }
+    drv->dpos = d->pg[a].hdr;
+    q->st.pages_skipped += a;
+    for (size_t i = 0; i < nvals; i++) {
+        if (!vd[i]) continue;
+        vals[i].dpos = vd[i]->pg[a].hdr;
+        q->st.pages_skipped += a;
+    }
+}
+
 static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)
 {
     if (q->r->src != RD_SRC_MEMORY && c->dpos < c->dend &&
@@ -559,6 +713,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
             if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
             c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
             if ((st = read_whole_chunk(q, c, c->chunk_partial, err))) return st;
+            if (cs.start_time < q->tmin) pdir_jump(q, c, NULL, 0);
         }
         if (c->dpos >= c->dend) {
             c->in_chunk = 0;
@@ -569,6 +724,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
         if (c->ph.has_stats) {
             if (out_of_range(q, c->ph.stats.start_time, c->ph.stats.end_time)) {
                 q->st.pages_skipped++;
+                if (c->ph.stats.start_time > q->tmax) c->dpos = c->dend; /* pages ascend: leave the chunk */
                 continue;
             }
             partial = !inside(q, c->ph.stats.start_time, c->ph.stats.end_time);
@@ -639,6 +795,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                     if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
                 }
             }
+            if (cs.start_time < q->tmin) pdir_jump(q, tc, q->cols, q->ncols);
         }
         if (tc->dpos >= tc->dend) {
             tc->in_chunk = 0;
@@ -662,6 +819,11 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
             if (out_of_range(q, tc->ph.stats.start_time, tc->ph.stats.end_time)) {
                 q->st.pages_skipped++;
                 for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
+                if (tc->ph.stats.start_time > q->tmax) { /* pages ascend: none after this one matches */
+                    tc->dpos = tc->dend;
+                    for (size_t i = 0; i < q->ncols; i++)
+                        if (q->cols[i].in_chunk) q->cols[i].dpos = q->cols[i].dend;
+                }
                 continue;
             }
             partial = !inside(q, tc->ph.stats.start_time, tc->ph.stats.end_time);

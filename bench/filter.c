@@ -42,21 +42,27 @@ static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, int6
     size_t ndec = 0;
     for (size_t i = b0; i <= b1; i++) ndec += blocks[i].count;
     size_t end = b1 + 1 < nb ? blocks[b1 + 1].offset : len;
-    if (tsf_codec_decode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, src + blocks[b0].offset, end - blocks[b0].offset, t,
-                         ndec, NULL, &e)) {
+    if (tsf_codec_decode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, src + blocks[b0].offset, end - blocks[b0].offset,
+                         t, ndec, NULL, &e)) {
         fprintf(stderr, "filter: decode: %s\n", e.message);
         return -1;
     }
     size_t lo = 0, hi = ndec;
     while (lo < hi) { /* first row >= tmin */
         size_t m = lo + (hi - lo) / 2;
-        if (t[m] < tmin) lo = m + 1; else hi = m;
+        if (t[m] < tmin)
+            lo = m + 1;
+        else
+            hi = m;
     }
     size_t a = lo;
     hi = ndec;
     while (lo < hi) { /* first row > tmax */
         size_t m = lo + (hi - lo) / 2;
-        if (t[m] <= tmax) lo = m + 1; else hi = m;
+        if (t[m] <= tmax)
+            lo = m + 1;
+        else
+            hi = m;
     }
     o->rows = lo - a;
     o->decoded = b1 - b0 + 1;
@@ -96,7 +102,8 @@ int bench_filter(int argc, char **argv)
     }
     if (!json) {
         bench_print_machine(stdout);
-        printf("E3: one TS_2DIFF page of %lld blocks x 129 timestamps, centred 10%% window, %lld runs, path %s\n",
+        printf("E3: one TS_2DIFF page of %lld blocks x 129 timestamps, centred 10%% window, %lld runs, path "
+               "%s\n",
                nblocks, runs, tsf_codec_path_name(tsf_codec_get_path(codec)));
         printf("%-8s %-18s %9s %8s %8s %9s %9s %8s\n", "bw", "plan", "skipped", "outside", "skip", "phantom",
                "p50_ms", "p90_ms");
@@ -106,7 +113,8 @@ int bench_filter(int argc, char **argv)
         int bw = widths[wi];
         bench_rng rng = {42 + (uint64_t)bw};
         ts[0] = 1600000000000LL;
-        for (size_t i = 1; i < n; i++) ts[i] = ts[i - 1] + 1000 + bench_rng_int(&rng, 0, ((int64_t)1 << bw) - 1);
+        for (size_t i = 1; i < n; i++)
+            ts[i] = ts[i - 1] + 1000 + bench_rng_int(&rng, 0, ((int64_t)1 << bw) - 1);
         size_t len = 0;
         if (tsf_codec_encode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, ts, n, buf, cap, &len, &e)) {
             fprintf(stderr, "filter: encode: %s\n", e.message);
@@ -120,16 +128,15 @@ int bench_filter(int argc, char **argv)
         int64_t span = ts[n - 1] - ts[0];
         int64_t tmin = ts[0] + span * 45 / 100, tmax = tmin + span / 10;
         size_t outside = 0, inside_rows = 0; /* ground truth from the values */
-        for (size_t b = 0; b < nb; b++)
-            outside += ts[b * 129 + 128] < tmin || ts[b * 129] > tmax;
+        for (size_t b = 0; b < nb; b++) outside += ts[b * 129 + 128] < tmin || ts[b * 129] > tmax;
         for (size_t i = 0; i < n; i++) inside_rows += ts[i] >= tmin && ts[i] <= tmax;
         for (int plan = 0; plan < 2; plan++) {
             int conservative = plan == 0;
             e3_out o;
             if (e3_query(codec, buf, len, tmin, tmax, conservative, blocks, nb, t, 1, &o)) goto out;
             if (o.rows != inside_rows) {
-                fprintf(stderr, "filter: plan %c returned %zu rows, %zu are in the window\n", "AC"[plan], o.rows,
-                        inside_rows);
+                fprintf(stderr, "filter: plan %c returned %zu rows, %zu are in the window\n", "AC"[plan],
+                        o.rows, inside_rows);
                 goto out;
             }
             for (long long r = 0; r < runs; r++) {
@@ -138,7 +145,8 @@ int bench_filter(int argc, char **argv)
                 e3_query(codec, buf, len, tmin, tmax, conservative, blocks, nb, t, 0, &x);
                 lat[r] = (double)(bench_now_ns() - t0) * 1e-6;
             }
-            double p50 = bench_percentile(lat, (size_t)runs, 50), p90 = bench_percentile(lat, (size_t)runs, 90);
+            double p50 = bench_percentile(lat, (size_t)runs, 50),
+                   p90 = bench_percentile(lat, (size_t)runs, 90);
             double skip_rate = outside ? (double)o.skipped / (double)outside : 1.0;
             if (json)
                 printf("{\"bench\":\"filter\",\"bit_width\":%d,\"plan\":\"%c\",\"skip_rate\":%.4f,"
@@ -146,8 +154,8 @@ int bench_filter(int argc, char **argv)
                        bw, "AC"[plan], skip_rate, o.phantom, p50, p90);
             else
                 printf("%-8d %-18s %9zu %8zu %8.4f %9zu %9.4f %9.4f\n", bw,
-                       conservative ? "A (conservative)" : "C (exact)", o.skipped, outside, skip_rate, o.phantom,
-                       p50, p90);
+                       conservative ? "A (conservative)" : "C (exact)", o.skipped, outside, skip_rate,
+                       o.phantom, p50, p90);
         }
     }
     rc = 0;

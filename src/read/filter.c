@@ -27,12 +27,12 @@ enum { FN_CMP = 0, FN_AND = 1, FN_OR = 2, FN_NOT = 3 };
 struct tsf_filter {
     int kind;
     tsf_cmp op;
-    tsf_type lit;  /* TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN or TSF_STRING */
-    char *column;  /* NUL-terminated copy */
+    tsf_type lit; /* TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN or TSF_STRING */
+    char *column; /* NUL-terminated copy */
     int64_t i;
     double d;
     int b;
-    uint8_t *s;    /* string literal (slen bytes, NUL-terminated copy) */
+    uint8_t *s; /* string literal (slen bytes, NUL-terminated copy) */
     size_t slen;
     tsf_filter *l, *r;
 };
@@ -53,9 +53,11 @@ static tsf_status make_cmp(tsf_filter **out, const char *column, size_t clen, ts
                            const tsf_value *v, tsf_error *err)
 {
     *out = NULL;
-    if ((unsigned)op > TSF_CMP_GE) return tsf_err(err, TSF_EINVAL, "filter: comparison operator %d unknown", op);
+    if ((unsigned)op > TSF_CMP_GE)
+        return tsf_err(err, TSF_EINVAL, "filter: comparison operator %d unknown", op);
     if (lt != TSF_INT64 && lt != TSF_DOUBLE && lt != TSF_BOOLEAN && lt != TSF_STRING)
-        return tsf_err(err, TSF_EINVAL, "filter: literal type %d is not INT64, DOUBLE, BOOLEAN or STRING", lt);
+        return tsf_err(err, TSF_EINVAL, "filter: literal type %d is not INT64, DOUBLE, BOOLEAN or STRING",
+                       lt);
     if (lt == TSF_STRING && v->v.bytes.len && !v->v.bytes.data)
         return tsf_err(err, TSF_EINVAL, "filter: string literal with NULL data");
     if (clen == 0) return tsf_err(err, TSF_EINVAL, "filter: empty column name");
@@ -87,7 +89,8 @@ oom:
 tsf_status tsf_filter_cmp(tsf_filter **out, const char *column, tsf_cmp op, tsf_type literal_type,
                           const tsf_value *value, tsf_error *err)
 {
-    if (!out || !column || !value) return tsf_err(err, TSF_EINVAL, "tsf_filter_cmp: out, column and value are required");
+    if (!out || !column || !value)
+        return tsf_err(err, TSF_EINVAL, "tsf_filter_cmp: out, column and value are required");
     return make_cmp(out, column, strlen(column), op, literal_type, value, err);
 }
 
@@ -98,7 +101,9 @@ static tsf_status make_node(tsf_filter **out, int kind, tsf_filter *a, tsf_filte
         tsf_filter_free(a);
         tsf_filter_free(b);
         return tsf_err(err, TSF_EINVAL, "tsf_filter_%s: out and operands are required",
-                       kind == FN_AND ? "and" : kind == FN_OR ? "or" : "not");
+                       kind == FN_AND  ? "and"
+                       : kind == FN_OR ? "or"
+                                       : "not");
     }
     tsf_filter *f = tsf_calloc(NULL, 1, sizeof *f);
     if (!f) {
@@ -136,15 +141,15 @@ enum { TK_END, TK_LP, TK_RP, TK_OP, TK_AND, TK_OR, TK_NOT, TK_IDENT, TK_INT, TK_
 
 typedef struct fparser {
     const char *s;
-    size_t pos;      /* next byte to lex */
-    int tk;          /* current token */
-    size_t tpos;     /* its offset */
-    size_t tend;     /* offset just past it */
+    size_t pos;  /* next byte to lex */
+    int tk;      /* current token */
+    size_t tpos; /* its offset */
+    size_t tend; /* offset just past it */
     tsf_cmp op;
     int64_t i;
     double d;
     int b;
-    char *buf;       /* unescaped identifier/string of the current token */
+    char *buf; /* unescaped identifier/string of the current token */
     size_t blen, bcap;
     int depth;
     tsf_error *err;
@@ -205,7 +210,8 @@ static tsf_status fp_quoted(fparser *p, char q, const char *what)
     p->blen = 0;
     for (;;) {
         char c = p->s[p->pos];
-        if (c == '\0') return tsf_err(p->err, TSF_EINVAL, "filter: unterminated %s starting at offset %zu", what, start);
+        if (c == '\0')
+            return tsf_err(p->err, TSF_EINVAL, "filter: unterminated %s starting at offset %zu", what, start);
         p->pos++;
         if (c == q) {
             if (p->s[p->pos] != q) return TSF_OK;
@@ -217,9 +223,9 @@ static tsf_status fp_quoted(fparser *p, char q, const char *what)
 
 static const char *tk_name(int tk)
 {
-    static const char *const n[] = {"end of text", "'('",        "')'",    "comparison operator",
-                                    "AND",         "OR",         "NOT",    "column name",
-                                    "integer",     "number",     "string", "boolean"};
+    static const char *const n[] = {"end of text", "'('",    "')'",    "comparison operator",
+                                    "AND",         "OR",     "NOT",    "column name",
+                                    "integer",     "number", "string", "boolean"};
     return n[tk];
 }
 
@@ -243,7 +249,9 @@ static tsf_status fp_next(fparser *p)
             p->op = TSF_CMP_EQ;
             if (c1 == '=') p->pos++; /* "==" is accepted as "=" */
         } else if (c == '!') {
-            if (c1 != '=') return tsf_err(p->err, TSF_EINVAL, "filter: '!' must be followed by '=' at offset %zu", p->tpos);
+            if (c1 != '=')
+                return tsf_err(p->err, TSF_EINVAL, "filter: '!' must be followed by '=' at offset %zu",
+                               p->tpos);
             p->op = TSF_CMP_NE;
             p->pos++;
         } else if (c == '<') {
@@ -259,7 +267,8 @@ static tsf_status fp_next(fparser *p)
     } else if (c == '"') {
         p->tk = TK_IDENT;
         st = fp_quoted(p, '"', "quoted column name");
-        if (!st && p->blen == 0) st = tsf_err(p->err, TSF_EINVAL, "filter: empty column name at offset %zu", p->tpos);
+        if (!st && p->blen == 0)
+            st = tsf_err(p->err, TSF_EINVAL, "filter: empty column name at offset %zu", p->tpos);
     } else if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+') {
         size_t q = p->pos;
         int sign = c == '-' || c == '+';
@@ -274,7 +283,8 @@ static tsf_status fp_next(fparser *p)
                 p->tk = TK_DBL;
                 p->d = NAN;
             } else {
-                return tsf_err(p->err, TSF_EINVAL, "filter: '%c' must start a number at offset %zu", c, p->tpos);
+                return tsf_err(p->err, TSF_EINVAL, "filter: '%c' must start a number at offset %zu", c,
+                               p->tpos);
             }
             p->pos = e;
             goto done;
@@ -300,7 +310,8 @@ static tsf_status fp_next(fparser *p)
             return tsf_err(p->err, TSF_EINVAL, "filter: malformed number at offset %zu", p->tpos);
         char tmp[512];
         size_t n = q - p->pos;
-        if (n >= sizeof tmp) return tsf_err(p->err, TSF_EINVAL, "filter: number too long at offset %zu", p->tpos);
+        if (n >= sizeof tmp)
+            return tsf_err(p->err, TSF_EINVAL, "filter: number too long at offset %zu", p->tpos);
         memcpy(tmp, s + p->pos, n);
         tmp[n] = '\0';
         char *end;
@@ -314,9 +325,11 @@ static tsf_status fp_next(fparser *p)
             for (; *t; t++) {
                 unsigned dgt = (unsigned)(*t - '0');
                 if (mag > (lim - dgt) / 10)
-                    return tsf_err(p->err, TSF_EINVAL,
-                                   "filter: integer at offset %zu does not fit in 64 bits (write it as %s.0 to "
-                                   "compare as a number)", p->tpos, tmp);
+                    return tsf_err(
+                        p->err, TSF_EINVAL,
+                        "filter: integer at offset %zu does not fit in 64 bits (write it as %s.0 to "
+                        "compare as a number)",
+                        p->tpos, tmp);
                 mag = mag * 10 + dgt;
             }
             p->tk = TK_INT;
@@ -328,9 +341,12 @@ static tsf_status fp_next(fparser *p)
         while (is_ident_char((unsigned char)s[e])) e++;
         const char *w = s + p->pos;
         size_t n = e - p->pos;
-        if (word_is(w, n, "and")) p->tk = TK_AND;
-        else if (word_is(w, n, "or")) p->tk = TK_OR;
-        else if (word_is(w, n, "not")) p->tk = TK_NOT;
+        if (word_is(w, n, "and"))
+            p->tk = TK_AND;
+        else if (word_is(w, n, "or"))
+            p->tk = TK_OR;
+        else if (word_is(w, n, "not"))
+            p->tk = TK_NOT;
         else if (word_is(w, n, "true") || word_is(w, n, "false")) {
             p->tk = TK_BOOL;
             p->b = word_is(w, n, "true");
@@ -357,7 +373,8 @@ done:
 
 static tsf_status fp_expected(fparser *p, const char *what)
 {
-    return tsf_err(p->err, TSF_EINVAL, "filter: expected %s at offset %zu, found %s", what, p->tpos, tk_name(p->tk));
+    return tsf_err(p->err, TSF_EINVAL, "filter: expected %s at offset %zu, found %s", what, p->tpos,
+                   tk_name(p->tk));
 }
 
 static tsf_status fp_or(fparser *p, tsf_filter **out);
@@ -372,9 +389,15 @@ static void fp_literal(const fparser *p, tsf_type *lt, tsf_value *v)
 {
     memset(v, 0, sizeof *v);
     switch (p->tk) {
-    case TK_INT: *lt = TSF_INT64, v->v.i64 = p->i; break;
-    case TK_DBL: *lt = TSF_DOUBLE, v->v.d = p->d; break;
-    case TK_BOOL: *lt = TSF_BOOLEAN, v->v.b = p->b; break;
+    case TK_INT:
+        *lt = TSF_INT64, v->v.i64 = p->i;
+        break;
+    case TK_DBL:
+        *lt = TSF_DOUBLE, v->v.d = p->d;
+        break;
+    case TK_BOOL:
+        *lt = TSF_BOOLEAN, v->v.b = p->b;
+        break;
     default:
         *lt = TSF_STRING;
         v->v.bytes.data = (const uint8_t *)p->buf;
@@ -385,11 +408,16 @@ static void fp_literal(const fparser *p, tsf_type *lt, tsf_value *v)
 static tsf_cmp flip(tsf_cmp op)
 {
     switch (op) {
-    case TSF_CMP_LT: return TSF_CMP_GT;
-    case TSF_CMP_LE: return TSF_CMP_GE;
-    case TSF_CMP_GT: return TSF_CMP_LT;
-    case TSF_CMP_GE: return TSF_CMP_LE;
-    default: return op;
+    case TSF_CMP_LT:
+        return TSF_CMP_GT;
+    case TSF_CMP_LE:
+        return TSF_CMP_GE;
+    case TSF_CMP_GT:
+        return TSF_CMP_LT;
+    case TSF_CMP_GE:
+        return TSF_CMP_LE;
+    default:
+        return op;
     }
 }
 
@@ -399,7 +427,8 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
     tsf_status st;
     *out = NULL;
     if (++p->depth > FP_MAX_DEPTH)
-        return tsf_err(p->err, TSF_EINVAL, "filter: nested deeper than %d at offset %zu", FP_MAX_DEPTH, p->tpos);
+        return tsf_err(p->err, TSF_EINVAL, "filter: nested deeper than %d at offset %zu", FP_MAX_DEPTH,
+                       p->tpos);
     if (p->tk == TK_NOT) {
         if ((st = fp_next(p))) return st;
         tsf_filter *a;
@@ -414,7 +443,8 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
         if (p->tk != TK_RP) {
             tsf_filter_free(*out);
             *out = NULL;
-            if (p->tk == TK_END) return tsf_err(p->err, TSF_EINVAL, "filter: '(' at offset %zu is never closed", open);
+            if (p->tk == TK_END)
+                return tsf_err(p->err, TSF_EINVAL, "filter: '(' at offset %zu is never closed", open);
             return fp_expected(p, "')' or AND/OR");
         }
         p->depth--;
@@ -433,10 +463,12 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
         tsf_cmp op = p->op;
         if ((st = fp_next(p))) goto col_fail;
         if (!is_literal(p->tk)) {
-            st = p->tk == TK_IDENT ? tsf_err(p->err, TSF_EINVAL,
-                                             "filter: column-to-column comparison at offset %zu is not supported "
-                                             "(the right side must be a literal)", p->tpos)
-                                   : fp_expected(p, "a literal (number, 'string', true/false)");
+            st = p->tk == TK_IDENT
+                     ? tsf_err(p->err, TSF_EINVAL,
+                               "filter: column-to-column comparison at offset %zu is not supported "
+                               "(the right side must be a literal)",
+                               p->tpos)
+                     : fp_expected(p, "a literal (number, 'string', true/false)");
             goto col_fail;
         }
         tsf_type lt;
@@ -612,10 +644,18 @@ static void fmt_node(fout *o, const tsf_filter *f)
         puts_(o, ops[f->op]);
         char t[32];
         switch (f->lit) {
-        case TSF_INT64: snprintf(t, sizeof t, "%lld", (long long)f->i), puts_(o, t); break;
-        case TSF_DOUBLE: put_double(o, f->d); break;
-        case TSF_BOOLEAN: puts_(o, f->b ? "true" : "false"); break;
-        default: put_quoted(o, (const char *)f->s, f->slen, '\''); break;
+        case TSF_INT64:
+            snprintf(t, sizeof t, "%lld", (long long)f->i), puts_(o, t);
+            break;
+        case TSF_DOUBLE:
+            put_double(o, f->d);
+            break;
+        case TSF_BOOLEAN:
+            puts_(o, f->b ? "true" : "false");
+            break;
+        default:
+            put_quoted(o, (const char *)f->s, f->slen, '\'');
+            break;
         }
     }
     put(o, ")", 1);
@@ -631,9 +671,9 @@ size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap)
 
 /* ---- query side: binding ---------------------------------------------------------------------- */
 
-enum { LM_COL = 0, LM_CONST = 1 };                       /* leaf binding for the current device */
-enum { CK_I64, CK_F64, CK_F64I, CK_BYTES, CK_ALWAYS };   /* comparison kind after conversion */
-enum { TV_T = 1, TV_F = 2, TV_U = 4, TV_ALL = 7 };        /* sets of truth values (pruning) */
+enum { LM_COL = 0, LM_CONST = 1 };                     /* leaf binding for the current device */
+enum { CK_I64, CK_F64, CK_F64I, CK_BYTES, CK_ALWAYS }; /* comparison kind after conversion */
+enum { TV_T = 1, TV_F = 2, TV_U = 4, TV_ALL = 7 };     /* sets of truth values (pruning) */
 
 typedef struct fnode {
     int kind;            /* FN_* */
@@ -641,14 +681,14 @@ typedef struct fnode {
     const tsf_filter *f; /* FN_CMP */
     /* per-device binding of a leaf */
     int mode;
-    int konst;           /* LM_CONST: TV_T, TV_F or TV_U for every row */
+    int konst; /* LM_CONST: TV_T, TV_F or TV_U for every row */
     size_t bcol;
     tsf_type ctype;
     int ck;
     tsf_cmp op;
     int64_t k;
     double kd;
-    int always;          /* CK_ALWAYS: result for a non-null cell */
+    int always; /* CK_ALWAYS: result for a non-null cell */
     const uint8_t *s;
     size_t slen;
 } fnode;
@@ -661,13 +701,13 @@ struct rd_fstate {
     const char **names; /* distinct leaf columns (borrowed from the filter) */
     size_t nnames;
     int prune;
-    int root_true;      /* current device: every row passes (tags decided it) */
-    size_t words;       /* 64-row words of one batch */
-    uint64_t *bits;     /* per node: TRUE words then FALSE words */
+    int root_true;  /* current device: every row passes (tags decided it) */
+    size_t words;   /* 64-row words of one batch */
+    uint64_t *bits; /* per node: TRUE words then FALSE words */
     rd_buf times;
     rd_buf *vals, *valid; /* compacted visible columns */
     size_t nout;
-    rd_unit_col *units;   /* rd_filter_units */
+    rd_unit_col *units; /* rd_filter_units */
     size_t nunits;
 };
 
@@ -716,7 +756,10 @@ static int64_t parse_date(const uint8_t *s, size_t n)
 
 static const char *lit_name(tsf_type lt)
 {
-    return lt == TSF_INT64 ? "an integer" : lt == TSF_DOUBLE ? "a number" : lt == TSF_BOOLEAN ? "a boolean" : "a string";
+    return lt == TSF_INT64     ? "an integer"
+           : lt == TSF_DOUBLE  ? "a number"
+           : lt == TSF_BOOLEAN ? "a boolean"
+                               : "a string";
 }
 
 /* Converts leaf n's literal for a column of type t (exact int/double comparison). */
@@ -729,8 +772,8 @@ static tsf_status bind_cmp(fnode *n, tsf_type t, const char *where, tsf_error *e
     if (is_int_type(t) && t == TSF_DATE && f->lit == TSF_STRING) {
         int64_t v = parse_date(f->s, f->slen);
         if (v < 0)
-            return tsf_err(err, TSF_EINVAL, "filter: column '%s'%s is DATE; '%s' is not yyyy-mm-dd", f->column, where,
-                           (const char *)f->s);
+            return tsf_err(err, TSF_EINVAL, "filter: column '%s'%s is DATE; '%s' is not yyyy-mm-dd",
+                           f->column, where, (const char *)f->s);
         n->ck = CK_I64;
         n->k = v;
         return TSF_OK;
@@ -749,20 +792,37 @@ static tsf_status bind_cmp(fnode *n, tsf_type t, const char *where, tsf_error *e
         } else if (gt_all || lt_all) { /* literal beyond every int64: x < d for all x, or x > d for all x */
             int xlt = gt_all;
             switch (n->op) {
-            case TSF_CMP_EQ: n->always = 0; break;
-            case TSF_CMP_NE: n->always = 1; break;
-            case TSF_CMP_LT: case TSF_CMP_LE: n->always = xlt; break;
-            default: n->always = !xlt; break;
+            case TSF_CMP_EQ:
+                n->always = 0;
+                break;
+            case TSF_CMP_NE:
+                n->always = 1;
+                break;
+            case TSF_CMP_LT:
+            case TSF_CMP_LE:
+                n->always = xlt;
+                break;
+            default:
+                n->always = !xlt;
+                break;
             }
         } else {
             double fl = floor(d), ce = ceil(d);
             int integral = fl == d;
             n->ck = CK_I64;
             switch (n->op) {
-            case TSF_CMP_GT: n->k = (int64_t)fl; break; /* x > d  <=> x > floor(d) */
-            case TSF_CMP_LE: n->k = (int64_t)fl; break; /* x <= d <=> x <= floor(d) */
-            case TSF_CMP_GE: n->k = (int64_t)ce; break; /* x >= d <=> x >= ceil(d) */
-            case TSF_CMP_LT: n->k = (int64_t)ce; break; /* x < d  <=> x < ceil(d) */
+            case TSF_CMP_GT:
+                n->k = (int64_t)fl;
+                break; /* x > d  <=> x > floor(d) */
+            case TSF_CMP_LE:
+                n->k = (int64_t)fl;
+                break; /* x <= d <=> x <= floor(d) */
+            case TSF_CMP_GE:
+                n->k = (int64_t)ce;
+                break; /* x >= d <=> x >= ceil(d) */
+            case TSF_CMP_LT:
+                n->k = (int64_t)ce;
+                break; /* x < d  <=> x < ceil(d) */
             default:
                 if (integral) {
                     n->k = (int64_t)fl;
@@ -798,8 +858,8 @@ static tsf_status bind_cmp(fnode *n, tsf_type t, const char *where, tsf_error *e
         n->slen = f->slen;
         return TSF_OK;
     }
-    return tsf_err(err, TSF_EINVAL, "filter: column '%s'%s is %s and cannot be compared with %s", f->column, where,
-                   tsf_type_name(t) ? tsf_type_name(t) : "?", lit_name(f->lit));
+    return tsf_err(err, TSF_EINVAL, "filter: column '%s'%s is %s and cannot be compared with %s", f->column,
+                   where, tsf_type_name(t) ? tsf_type_name(t) : "?", lit_name(f->lit));
 }
 
 static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
@@ -812,12 +872,18 @@ static int bytes_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
 static int op_holds(tsf_cmp op, int c) /* c: sign of (x - k) */
 {
     switch (op) {
-    case TSF_CMP_EQ: return c == 0;
-    case TSF_CMP_NE: return c != 0;
-    case TSF_CMP_LT: return c < 0;
-    case TSF_CMP_LE: return c <= 0;
-    case TSF_CMP_GT: return c > 0;
-    default: return c >= 0;
+    case TSF_CMP_EQ:
+        return c == 0;
+    case TSF_CMP_NE:
+        return c != 0;
+    case TSF_CMP_LT:
+        return c < 0;
+    case TSF_CMP_LE:
+        return c <= 0;
+    case TSF_CMP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
     }
 }
 
@@ -848,10 +914,12 @@ static tsf_status bind_leaf(rd_fstate *fs, fnode *n, size_t di, const char *(*na
             tag += tb->columns[i].category == TSF_COLUMN_TAG;
         }
         if (i == tb->ncolumns)
-            return tsf_err(err, TSF_EINVAL, "filter: column '%s' is not a column of table %s", f->column, tb->name);
+            return tsf_err(err, TSF_EINVAL, "filter: column '%s' is not a column of table %s", f->column,
+                           tb->name);
         if (tb->columns[i].category == TSF_COLUMN_TAG) {
             if (f->lit != TSF_STRING)
-                return tsf_err(err, TSF_EINVAL, "filter: column '%s' is a TAG (STRING) and cannot be compared with %s",
+                return tsf_err(err, TSF_EINVAL,
+                               "filter: column '%s' is a TAG (STRING) and cannot be compared with %s",
                                f->column, lit_name(f->lit));
             size_t seg = 1 + tag;
             if (seg >= d->id.nseg) return TSF_OK; /* trailing null tag: UNKNOWN */
@@ -894,8 +962,8 @@ void rd_filter_close(rd_fstate *fs)
     tsf_free(a, fs, sizeof *fs);
 }
 
-tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs, size_t batch_size,
-                          rd_fstate **out, tsf_error *err)
+tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
+                          size_t batch_size, rd_fstate **out, tsf_error *err)
 {
     *out = NULL;
     rd_fstate *fs = tsf_calloc(r->a, 1, sizeof *fs);
@@ -975,7 +1043,9 @@ tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *(*name)(const v
         fnode *n = &fs->nodes[k];
         if (n->kind == FN_CMP) {
             st = bind_leaf(fs, n, d, name, cols, ncols, err);
-            sets[k] = n->mode == LM_CONST ? n->konst : n->ck == CK_ALWAYS ? (n->always ? TV_T : TV_F) | TV_U : TV_ALL;
+            sets[k] = n->mode == LM_CONST  ? n->konst
+                      : n->ck == CK_ALWAYS ? (n->always ? TV_T : TV_F) | TV_U
+                                           : TV_ALL;
         } else {
             sets[k] = tv_combine(n->kind, sets[n->a], n->kind == FN_NOT ? 0 : sets[n->b]);
         }
@@ -1006,12 +1076,24 @@ static int range_tv(tsf_cmp op, int c_lo, int c_hi)
 {
     int t = 0, f = 0;
     switch (op) {
-    case TSF_CMP_EQ: t = c_lo <= 0 && c_hi >= 0, f = !(c_lo == 0 && c_hi == 0); break;
-    case TSF_CMP_NE: t = !(c_lo == 0 && c_hi == 0), f = c_lo <= 0 && c_hi >= 0; break;
-    case TSF_CMP_LT: t = c_lo < 0, f = c_hi >= 0; break;
-    case TSF_CMP_LE: t = c_lo <= 0, f = c_hi > 0; break;
-    case TSF_CMP_GT: t = c_hi > 0, f = c_lo <= 0; break;
-    default: t = c_hi >= 0, f = c_lo < 0; break;
+    case TSF_CMP_EQ:
+        t = c_lo <= 0 && c_hi >= 0, f = !(c_lo == 0 && c_hi == 0);
+        break;
+    case TSF_CMP_NE:
+        t = !(c_lo == 0 && c_hi == 0), f = c_lo <= 0 && c_hi >= 0;
+        break;
+    case TSF_CMP_LT:
+        t = c_lo < 0, f = c_hi >= 0;
+        break;
+    case TSF_CMP_LE:
+        t = c_lo <= 0, f = c_hi > 0;
+        break;
+    case TSF_CMP_GT:
+        t = c_hi > 0, f = c_lo <= 0;
+        break;
+    default:
+        t = c_hi >= 0, f = c_lo < 0;
+        break;
     }
     return (t ? TV_T : 0) | (f ? TV_F : 0) | TV_U;
 }
@@ -1053,11 +1135,14 @@ static int leaf_tv(const fnode *n, const rd_unit_col *u)
     case CK_BYTES: {
         if (n->ctype != TSF_STRING) return TV_ALL; /* TEXT keeps no min/max; BLOB no statistics */
         const tsf_bytes *lo = &s->v.bin.min, *hi = &s->v.bin.max;
-        if ((!lo->data && lo->len) || (!hi->data && hi->len) || bytes_cmp(lo->data, lo->len, hi->data, hi->len) > 0)
+        if ((!lo->data && lo->len) || (!hi->data && hi->len) ||
+            bytes_cmp(lo->data, lo->len, hi->data, hi->len) > 0)
             return TV_ALL;
-        return range_tv(n->op, bytes_cmp(lo->data, lo->len, n->s, n->slen), bytes_cmp(hi->data, hi->len, n->s, n->slen));
+        return range_tv(n->op, bytes_cmp(lo->data, lo->len, n->s, n->slen),
+                        bytes_cmp(hi->data, hi->len, n->s, n->slen));
     }
-    default: return TV_ALL;
+    default:
+        return TV_ALL;
     }
 }
 
@@ -1105,23 +1190,29 @@ static uint64_t valid_word(const uint8_t *v, size_t w, size_t n)
     return x;
 }
 
-#define CMP_LOOP(TYPE, EXPR)                                                                                      \
-    for (size_t w = 0; w < nw; w++) {                                                                             \
-        size_t r0 = w * 64, m = n - r0 < 64 ? n - r0 : 64;                                                        \
-        const TYPE *x = (const TYPE *)vals + r0;                                                                  \
-        uint64_t bits = 0;                                                                                        \
-        for (size_t j = 0; j < m; j++) bits |= (uint64_t)(EXPR) << j;                                             \
-        T[w] = bits;                                                                                              \
+#define CMP_LOOP(TYPE, EXPR)                                                                                 \
+    for (size_t w = 0; w < nw; w++) {                                                                        \
+        size_t r0 = w * 64, m = n - r0 < 64 ? n - r0 : 64;                                                   \
+        const TYPE *x = (const TYPE *)vals + r0;                                                             \
+        uint64_t bits = 0;                                                                                   \
+        for (size_t j = 0; j < m; j++) bits |= (uint64_t)(EXPR) << j;                                        \
+        T[w] = bits;                                                                                         \
     }
 
-#define CMP_OPS(TYPE, K)                                                                                          \
-    switch (op) {                                                                                                 \
-    case TSF_CMP_EQ: CMP_LOOP(TYPE, x[j] == K) break;                                                             \
-    case TSF_CMP_NE: CMP_LOOP(TYPE, x[j] != K) break;                                                             \
-    case TSF_CMP_LT: CMP_LOOP(TYPE, x[j] < K) break;                                                              \
-    case TSF_CMP_LE: CMP_LOOP(TYPE, x[j] <= K) break;                                                             \
-    case TSF_CMP_GT: CMP_LOOP(TYPE, x[j] > K) break;                                                              \
-    default: CMP_LOOP(TYPE, x[j] >= K) break;                                                                     \
+#define CMP_OPS(TYPE, K)                                                                                     \
+    switch (op) {                                                                                            \
+    case TSF_CMP_EQ:                                                                                         \
+        CMP_LOOP(TYPE, x[j] == K) break;                                                                     \
+    case TSF_CMP_NE:                                                                                         \
+        CMP_LOOP(TYPE, x[j] != K) break;                                                                     \
+    case TSF_CMP_LT:                                                                                         \
+        CMP_LOOP(TYPE, x[j] < K) break;                                                                      \
+    case TSF_CMP_LE:                                                                                         \
+        CMP_LOOP(TYPE, x[j] <= K) break;                                                                     \
+    case TSF_CMP_GT:                                                                                         \
+        CMP_LOOP(TYPE, x[j] > K) break;                                                                      \
+    default:                                                                                                 \
+        CMP_LOOP(TYPE, x[j] >= K) break;                                                                     \
     }
 
 /* Sign of x - k for a float x and an integer k, exactly; 2 when x is NaN. */
@@ -1137,7 +1228,8 @@ static int cmp_d_i(double x, int64_t k)
 }
 
 /* Leaf k: TRUE words in T, FALSE words in F. */
-static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, size_t nw, uint64_t *T, uint64_t *F)
+static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, size_t nw, uint64_t *T,
+                      uint64_t *F)
 {
     if (nd->mode == LM_CONST || col->type == TSF_VECTOR) {
         int kv = nd->mode == LM_CONST ? nd->konst : TV_U;
@@ -1158,10 +1250,13 @@ static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, si
     case CK_I64: {
         int64_t k = nd->k;
         switch (nd->ctype) {
-        case TSF_BOOLEAN: CMP_OPS(uint8_t, k) break;
+        case TSF_BOOLEAN:
+            CMP_OPS(uint8_t, k) break;
         case TSF_INT32:
-        case TSF_DATE: CMP_OPS(int32_t, k) break;
-        default: CMP_OPS(int64_t, k) break;
+        case TSF_DATE:
+            CMP_OPS(int32_t, k) break;
+        default:
+            CMP_OPS(int64_t, k) break;
         }
         break;
     }
@@ -1179,7 +1274,8 @@ static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, si
             size_t r0 = w * 64, m = n - r0 < 64 ? n - r0 : 64;
             uint64_t bits = 0;
             for (size_t j = 0; j < m; j++) {
-                double x = nd->ctype == TSF_FLOAT ? ((const float *)vals)[r0 + j] : ((const double *)vals)[r0 + j];
+                double x =
+                    nd->ctype == TSF_FLOAT ? ((const float *)vals)[r0 + j] : ((const double *)vals)[r0 + j];
                 int c = cmp_d_i(x, nd->k);
                 bits |= (uint64_t)(c == 2 ? op == TSF_CMP_NE : op_holds(op, c)) << j;
             }
@@ -1227,7 +1323,8 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
     *kept = n;
     if (fs->root_true || n == 0) return TSF_OK;
     size_t nw = (n + 63) / 64;
-    if (nw > fs->words) return tsf_err(err, TSF_EINVAL, "filter: batch of %zu rows exceeds the query's batch size", n);
+    if (nw > fs->words)
+        return tsf_err(err, TSF_EINVAL, "filter: batch of %zu rows exceeds the query's batch size", n);
     for (size_t k = 0; k < fs->nnodes; k++) {
         const fnode *nd = &fs->nodes[k];
         uint64_t *T = fs->bits + 2 * k * fs->words, *F = T + fs->words;
@@ -1274,10 +1371,17 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
             for (uint64_t x = sel[w]; x; x &= x - 1, o++) {
                 size_t r = w * 64 + (size_t)__builtin_ctzll(x);
                 switch (esz) {
-                case 1: dst[o] = src[r]; break;
-                case 4: memcpy(dst + o * 4, src + r * 4, 4); break;
-                case 8: memcpy(dst + o * 8, src + r * 8, 8); break;
-                default: memcpy(dst + o * esz, src + r * esz, esz);
+                case 1:
+                    dst[o] = src[r];
+                    break;
+                case 4:
+                    memcpy(dst + o * 4, src + r * 4, 4);
+                    break;
+                case 8:
+                    memcpy(dst + o * 8, src + r * 8, 8);
+                    break;
+                default:
+                    memcpy(dst + o * esz, src + r * esz, esz);
                 }
                 dv[o >> 3] |= (uint8_t)(((sv[r >> 3] >> (r & 7)) & 1u) << (o & 7));
             }
@@ -1296,7 +1400,8 @@ void rd_blocks_select(const tsf_ts2diff_block *b, size_t nb, int64_t tmin, int64
     *b0 = nb;
     *b1 = 0;
     for (size_t i = 0; i < nb; i++) {
-        int meets = conservative ? b[i].bound_conservative >= tmin : (b[i].bound > tmin || b[i].bound == INT64_MAX);
+        int meets =
+            conservative ? b[i].bound_conservative >= tmin : (b[i].bound > tmin || b[i].bound == INT64_MAX);
         if (meets && b[i].first <= tmax) {
             if (*b0 == nb) *b0 = i;
             *b1 = i;

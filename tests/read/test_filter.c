@@ -223,7 +223,6 @@ static void test_literal_round_trip(void)
     }
 }
 
-
 /* ---- filtered queries against an independent reference ------------------------------------------ */
 
 /* A test-side filter tree: evaluated here with its own code, sent to the library as text. */
@@ -250,10 +249,14 @@ static void tf_text(const tfilter *f, int k, char *out, size_t cap)
     size_t l = strlen(out);
     if (n->kind == 0) {
         char lit[64];
-        if (n->lt == TSF_INT64) snprintf(lit, sizeof lit, "%lld", (long long)n->i);
-        else if (n->lt == TSF_BOOLEAN) snprintf(lit, sizeof lit, "%s", n->i ? "TRUE" : "false");
-        else if (n->lt == TSF_STRING) snprintf(lit, sizeof lit, "'%s'", n->s);
-        else if (isnan(n->d)) snprintf(lit, sizeof lit, "NaN");
+        if (n->lt == TSF_INT64)
+            snprintf(lit, sizeof lit, "%lld", (long long)n->i);
+        else if (n->lt == TSF_BOOLEAN)
+            snprintf(lit, sizeof lit, "%s", n->i ? "TRUE" : "false");
+        else if (n->lt == TSF_STRING)
+            snprintf(lit, sizeof lit, "'%s'", n->s);
+        else if (isnan(n->d))
+            snprintf(lit, sizeof lit, "NaN");
         else {
             snprintf(lit, sizeof lit, "%.17g", n->d);
             if (!strpbrk(lit, ".e")) strcat(lit, ".0");
@@ -293,13 +296,23 @@ static tcell batch_cell(const tsf_batch *b, size_t c, size_t r)
     x.null = col->type == TSF_VECTOR || !((col->validity[r >> 3] >> (r & 7)) & 1);
     if (x.null) return x;
     switch (col->type) {
-    case TSF_BOOLEAN: x.i = ((const uint8_t *)col->values)[r]; break;
+    case TSF_BOOLEAN:
+        x.i = ((const uint8_t *)col->values)[r];
+        break;
     case TSF_INT32:
-    case TSF_DATE: x.i = ((const int32_t *)col->values)[r]; break;
+    case TSF_DATE:
+        x.i = ((const int32_t *)col->values)[r];
+        break;
     case TSF_INT64:
-    case TSF_TIMESTAMP: x.i = ((const int64_t *)col->values)[r]; break;
-    case TSF_FLOAT: x.d = ((const float *)col->values)[r]; break;
-    case TSF_DOUBLE: x.d = ((const double *)col->values)[r]; break;
+    case TSF_TIMESTAMP:
+        x.i = ((const int64_t *)col->values)[r];
+        break;
+    case TSF_FLOAT:
+        x.d = ((const float *)col->values)[r];
+        break;
+    case TSF_DOUBLE:
+        x.d = ((const double *)col->values)[r];
+        break;
     default:
         x.s = ((const tsf_bytes *)col->values)[r].data;
         x.n = ((const tsf_bytes *)col->values)[r].len;
@@ -325,12 +338,18 @@ static int ref_cmp(const tcell *x, const tnode *n)
         c = (a > b) - (a < b);
     }
     switch (n->op) {
-    case TSF_CMP_EQ: return c == 0;
-    case TSF_CMP_NE: return c != 0;
-    case TSF_CMP_LT: return c < 0;
-    case TSF_CMP_LE: return c <= 0;
-    case TSF_CMP_GT: return c > 0;
-    default: return c >= 0;
+    case TSF_CMP_EQ:
+        return c == 0;
+    case TSF_CMP_NE:
+        return c != 0;
+    case TSF_CMP_LT:
+        return c < 0;
+    case TSF_CMP_LE:
+        return c <= 0;
+    case TSF_CMP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
     }
 }
 
@@ -352,7 +371,8 @@ static int ref_eval(const tfilter *f, int k, const tcols *cx, size_t row)
             tsf_bytes sg;
             tsf_device_info di;
             tsf_reader_device(cx->r, cx->b->device, &di, NULL);
-            if (di.nsegments > 1 && !tsf_reader_device_segment(cx->r, cx->b->device, 1, &sg, NULL) && sg.data) {
+            if (di.nsegments > 1 && !tsf_reader_device_segment(cx->r, cx->b->device, 1, &sg, NULL) &&
+                sg.data) {
                 x.null = 0;
                 x.type = TSF_STRING;
                 x.s = sg.data;
@@ -395,13 +415,16 @@ static void row_text(tstr *t, const tsf_batch *b, size_t nvis, size_t r)
     ts_add(t, tmp, strlen(tmp));
     for (size_t c = 0; c < nvis; c++) {
         tcell x = batch_cell(b, c, r);
-        if (x.null) snprintf(tmp, sizeof tmp, " -");
-        else if (x.type == TSF_FLOAT || x.type == TSF_DOUBLE) snprintf(tmp, sizeof tmp, " %a", x.d);
+        if (x.null)
+            snprintf(tmp, sizeof tmp, " -");
+        else if (x.type == TSF_FLOAT || x.type == TSF_DOUBLE)
+            snprintf(tmp, sizeof tmp, " %a", x.d);
         else if (x.s || x.type == TSF_TEXT || x.type == TSF_STRING || x.type == TSF_BLOB) {
             ts_add(t, " '", 2);
             ts_add(t, (const char *)x.s, x.n);
             snprintf(tmp, sizeof tmp, "'");
-        } else snprintf(tmp, sizeof tmp, " %lld", (long long)x.i);
+        } else
+            snprintf(tmp, sizeof tmp, " %lld", (long long)x.i);
         ts_add(t, tmp, strlen(tmp));
     }
     ts_add(t, "\n", 1);
@@ -418,8 +441,9 @@ typedef struct tquery {
 } tquery;
 
 /* Runs the query with `where` (NULL = none) and returns its rows as text; *stats filled. */
-static int run_query(tsf_reader *r, const tquery *tq, const char *const *cols, size_t ncols, const tsf_filter *where,
-                     tstr *out, tsf_query_stats *stats, const tfilter *ref, size_t nvis)
+static int run_query(tsf_reader *r, const tquery *tq, const char *const *cols, size_t ncols,
+                     const tsf_filter *where, tstr *out, tsf_query_stats *stats, const tfilter *ref,
+                     size_t nvis)
 {
     tsf_query_options o;
     tsf_query_options_init(&o);
@@ -486,9 +510,9 @@ static void check_filter(tsf_reader *r, const tquery *tq, const tfilter *tf, tsf
     unsetenv("TSF_FILTER_NOPRUNE");
     const char *w = want.p ? want.p : "", *g = got.p ? got.p : "", *g2 = got2.p ? got2.p : "";
     if (strcmp(w, g) || strcmp(w, g2)) {
-        fprintf(stderr, "  filter %s (table %s dev %zu, %lld..%lld): %zu/%zu/%zu bytes of rows differ\n", text,
-                tq->table ? tq->table : "-", tq->dev, (long long)tq->tmin, (long long)tq->tmax, want.n, got.n,
-                got2.n);
+        fprintf(stderr, "  filter %s (table %s dev %zu, %lld..%lld): %zu/%zu/%zu bytes of rows differ\n",
+                text, tq->table ? tq->table : "-", tq->dev, (long long)tq->tmin, (long long)tq->tmax, want.n,
+                got.n, got2.n);
         size_t k = 0;
         while (w[k] && w[k] == g[k]) k++;
         fprintf(stderr, "  first difference near: want '%.80s' got '%.80s'\n", w + k, g + k);
@@ -522,9 +546,10 @@ static const tsf_column_schema RF_AL[RF_COLS] = {
     {"dt", TSF_DATE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
     {"ts", TSF_TIMESTAMP, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
 };
-static const tsf_column_schema RF_NA[3] = {{"x", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
-                                           {"y", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                           {"z", TSF_STRING, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD}};
+static const tsf_column_schema RF_NA[3] = {
+    {"x", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
+    {"y", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"z", TSF_STRING, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD}};
 #define RF_ROWS 3000
 
 static int rf_make(gen_buf *out, uint64_t seed, uint32_t page_points)
@@ -612,13 +637,17 @@ static void rand_leaf(tnode *n, const tcol *c, uint64_t *seed)
     int64_t small = (int64_t)(r % 201) - 100;
     r >>= 8;
     switch (c->type) {
-    case TSF_BOOLEAN: n->lt = TSF_BOOLEAN, n->i = r & 1; break;
+    case TSF_BOOLEAN:
+        n->lt = TSF_BOOLEAN, n->i = r & 1;
+        break;
     case TSF_INT32:
     case TSF_INT64:
     case TSF_TIMESTAMP:
     case TSF_DATE: {
-        int64_t base = c->type == TSF_INT64 ? small * 1000003 : c->type == TSF_DATE ? 20240101 + small % 28
-                       : c->type == TSF_TIMESTAMP ? small * 20000 + 1500000 : small * 3;
+        int64_t base = c->type == TSF_INT64       ? small * 1000003
+                       : c->type == TSF_DATE      ? 20240101 + small % 28
+                       : c->type == TSF_TIMESTAMP ? small * 20000 + 1500000
+                                                  : small * 3;
         if (r % 4 == 0) {
             n->lt = TSF_DOUBLE;
             n->d = (double)base + ((r >> 2) % 2 ? 0.5 : 0.0);
@@ -643,10 +672,14 @@ static void rand_leaf(tnode *n, const tcol *c, uint64_t *seed)
         break;
     default:
         n->lt = TSF_STRING;
-        if (!strcmp(c->name, "region")) snprintf(n->s, sizeof n->s, "%s", r % 3 ? (r % 3 == 1 ? "north" : "south") : "east");
-        else if (c->name[0] == 's') snprintf(n->s, sizeof n->s, "k%04d", (int)(small + 500));
-        else if (c->name[0] == 'z') snprintf(n->s, sizeof n->s, "z%03d", (int)(small + 100) / 2);
-        else snprintf(n->s, sizeof n->s, "%c%d", 'a' + (int)(r % 7), (int)(small % 5));
+        if (!strcmp(c->name, "region"))
+            snprintf(n->s, sizeof n->s, "%s", r % 3 ? (r % 3 == 1 ? "north" : "south") : "east");
+        else if (c->name[0] == 's')
+            snprintf(n->s, sizeof n->s, "k%04d", (int)(small + 500));
+        else if (c->name[0] == 'z')
+            snprintf(n->s, sizeof n->s, "z%03d", (int)(small + 100) / 2);
+        else
+            snprintf(n->s, sizeof n->s, "%c%d", 'a' + (int)(r % 7), (int)(small % 5));
     }
 }
 
@@ -737,7 +770,7 @@ static void one(tfilter *f, const char *col, tsf_cmp op, tsf_type lt, int64_t i,
 static void test_pruning_counters(void)
 {
     gen_buf fb = {0};
-    char why[256];
+    char why[600];
     if (gen_file(&fb, 2000, 50, 500, why, sizeof why)) {
         fprintf(stderr, "%s\n", why);
         tsf_test_failures++;
@@ -844,7 +877,7 @@ static void test_pruning_counters(void)
 static void test_filter_errors(void)
 {
     gen_buf fb = {0};
-    char why[256];
+    char why[600];
     if (gen_file(&fb, 100, 50, 0, why, sizeof why)) {
         tsf_test_failures++;
         return;
@@ -856,7 +889,8 @@ static void test_filter_errors(void)
     static const struct {
         const char *table, *where, *msg;
     } cases[] = {
-        {NULL, "i64 = 'abc'", "column 'i64' (device root.sg1.a1) is INT64 and cannot be compared with a string"},
+        {NULL, "i64 = 'abc'",
+         "column 'i64' (device root.sg1.a1) is INT64 and cannot be compared with a string"},
         {NULL, "s3 > 1", "column 's3' (device root.sg1.d1) is TEXT and cannot be compared with an integer"},
         {NULL, "b = 1", "column 'b' (device root.sg1.a1) is BOOLEAN"},
         {NULL, "d = true", "column 'd' (device root.sg1.a1) is DOUBLE and cannot be compared with a boolean"},

@@ -126,15 +126,20 @@ static tsf_status plan_device(rd_par *p, size_t d, tsf_error *err)
     const rd_device *dev = &r->devices[d];
     const tsf_query_options *o = &p->o;
     size_t ncols = o->columns ? o->ncolumns : dev->nseries;
-    cutter c = {p, d, o->time_min, 0, PAR_TASK_VALUES / (ncols + 1)};
-    if (c.target < o->batch_size) c.target = o->batch_size;
     const rd_series *drv = driving_series(r, dev, o->columns, o->ncolumns);
     tsf_status st = TSF_OK;
     rd_buf hb = {0};
     size_t pos = 0;
-    uint64_t off;
+    uint64_t off, rows = 0;
     tsf_fmt_stats cs;
     tsf_error e;
+    /* tasks of about PAR_TASK_VALUES values, but at least 4 per thread where the device has the rows */
+    while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK)
+        if (cs.end_time >= o->time_min && cs.start_time <= o->time_max) rows += cs.count;
+    pos = 0;
+    cutter c = {p, d, o->time_min, 0, PAR_TASK_VALUES / (ncols + 1)};
+    if (c.target > rows / (4 * (uint64_t)o->threads)) c.target = rows / (4 * (uint64_t)o->threads);
+    if (c.target < o->batch_size) c.target = o->batch_size;
     while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK) {
         if (cs.end_time < o->time_min || cs.start_time > o->time_max || cs.start_time > cs.end_time) continue;
         tsf_fmt_chunk_header ch;

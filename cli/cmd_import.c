@@ -1244,6 +1244,10 @@ int tsf_cmd_import(int argc, char **argv)
         rc = o.sort ? sink_sort_write(&m, s, s->ntags) : sink_flush(&m, s);
     }
     if (!rc && m.rows == 0) rc = fail(&m, CLI_DAMAGED, "no data rows in the input; nothing written");
+    for (size_t i = 0; i < m.nsinks; i++) { /* tablets belong to the writer: free them first */
+        tsf_tablet_free(m.sinks[i]->tab);
+        m.sinks[i]->tab = NULL;
+    }
     if (rc) {
         csv_writer_discard(m.w, o.out);
         goto out;

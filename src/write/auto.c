@@ -59,13 +59,28 @@ static double prec_factor(int32_t digits)
     return digits <= 0 ? 1.0 : pow(10.0, (double)digits);
 }
 
+/* Java's Math.round, inline for |x| < 2^52 (the page check runs on every value of a precision
+ * column): x - trunc(x) is exact there, so floor(x) + (x - floor(x) >= 0.5) is too. Elsewhere
+ * (integral values, infinities, NaN) tsf_java_round. */
+static inline int64_t jround(double x)
+{
+    if (!(fabs(x) < 4503599627370496.0)) return tsf_java_round(x);
+    int64_t r = (int64_t)x;
+    double fr = x - (double)r;
+    if (fr < 0) {
+        r--;
+        fr += 1.0;
+    }
+    return r + (fr >= 0.5);
+}
+
 size_t tsf_wauto_prec_first_bad(tsf_type t, const void *vals, size_t n, int32_t digits)
 {
     double f = prec_factor(digits);
     if (t == TSF_DOUBLE) {
         const double *v = (const double *)vals;
         for (size_t i = 0; i < n; i++) {
-            double back = (double)tsf_java_round(v[i] * f) / f;
+            double back = (double)jround(v[i] * f) / f;
             uint64_t a, b;
             memcpy(&a, &v[i], 8);
             memcpy(&b, &back, 8);
@@ -76,7 +91,7 @@ size_t tsf_wauto_prec_first_bad(tsf_type t, const void *vals, size_t n, int32_t 
     if (t == TSF_FLOAT) {
         const float *v = (const float *)vals;
         for (size_t i = 0; i < n; i++) {
-            int32_t r = (int32_t)(uint32_t)(uint64_t)tsf_java_round((double)v[i] * f); /* low 32 bits */
+            int32_t r = (int32_t)(uint32_t)(uint64_t)jround((double)v[i] * f); /* low 32 bits */
             float back = (float)((double)r / f);
             uint32_t a, b;
             memcpy(&a, &v[i], 4);

@@ -302,6 +302,36 @@ static void test_precision_check(void)
     for (size_t i = 0; i < 4; i++)
         CHECK_EQ_INT(memcmp(&back[i], &mix[i], 8) == 0,
                      tsf_wauto_prec_first_bad(TSF_DOUBLE, &mix[i], 1, 2) == 1);
+    /* many values near decimals, ties and the int/long limits: the check says "survives" exactly
+     * when the codec gives the bits back, at several precisions, DOUBLE and FLOAT */
+    size_t disagree = 0;
+    for (int32_t p = 0; p <= 4; p++) {
+        co.float_precision = p;
+        tsf_codec *cp = NULL;
+        CHECK_OK(tsf_codec_open(&cp, &co, &e), &e);
+        for (int k = 0; k < 20000 && cp; k++) {
+            uint64_t r = tsf_test_rand(&g_rng);
+            double dv = (double)(int64_t)(r % 2000001 - 1000000) / pow(10.0, (double)(r >> 60 & 3));
+            switch (k % 5) {
+            case 1: dv = nextafter(dv, r & 1 ? INFINITY : -INFINITY); break;
+            case 2: dv = ((double)(int64_t)(r % 200001 - 100000) + 0.5) / pow(10.0, p); break; /* ties */
+            case 3: dv = (double)(int64_t)(r >> 1) / pow(10.0, (double)(r % 23)); break;      /* big */
+            case 4: dv = urand() * 100; break;
+            }
+            float fv = (float)dv;
+            double db = 0;
+            float fb = 0;
+            size_t wr = 0;
+            if (!tsf_codec_encode(cp, TSF_DOUBLE, TSF_ENC_TS_2DIFF, &dv, 1, buf, sizeof buf, &wr, NULL) &&
+                !tsf_codec_decode(cp, TSF_DOUBLE, TSF_ENC_TS_2DIFF, buf, wr, &db, 1, NULL, NULL))
+                disagree += (memcmp(&db, &dv, 8) == 0) != (tsf_wauto_prec_first_bad(TSF_DOUBLE, &dv, 1, p) == 1);
+            if (!tsf_codec_encode(cp, TSF_FLOAT, TSF_ENC_RLE, &fv, 1, buf, sizeof buf, &wr, NULL) &&
+                !tsf_codec_decode(cp, TSF_FLOAT, TSF_ENC_RLE, buf, wr, &fb, 1, NULL, NULL))
+                disagree += (memcmp(&fb, &fv, 4) == 0) != (tsf_wauto_prec_first_bad(TSF_FLOAT, &fv, 1, p) == 1);
+        }
+        tsf_codec_close(cp);
+    }
+    CHECK_EQ_INT(disagree, 0);
     tsf_codec_close(codec);
     CHECK_EQ_INT(tsf_wauto_default(TSF_DOUBLE), TSF_ENC_GORILLA);
     CHECK_EQ_INT(tsf_wauto_default(TSF_INT32), TSF_ENC_TS_2DIFF);

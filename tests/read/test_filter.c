@@ -5,6 +5,7 @@
  * seeded random filters over random data with nulls, pruning counters, pruning on/off equality, and the
  * conservative TS_2DIFF block bound.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,12 +230,12 @@ static void test_literal_round_trip(void)
 typedef struct tnode {
     int kind; /* 0 cmp, 1 and, 2 or, 3 not */
     int a, b;
-    char col[32];
+    char col[36];
     tsf_cmp op;
     tsf_type lt; /* TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN, TSF_STRING */
     int64_t i;
     double d;
-    char s[32];
+    char s[40];
 } tnode;
 
 typedef struct tfilter {
@@ -253,15 +254,31 @@ static void tf_text(const tfilter *f, int k, char *out, size_t cap)
             snprintf(lit, sizeof lit, "%lld", (long long)n->i);
         else if (n->lt == TSF_BOOLEAN)
             snprintf(lit, sizeof lit, "%s", n->i ? "TRUE" : "false");
-        else if (n->lt == TSF_STRING)
-            snprintf(lit, sizeof lit, "'%s'", n->s);
-        else if (isnan(n->d))
+        else if (n->lt == TSF_STRING) {
+            size_t o = 0;
+            lit[o++] = '\'';
+            for (const char *c = n->s; *c; c++) {
+                if (*c == '\'') lit[o++] = '\'';
+                lit[o++] = *c;
+            }
+            lit[o++] = '\'';
+            lit[o] = '\0';
+        } else if (isnan(n->d))
             snprintf(lit, sizeof lit, "NaN");
         else {
             snprintf(lit, sizeof lit, "%.17g", n->d);
             if (!strpbrk(lit, ".e")) strcat(lit, ".0");
         }
-        snprintf(out + l, cap - l, "%s %s %s", n->col, ops[n->op], lit);
+        char col[80];
+        size_t o = 0;
+        col[o++] = '"';
+        for (const char *c = n->col; *c; c++) {
+            if (*c == '"') col[o++] = '"';
+            col[o++] = *c;
+        }
+        col[o++] = '"';
+        col[o] = '\0';
+        snprintf(out + l, cap - l, "%s %s %s", col, ops[n->op], lit);
         return;
     }
     if (n->kind == 3) {
@@ -357,8 +374,34 @@ typedef struct tcols {
     const tsf_batch *b;
     const char *const *names; /* names of b's columns */
     size_t n;
-    tsf_reader *r; /* tag lookup for table devices: TAG "region" = segment 1 */
+    tsf_reader *r; /* tag lookup for table devices */
 } tcols;
+
+/* Segment of TAG column `name` of device dev's table (1 + its TAG ordinal); -1 when not a TAG. */
+static int tag_segment(tsf_reader *r, size_t dev, const char *name)
+{
+    tsf_device_info di;
+    tsf_table_info ti;
+    if (tsf_reader_device(r, dev, &di, NULL) || tsf_reader_table(r, di.table, &ti, NULL)) return -1;
+    int k = 0;
+    for (size_t c = 0; c < ti.ncolumns; c++) {
+        if (ti.columns[c].category != TSF_COLUMN_TAG) continue;
+        if (!strcmp(ti.columns[c].name, name)) return 1 + k;
+        k++;
+    }
+    return -1;
+}
+
+static int is_tag_name(tsf_reader *r, const char *name)
+{
+    for (size_t t = 0; t < tsf_reader_table_count(r); t++) {
+        tsf_table_info ti;
+        if (tsf_reader_table(r, t, &ti, NULL)) continue;
+        for (size_t c = 0; c < ti.ncolumns; c++)
+            if (ti.columns[c].category == TSF_COLUMN_TAG && !strcmp(ti.columns[c].name, name)) return 1;
+    }
+    return 0;
+}
 
 static int ref_eval(const tfilter *f, int k, const tcols *cx, size_t row)
 {
@@ -367,12 +410,13 @@ static int ref_eval(const tfilter *f, int k, const tcols *cx, size_t row)
         tcell x;
         memset(&x, 0, sizeof x);
         x.null = 1;
-        if (!strcmp(n->col, "region")) {
+        int seg = tag_segment(cx->r, cx->b->device, n->col);
+        if (seg >= 0) {
             tsf_bytes sg;
             tsf_device_info di;
             tsf_reader_device(cx->r, cx->b->device, &di, NULL);
-            if (di.nsegments > 1 && !tsf_reader_device_segment(cx->r, cx->b->device, 1, &sg, NULL) &&
-                sg.data) {
+            if ((size_t)seg < di.nsegments &&
+                !tsf_reader_device_segment(cx->r, cx->b->device, (size_t)seg, &sg, NULL) && sg.data) {
                 x.null = 0;
                 x.type = TSF_STRING;
                 x.s = sg.data;
@@ -496,7 +540,7 @@ static void check_filter(tsf_reader *r, const tquery *tq, const tfilter *tf, tsf
     size_t nw = 0;
     for (size_t k = 0; k < tq->ncols; k++) wide[nw++] = tq->cols[k];
     for (int k = 0; k < tf->nn; k++) {
-        if (tf->n[k].kind || !strcmp(tf->n[k].col, "region")) continue;
+        if (tf->n[k].kind || is_tag_name(r, tf->n[k].col)) continue;
         size_t j = 0;
         while (j < nw && strcmp(wide[j], tf->n[k].col)) j++;
         if (j == nw) wide[nw++] = tf->n[k].col;
@@ -995,6 +1039,212 @@ static void test_block_bound(void)
     free(fb.p);
 }
 
+/* Random filters over every golden file of the Java reference (../shared; skipped when absent): each
+ * table (table model, tags included) or the first devices of each tree table, literals drawn from the
+ * data itself, filtered rows == the reference evaluator over the unfiltered rows, pruning on and off.
+ * Covers Java-written statistics, lossy float encodings (untrusted statistics) and null tags. */
+#define GS_MAX 24
+typedef struct gsample {
+    tcol c;
+    char name[36];
+    int n;
+    tcell v[GS_MAX];
+    char s[GS_MAX][40];
+} gsample;
+
+static void gs_leaf(tnode *n, const gsample *g, uint64_t *seed)
+{
+    uint64_t r = tsf_test_rand(seed);
+    memset(n, 0, sizeof *n);
+    snprintf(n->col, sizeof n->col, "%s", g->name);
+    n->op = (tsf_cmp)(r % 6);
+    r >>= 3;
+    const tcell *x = g->n ? &g->v[r % (uint64_t)g->n] : NULL;
+    const char *xs = g->n ? g->s[r % (uint64_t)g->n] : "a";
+    r >>= 5;
+    switch (g->c.type) {
+    case TSF_BOOLEAN:
+        n->lt = TSF_BOOLEAN, n->i = x ? x->i : 1;
+        break;
+    case TSF_INT32:
+    case TSF_INT64:
+    case TSF_DATE:
+    case TSF_TIMESTAMP:
+        if (r % 4 == 0)
+            n->lt = TSF_DOUBLE, n->d = (double)(x ? x->i : 0) + 0.5;
+        else
+            n->lt = TSF_INT64,
+            n->i = (int64_t)((uint64_t)(x ? x->i : 0) + r % 3 - 1); /* wraps at the int64 ends */
+        break;
+    case TSF_FLOAT:
+    case TSF_DOUBLE:
+        if (r % 5 == 0)
+            n->lt = TSF_INT64, n->i = x ? (int64_t)fmax(fmin(x->d, 1e15), -1e15) : 0;
+        else
+            n->lt = TSF_DOUBLE, n->d = x ? x->d : 0.5;
+        break;
+    default:
+        n->lt = TSF_STRING, snprintf(n->s, sizeof n->s, "%s", xs);
+    }
+}
+
+static int gs_tree(tfilter *f, const gsample *g, size_t ng, uint64_t *seed, int depth)
+{
+    uint64_t r = tsf_test_rand(seed);
+    int k = f->nn++;
+    if (depth >= 2 || r % 3 == 0) {
+        gs_leaf(&f->n[k], &g[(r >> 8) % ng], seed);
+        return k;
+    }
+    int kind = 1 + (int)((r >> 2) % 3);
+    int a = gs_tree(f, g, ng, seed, depth + 1);
+    int b = kind == 3 ? 0 : gs_tree(f, g, ng, seed, depth + 1);
+    memset(&f->n[k], 0, sizeof f->n[k]);
+    f->n[k].kind = kind, f->n[k].a = a, f->n[k].b = b;
+    return k;
+}
+
+static void gs_add(gsample *g, const tcell *x)
+{
+    if (x->null || g->n >= GS_MAX) return;
+    g->v[g->n] = *x;
+    size_t m = x->n < 36 ? x->n : 36, o = 0;
+    for (size_t k = 0; k < m; k++) g->s[g->n][o++] = x->s[k] < 0x20 || x->s[k] >= 0x80 ? 'x' : (char)x->s[k];
+    g->s[g->n][o] = '\0';
+    g->n++;
+}
+
+static void golden_one(tsf_reader *r, tquery *tq, gsample *g, size_t ng, uint64_t *seed)
+{
+    /* sample literals from the data (every 7th non-null cell, at most GS_MAX per column) */
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.table = tq->table;
+    o.devices = tq->table ? NULL : &tq->dev;
+    o.ndevices = tq->table ? 0 : 1;
+    o.columns = tq->cols;
+    o.ncolumns = tq->ncols;
+    tsf_query *q = NULL;
+    tsf_error e;
+    if (tsf_query_open(r, &o, &q, &e)) return;
+    const tsf_batch *b;
+    size_t row = 0;
+    while (!tsf_query_next(q, &b, &e) && b)
+        for (size_t i = 0; i < b->nrows; i++, row++)
+            if (row % 7 == 0)
+                for (size_t c = 0; c < tq->ncols; c++) {
+                    tcell x = batch_cell(b, c, i);
+                    for (size_t k = 0; k < ng; k++)
+                        if (!strcmp(g[k].name, tq->cols[c])) gs_add(&g[k], &x);
+                }
+    tsf_query_close(q);
+    for (int it = 0; it < 6 && !tsf_test_failures; it++) {
+        tfilter f;
+        memset(&f, 0, sizeof f);
+        f.root = gs_tree(&f, g, ng, seed, 0);
+        tq->bound = it & 1;
+        tq->batch = it % 3 ? 4096 : 50;
+        check_filter(r, tq, &f, NULL, NULL);
+    }
+}
+
+static void test_golden_filters(void)
+{
+    const char *shared = tsf_test_shared_dir();
+    char dir[1024];
+    if (!shared) {
+        tsf_test_skip("../shared absent");
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s/testdata/tsfile-java", shared);
+    DIR *d = opendir(dir);
+    if (!d) {
+        tsf_test_skip("golden folder absent");
+        return;
+    }
+    struct dirent *de;
+    uint64_t seed = 77;
+    int files = 0;
+    while ((de = readdir(d)) && !tsf_test_failures) {
+        size_t l = strlen(de->d_name);
+        if (l < 8 || strcmp(de->d_name + l - 7, ".tsfile")) continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        size_t len;
+        uint8_t *data = tsf_test_read_file(path, &len);
+        tsf_reader *r = NULL;
+        tsf_error e;
+        if (!data || tsf_reader_open_memory(&r, data, len, NULL, &e) || tsf_reader_load_index(r, &e)) {
+            tsf_reader_close(r);
+            free(data);
+            continue;
+        }
+        files++;
+        for (size_t t = 0; t < tsf_reader_table_count(r); t++) {
+            tsf_table_info ti;
+            if (tsf_reader_table(r, t, &ti, &e) || !ti.ndevices) continue;
+            gsample g[16];
+            size_t ng = 0;
+            tquery tq;
+            memset(&tq, 0, sizeof tq);
+            tq.tmin = INT64_MIN, tq.tmax = INT64_MAX, tq.batch = 4096;
+            memset(g, 0, sizeof g);
+            if (ti.ncolumns) { /* table model: fields returned, tags filtered on */
+                tq.table = ti.name;
+                for (size_t c = 0; c < ti.ncolumns && ng < 16; c++) {
+                    snprintf(g[ng].name, sizeof g[ng].name, "%s", ti.columns[c].name);
+                    g[ng].c.name = g[ng].name;
+                    g[ng].c.type = ti.columns[c].category == TSF_COLUMN_TAG ? TSF_STRING : ti.columns[c].type;
+                    if (ti.columns[c].category == TSF_COLUMN_FIELD && tq.ncols < 16)
+                        tq.cols[tq.ncols++] = g[ng].name;
+                    if (ti.columns[c].category == TSF_COLUMN_TAG)
+                        for (size_t k = 0; k < ti.ndevices; k++) {
+                            int seg = tag_segment(r, ti.first_device + k, g[ng].name);
+                            tsf_device_info di;
+                            tsf_bytes sg;
+                            tsf_reader_device(r, ti.first_device + k, &di, NULL);
+                            if (seg < 0 || (size_t)seg >= di.nsegments ||
+                                tsf_reader_device_segment(r, ti.first_device + k, (size_t)seg, &sg, NULL) ||
+                                !sg.data)
+                                continue;
+                            tcell x = {0, TSF_STRING, 0, 0, sg.data, sg.len};
+                            gs_add(&g[ng], &x);
+                        }
+                    if (ti.columns[c].category == TSF_COLUMN_TAG ||
+                        ti.columns[c].category == TSF_COLUMN_FIELD)
+                        ng++;
+                }
+                if (!tq.ncols) continue;
+                golden_one(r, &tq, g, ng, &seed);
+                continue;
+            }
+            for (size_t k = 0; k < ti.ndevices && k < 3; k++) { /* tree: a few devices each */
+                tsf_device_info di;
+                if (tsf_reader_device(r, ti.first_device + k, &di, &e)) continue;
+                memset(&tq, 0, sizeof tq);
+                tq.dev = ti.first_device + k;
+                tq.tmin = INT64_MIN, tq.tmax = INT64_MAX, tq.batch = 4096;
+                memset(g, 0, sizeof g);
+                ng = 0;
+                for (size_t j = 0; j < di.nseries && ng < 16; j++) {
+                    tsf_series_info si;
+                    if (tsf_reader_series(r, tq.dev, j, &si, &e)) continue;
+                    snprintf(g[ng].name, sizeof g[ng].name, "%s", si.measurement);
+                    g[ng].c.name = g[ng].name;
+                    g[ng].c.type = si.type;
+                    tq.cols[tq.ncols++] = g[ng].name;
+                    ng++;
+                }
+                if (ng) golden_one(r, &tq, g, ng, &seed);
+            }
+        }
+        tsf_reader_close(r);
+        free(data);
+    }
+    closedir(d);
+    CHECK(files > 50);
+}
+
 int main(void)
 {
     TSF_RUN(test_parse_forms);
@@ -1005,5 +1255,6 @@ int main(void)
     TSF_RUN(test_pruning_counters);
     TSF_RUN(test_random_filters);
     TSF_RUN(test_block_bound);
+    TSF_RUN(test_golden_filters);
     return tsf_test_finish();
 }

@@ -90,6 +90,57 @@ static int gen_expect(int aligned, size_t col, size_t i, tsf_value *v, char *tmp
     return 1;
 }
 
+static const tsf_column_schema GEN_D1[3] = {{"s1", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
+                                            {"s2", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                            {"s3", TSF_TEXT, TSF_ENC_PLAIN, TSF_ZSTD, TSF_COLUMN_FIELD}};
+static const tsf_column_schema GEN_T1[3] = {{"region", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                            {"temp", TSF_FLOAT, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                            {"hum", TSF_INT32, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD}};
+
+/* Registers root.sg1.d1, root.sg1.a1 and table t1. */
+static tsf_status gen_register(tsf_writer *w, tsf_error *e)
+{
+    tsf_status st = TSF_OK;
+    for (int k = 0; k < 3 && !st; k++) st = tsf_writer_register_series(w, "root.sg1.d1", &GEN_D1[k], e);
+    if (!st) st = tsf_writer_register_aligned(w, "root.sg1.a1", GEN_A1, GEN_A1_COLS, e);
+    if (!st) st = tsf_writer_register_table(w, "t1", GEN_T1, 3, e);
+    return st;
+}
+
+/* Writes rows [from, to) of every device. */
+static tsf_status gen_rows(tsf_writer *w, size_t from, size_t to, tsf_error *e)
+{
+    tsf_status st = TSF_OK;
+    char tmp[64];
+    for (size_t i = from; i < to && !st; i++) {
+        const char *names[GEN_A1_COLS];
+        tsf_value vals[GEN_A1_COLS];
+        size_t k = 0;
+        for (size_t c = 0; c < 3; c++)
+            if (gen_expect(0, c, i, &vals[k], tmp, sizeof tmp)) names[k++] = GEN_D1[c].name;
+        st = tsf_writer_write_row(w, "root.sg1.d1", gen_d1_time(i), names, vals, k, e);
+        if (st) break;
+        char bufs[GEN_A1_COLS][64];
+        for (size_t c = 0; c < GEN_A1_COLS; c++) {
+            names[c] = GEN_A1[c].name;
+            vals[c].is_null = !gen_expect(1, c, i, &vals[c], bufs[c], sizeof bufs[c]);
+        }
+        st = tsf_writer_write_row(w, "root.sg1.a1", gen_a1_time(i), names, vals, GEN_A1_COLS, e);
+        for (int dev = 0; dev < 2 && !st; dev++) {
+            const char *tn[3] = {"region", "temp", "hum"};
+            tsf_value tv[3];
+            memset(tv, 0, sizeof tv);
+            tv[0].v.bytes.data = (const uint8_t *)(dev ? "south" : "north");
+            tv[0].v.bytes.len = 5;
+            tv[1].v.f = (float)i + (float)dev;
+            tv[2].v.i32 = (int32_t)(i % 17);
+            tv[2].is_null = i % 4 == 3;
+            st = tsf_writer_write_row(w, "t1", (int64_t)i * 3 + dev, tn, tv, 3, e);
+        }
+    }
+    return st;
+}
+
 /*
  * Writes the file: n rows per device, pages of page_points, a flush every flush_rows rows (several
  * chunks per series). Returns 0 and the bytes (caller frees b->p) or -1 with a message.
@@ -103,44 +154,12 @@ static int gen_file(gen_buf *b, size_t n, uint32_t page_points, size_t flush_row
     o.page_max_points = page_points;
     tsf_writer *w = NULL;
     tsf_status st = tsf_writer_open_callbacks(&w, &cb, &o, &e);
-    static const tsf_column_schema D1[3] = {{"s1", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
-                                            {"s2", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                            {"s3", TSF_TEXT, TSF_ENC_PLAIN, TSF_ZSTD, TSF_COLUMN_FIELD}};
-    static const tsf_column_schema T1[3] = {{"region", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
-                                            {"temp", TSF_FLOAT, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                            {"hum", TSF_INT32, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD}};
-    for (int k = 0; k < 3 && !st; k++) st = tsf_writer_register_series(w, "root.sg1.d1", &D1[k], &e);
-    if (!st) st = tsf_writer_register_aligned(w, "root.sg1.a1", GEN_A1, GEN_A1_COLS, &e);
-    if (!st) st = tsf_writer_register_table(w, "t1", T1, 3, &e);
-    char tmp[64];
-    for (size_t i = 0; i < n && !st; i++) {
-        const char *names[GEN_A1_COLS];
-        tsf_value vals[GEN_A1_COLS];
-        size_t k = 0;
-        for (size_t c = 0; c < 3; c++) {
-            char *t = c == 2 ? tmp : NULL;
-            if (gen_expect(0, c, i, &vals[k], t ? t : tmp, sizeof tmp)) names[k++] = D1[c].name;
-        }
-        st = tsf_writer_write_row(w, "root.sg1.d1", gen_d1_time(i), names, vals, k, &e);
-        if (st) break;
-        char bufs[GEN_A1_COLS][64];
-        for (size_t c = 0; c < GEN_A1_COLS; c++) {
-            names[c] = GEN_A1[c].name;
-            vals[c].is_null = !gen_expect(1, c, i, &vals[c], bufs[c], sizeof bufs[c]);
-        }
-        st = tsf_writer_write_row(w, "root.sg1.a1", gen_a1_time(i), names, vals, GEN_A1_COLS, &e);
-        for (int dev = 0; dev < 2 && !st; dev++) {
-            const char *tn[3] = {"region", "temp", "hum"};
-            tsf_value tv[3];
-            memset(tv, 0, sizeof tv);
-            tv[0].v.bytes.data = (const uint8_t *)(dev ? "south" : "north");
-            tv[0].v.bytes.len = 5;
-            tv[1].v.f = (float)i + (float)dev;
-            tv[2].v.i32 = (int32_t)(i % 17);
-            tv[2].is_null = i % 4 == 3;
-            st = tsf_writer_write_row(w, "t1", (int64_t)i * 3 + dev, tn, tv, 3, &e);
-        }
-        if (!st && flush_rows && (i + 1) % flush_rows == 0) st = tsf_writer_flush(w, &e);
+    if (!st) st = gen_register(w, &e);
+    size_t step = flush_rows ? flush_rows : (n ? n : 1);
+    for (size_t i = 0; i < n && !st; i += step) {
+        size_t end = i + step < n ? i + step : n;
+        st = gen_rows(w, i, end, &e);
+        if (!st && flush_rows && end % flush_rows == 0) st = tsf_writer_flush(w, &e);
     }
     if (st) {
         tsf_writer_abort(w);

@@ -49,55 +49,6 @@ static int put_file(const char *path, const uint8_t *p, size_t n)
 
 /* ---- a file with known flush boundaries ------------------------------------------------------ */
 
-static const tsf_column_schema D1[3] = {{"s1", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
-                                        {"s2", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                        {"s3", TSF_TEXT, TSF_ENC_PLAIN, TSF_ZSTD, TSF_COLUMN_FIELD}};
-static const tsf_column_schema T1[3] = {{"region", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
-                                        {"temp", TSF_FLOAT, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                        {"hum", TSF_INT32, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD}};
-
-/* Registers the schemas and writes rows [from, to) of every device. */
-static tsf_status write_rows(tsf_writer *w, size_t from, size_t to, tsf_error *e)
-{
-    tsf_status st = TSF_OK;
-    char tmp[64];
-    for (size_t i = from; i < to && !st; i++) {
-        const char *names[GEN_A1_COLS];
-        tsf_value vals[GEN_A1_COLS];
-        size_t k = 0;
-        for (size_t c = 0; c < 3; c++)
-            if (gen_expect(0, c, i, &vals[k], tmp, sizeof tmp)) names[k++] = D1[c].name;
-        st = tsf_writer_write_row(w, "root.sg1.d1", gen_d1_time(i), names, vals, k, e);
-        char bufs[GEN_A1_COLS][64];
-        for (size_t c = 0; c < GEN_A1_COLS && !st; c++) {
-            names[c] = GEN_A1[c].name;
-            vals[c].is_null = !gen_expect(1, c, i, &vals[c], bufs[c], sizeof bufs[c]);
-        }
-        if (!st) st = tsf_writer_write_row(w, "root.sg1.a1", gen_a1_time(i), names, vals, GEN_A1_COLS, e);
-        for (int dev = 0; dev < 2 && !st; dev++) {
-            const char *tn[3] = {"region", "temp", "hum"};
-            tsf_value tv[3];
-            memset(tv, 0, sizeof tv);
-            tv[0].v.bytes.data = (const uint8_t *)(dev ? "south" : "north");
-            tv[0].v.bytes.len = 5;
-            tv[1].v.f = (float)i + (float)dev;
-            tv[2].v.i32 = (int32_t)(i % 17);
-            tv[2].is_null = i % 4 == 3;
-            st = tsf_writer_write_row(w, "t1", (int64_t)i * 3 + dev, tn, tv, 3, e);
-        }
-    }
-    return st;
-}
-
-static tsf_status register_all(tsf_writer *w, tsf_error *e)
-{
-    tsf_status st = TSF_OK;
-    for (int k = 0; k < 3 && !st; k++) st = tsf_writer_register_series(w, "root.sg1.d1", &D1[k], e);
-    if (!st) st = tsf_writer_register_aligned(w, "root.sg1.a1", GEN_A1, GEN_A1_COLS, e);
-    if (!st) st = tsf_writer_register_table(w, "t1", T1, 3, e);
-    return st;
-}
-
 /* n rows per device, a flush every `flush` rows; bounds[k] = bytes written after flush k. */
 static int make_file(gen_buf *b, size_t n, uint32_t page, size_t flush, uint64_t *bounds, size_t *nb)
 {
@@ -108,10 +59,10 @@ static int make_file(gen_buf *b, size_t n, uint32_t page, size_t flush, uint64_t
     o.page_max_points = page;
     tsf_writer *w = NULL;
     tsf_status st = tsf_writer_open_callbacks(&w, &cb, &o, &e);
-    if (!st) st = register_all(w, &e);
+    if (!st) st = gen_register(w, &e);
     *nb = 0;
     for (size_t i = 0; i < n && !st; i += flush) {
-        st = write_rows(w, i, i + flush < n ? i + flush : n, &e);
+        st = gen_rows(w, i, i + flush < n ? i + flush : n, &e);
         if (!st) st = tsf_writer_flush(w, &e);
         if (!st) bounds[(*nb)++] = tsf_writer_bytes_written(w);
     }
@@ -137,9 +88,9 @@ static int expect(int dev, const char *name, size_t i, tsf_type *type, tsf_value
     memset(v, 0, sizeof *v);
     if (dev == DEV_D1) {
         for (size_t c = 0; c < 3; c++)
-            if (!strcmp(name, D1[c].name)) {
+            if (!strcmp(name, GEN_D1[c].name)) {
                 *col = c;
-                *type = D1[c].type;
+                *type = GEN_D1[c].type;
                 return gen_expect(0, c, i, v, tmp, cap);
             }
         return -1;
@@ -486,7 +437,7 @@ static void test_flipped_page(void)
                 for (size_t i = 0; i < n; i++)
                     if (full.cell[dev][c][i] && !sn.cell[dev][c][i]) {
                         int same_dev = dev == ch[k].dev;
-                        const char *name = dev == DEV_D1 ? D1[c].name : dev == DEV_A1 ? GEN_A1[c].name
+                        const char *name = dev == DEV_D1 ? GEN_D1[c].name : dev == DEV_A1 ? GEN_A1[c].name
                                                                                       : (c ? "hum" : "temp");
                         if (!same_dev || (ch[k].name[0] && strcmp(name, ch[k].name))) {
                             fprintf(stderr, "flip in %s chunk at %llu lost %s row %zu of device %d\n", ch[k].name,
@@ -517,10 +468,10 @@ static void test_writer_abort(void)
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open(&w, path, &o, &e), &e);
     if (!w) return;
-    CHECK_OK(register_all(w, &e), &e);
-    CHECK_OK(write_rows(w, 0, 70, &e), &e);
+    CHECK_OK(gen_register(w, &e), &e);
+    CHECK_OK(gen_rows(w, 0, 70, &e), &e);
     CHECK_OK(tsf_writer_flush(w, &e), &e);
-    CHECK_OK(write_rows(w, 70, 100, &e), &e); /* never flushed */
+    CHECK_OK(gen_rows(w, 70, 100, &e), &e); /* never flushed */
     tsf_writer_abort(w);
     tsf_recover_report rep;
     CHECK_OK(tsf_recover(tmpf, out, &rep, &e), &e);
@@ -551,9 +502,9 @@ static void test_killed_writer(void)
         tsf_writer_options_init(&o);
         o.page_max_points = 16;
         tsf_writer *w = NULL;
-        if (tsf_writer_open(&w, path, &o, &e) || register_all(w, &e)) _exit(2);
+        if (tsf_writer_open(&w, path, &o, &e) || gen_register(w, &e)) _exit(2);
         for (size_t i = 0; i < total; i += flush) {
-            if (write_rows(w, i, i + flush, &e) || tsf_writer_flush(w, &e)) _exit(3);
+            if (gen_rows(w, i, i + flush, &e) || tsf_writer_flush(w, &e)) _exit(3);
             uint32_t done = (uint32_t)(i + flush);
             if (write(fds[1], &done, sizeof done) != sizeof done) _exit(4);
         }

@@ -442,3 +442,23 @@ void cli_table_free(cli_table *t)
     free(t->cells);
     memset(t, 0, sizeof *t);
 }
+
+void cli_fmt_real(char *buf, size_t cap, double x, int is_float)
+{
+    if (isnan(x)) {
+        snprintf(buf, cap, "NaN");
+        return;
+    }
+    if (isinf(x)) {
+        snprintf(buf, cap, x > 0 ? "Infinity" : "-Infinity");
+        return;
+    }
+    if (x == floor(x) && fabs(x) < 1e17) {
+        snprintf(buf, cap, (x == 0 && signbit(x)) ? "-0" : "%.0f", x);
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, cap, "%.*g", p, x);
+        if (is_float ? strtof(buf, NULL) == (float)x : strtod(buf, NULL) == x) break;
+    }
+}

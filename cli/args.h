@@ -90,6 +90,10 @@ int cli_parse_duration(const char *s, int64_t per_second, int64_t *out);
 /* Formats a time in the unit as ISO-8601 UTC ("2024-01-02T03:04:05.123Z"; fraction digits by unit). */
 void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second);
 
+/* Shortest decimal that reads back to the same double (float when is_float); whole numbers below 1e17
+ * without exponent; NaN, Infinity, -Infinity as Java prints them. */
+void cli_fmt_real(char *buf, size_t cap, double x, int is_float);
+
 /* Writes s as a JSON string (quoted, escaped); NULL -> null. */
 void cli_json_str(FILE *f, const char *s);
 void cli_json_bytes(FILE *f, const uint8_t *p, size_t n);

@@ -30,28 +30,6 @@ typedef struct sel {
     size_t dev, ser;
 } sel;
 
-/* Shortest decimal that reads back to the same float/double. */
-static void fmt_real(char *buf, size_t cap, double x, int is_float)
-{
-    if (isnan(x)) {
-        snprintf(buf, cap, "NaN");
-        return;
-    }
-    if (isinf(x)) {
-        snprintf(buf, cap, x > 0 ? "Infinity" : "-Infinity");
-        return;
-    }
-    if (x == floor(x) && fabs(x) < 1e17) { /* whole numbers without exponent */
-        snprintf(buf, cap, "%.0f", x);
-        if (x == 0 && signbit(x)) snprintf(buf, cap, "-0");
-        return;
-    }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, cap, "%.*g", p, x);
-        if (is_float ? strtof(buf, NULL) == (float)x : strtod(buf, NULL) == x) break;
-    }
-}
-
 /* A value of the statistics as text; which: 0 min, 1 max, 2 first, 3 last. JSON: numbers or strings. */
 static void fmt_value(char *buf, size_t cap, const tsf_stats *s, int which, int json)
 {
@@ -80,7 +58,7 @@ static void fmt_value(char *buf, size_t cap, const tsf_stats *s, int which, int 
             snprintf(buf, cap, "\"%s\"", isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
             return;
         }
-        fmt_real(buf, cap, v, s->type == TSF_FLOAT);
+        cli_fmt_real(buf, cap, v, s->type == TSF_FLOAT);
         return;
     }
     case TSF_TEXT:
@@ -123,7 +101,7 @@ static void fmt_sum(char *buf, size_t cap, const tsf_stats *s, int json)
         snprintf(buf, cap, "\"%s\"", isnan(s->sum) ? "NaN" : s->sum > 0 ? "Infinity" : "-Infinity");
         return;
     }
-    fmt_real(buf, cap, s->sum, 0);
+    cli_fmt_real(buf, cap, s->sum, 0);
 }
 
 /* Resolves --series into a list (all series when spec is NULL). Returns an exit code. */

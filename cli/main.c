@@ -22,6 +22,7 @@ static const cmd CMDS[] = {
     {"schema", tsf_cmd_schema, "schema FILE [--json]              tables with their columns, devices with their series"},
     {"info", tsf_cmd_info, "info FILE [--json]                version, model, series, points, time range, bytes"},
     {"stats", tsf_cmd_stats, "stats FILE [--series ..] [--window 1h]  count/min/max/first/last/sum from statistics"},
+    {"sketch", tsf_cmd_sketch, "sketch FILE                       byte layout, offset by offset"},
     {"verify", tsf_cmd_verify, "verify FILE...                    check every structure; exit 2 if a file is damaged"},
     {"recover", tsf_cmd_recover, "recover FILE -o OUT               keep every sound chunk of a damaged file"},
 };

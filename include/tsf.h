@@ -298,7 +298,7 @@ typedef enum tsf_column_category {
 typedef struct tsf_column_schema {
     const char *name;
     tsf_type type;
-    tsf_encoding encoding;       /* must be legal for the type (tsf_codec_can_encode) */
+    tsf_encoding encoding;       /* legal for the type (tsf_codec_can_encode), or TSF_ENCODING_AUTO */
     tsf_compression compression;
     tsf_column_category category; /* table model only; ignored for tree series */
 } tsf_column_schema;

@@ -89,8 +89,8 @@ static uint64_t rc_hash(const uint8_t *p, size_t n)
 }
 
 /* Numbers the devices of the kept chunks (c->dev); *ndev receives the count. */
-static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, const uint8_t *keep, rc_dev **out, size_t *ndev,
-                             tsf_error *err)
+static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, const uint8_t *keep, rc_dev **out,
+                             size_t *ndev, tsf_error *err)
 {
     size_t cap = 16;
     while (cap < s->ngroups * 2) cap *= 2;
@@ -169,7 +169,8 @@ static void rc_tables_free(const tsf_allocator *a, rc_tables *t)
 }
 
 /* Reads the schemas; any damage there just means no schemas (the data stays readable). */
-static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm, rc_tables *out, tsf_error *err)
+static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm, rc_tables *out,
+                             tsf_error *err)
 {
     memset(out, 0, sizeof *out);
     size_t pos = 0, ncols = 0, pool = 0;
@@ -224,8 +225,8 @@ static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm
 /* ---- index ---------------------------------------------------------------------------------- */
 
 /* Builds the index input from the kept chunks (refs sorted by device, measurement, offset) and writes it. */
-static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *refs, size_t nrefs, const rc_dev *devs,
-                           size_t ndev, const rc_tables *tabs, rc_out *o, tsf_error *err)
+static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *refs, size_t nrefs,
+                           const rc_dev *devs, size_t ndev, const rc_tables *tabs, rc_out *o, tsf_error *err)
 {
     tsf_status st = TSF_OK;
     size_t nser = 0;
@@ -256,8 +257,8 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
         x->name_len = c0->h.measurement.len;
         x->nchunks = (uint32_t)(j - i);
         x->meta_type = (uint8_t)((j - i > 1 ? 1 : 0) | (c0->kind == TSF_CHUNK_TIME    ? 0x80
-                                                       : c0->kind == TSF_CHUNK_VALUE ? 0x40
-                                                                                     : 0));
+                                                        : c0->kind == TSF_CHUNK_VALUE ? 0x40
+                                                                                      : 0));
         x->data_type = (uint8_t)c0->h.data_type;
         tsf_wstats_free(&sum, a);
         tsf_wstats_init(&sum, c0->h.data_type);
@@ -320,7 +321,8 @@ static int same_file(const char *a, const char *b)
 
 tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report, tsf_error *err)
 {
-    if (!in_path || !out_path) return tsf_err(err, TSF_EINVAL, "tsf_recover: in_path and out_path are required");
+    if (!in_path || !out_path)
+        return tsf_err(err, TSF_EINVAL, "tsf_recover: in_path and out_path are required");
     if (same_file(in_path, out_path))
         return tsf_err(err, TSF_EINVAL, "tsf_recover: %s and %s are the same file", in_path, out_path);
     tsf_recover_report rep;
@@ -350,8 +352,8 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         goto out;
     }
     if (version != TSF_FORMAT_VERSION) {
-        st = tsf_err(err, TSF_ENOTSUP, "%s: recover supports format version 4 only (the file has %d)", in_path,
-                     version);
+        st = tsf_err(err, TSF_ENOTSUP, "%s: recover supports format version 4 only (the file has %d)",
+                     in_path, version);
         goto out;
     }
     size_t limit = len;
@@ -442,7 +444,8 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         }
     }
     rep.chunks_dropped += s.torn_chunks;
-    rep.bytes_dropped = data_end > TSF_FMT_HEAD_LEN + rep.bytes_kept ? data_end - TSF_FMT_HEAD_LEN - rep.bytes_kept : 0;
+    rep.bytes_dropped =
+        data_end > TSF_FMT_HEAD_LEN + rep.bytes_kept ? data_end - TSF_FMT_HEAD_LEN - rep.bytes_kept : 0;
     /* the index and tail */
     if ((st = rc_index(a, &s, refs, nrefs, devs, ndev, &tabs, &o, err))) goto out;
     if ((st = rc_flush(&o, err))) goto out;

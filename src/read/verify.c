@@ -101,12 +101,12 @@ static int bin_same(const tsf_sbin *w, const tsf_bytes *f)
     return w->len == f->len && (!w->len || !memcmp(w->p, f->data, w->len));
 }
 
-#define DIFF(cond, ...)                                                                                 \
-    do {                                                                                                \
-        if (cond) {                                                                                     \
-            snprintf(why, cap, __VA_ARGS__);                                                            \
-            return 1;                                                                                   \
-        }                                                                                               \
+#define DIFF(cond, ...)                                                                                      \
+    do {                                                                                                     \
+        if (cond) {                                                                                          \
+            snprintf(why, cap, __VA_ARGS__);                                                                 \
+            return 1;                                                                                        \
+        }                                                                                                    \
     } while (0)
 
 int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, char *why, size_t cap)
@@ -115,7 +115,8 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
     if (!w->count) return 0;
     DIFF(w->start != f->start_time, "startTime %lld but the first time is %lld", (long long)f->start_time,
          (long long)w->start);
-    DIFF(w->end != f->end_time, "endTime %lld but the last time is %lld", (long long)f->end_time, (long long)w->end);
+    DIFF(w->end != f->end_time, "endTime %lld but the last time is %lld", (long long)f->end_time,
+         (long long)w->end);
     if (!values) return 0;
     switch (w->type) {
     case TSF_BOOLEAN:
@@ -125,8 +126,8 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
         break;
     case TSF_INT32:
     case TSF_DATE:
-        DIFF(w->v.i.min != f->v.i32.min || w->v.i.max != f->v.i32.max, "min/max %d/%d but the values give %d/%d",
-             f->v.i32.min, f->v.i32.max, w->v.i.min, w->v.i.max);
+        DIFF(w->v.i.min != f->v.i32.min || w->v.i.max != f->v.i32.max,
+             "min/max %d/%d but the values give %d/%d", f->v.i32.min, f->v.i32.max, w->v.i.min, w->v.i.max);
         DIFF(w->v.i.first != f->v.i32.first || w->v.i.last != f->v.i32.last, "first/last differ");
         DIFF(w->v.i.sum != f->v.i32.sum, "sum %lld but the values sum to %lld", (long long)f->v.i32.sum,
              (long long)w->v.i.sum);
@@ -134,16 +135,18 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
     case TSF_INT64:
     case TSF_TIMESTAMP:
         DIFF(w->v.l.min != f->v.i64.min || w->v.l.max != f->v.i64.max,
-             "min/max %lld/%lld but the values give %lld/%lld", (long long)f->v.i64.min, (long long)f->v.i64.max,
-             (long long)w->v.l.min, (long long)w->v.l.max);
+             "min/max %lld/%lld but the values give %lld/%lld", (long long)f->v.i64.min,
+             (long long)f->v.i64.max, (long long)w->v.l.min, (long long)w->v.l.max);
         DIFF(w->v.l.first != f->v.i64.first || w->v.l.last != f->v.i64.last, "first/last differ");
         DIFF(!sum_close(w->v.l.sum, f->v.i64.sum), "sum %.17g but the values sum to %.17g", f->v.i64.sum,
              w->v.l.sum);
         break;
     case TSF_FLOAT:
         DIFF(!f64_same(w->v.f.min, f->v.f32.min) || !f64_same(w->v.f.max, f->v.f32.max),
-             "min/max %.9g/%.9g but the values give %.9g/%.9g", f->v.f32.min, f->v.f32.max, w->v.f.min, w->v.f.max);
-        DIFF(!f64_same(w->v.f.first, f->v.f32.first) || !f64_same(w->v.f.last, f->v.f32.last), "first/last differ");
+             "min/max %.9g/%.9g but the values give %.9g/%.9g", f->v.f32.min, f->v.f32.max, w->v.f.min,
+             w->v.f.max);
+        DIFF(!f64_same(w->v.f.first, f->v.f32.first) || !f64_same(w->v.f.last, f->v.f32.last),
+             "first/last differ");
         DIFF(!sum_close(w->v.f.sum, f->v.f32.sum), "sum %.17g but the values sum to %.17g", f->v.f32.sum,
              w->v.f.sum);
         break;
@@ -151,18 +154,22 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
         DIFF(!f64_same(w->v.d.min, f->v.f64.min) || !f64_same(w->v.d.max, f->v.f64.max),
              "min/max %.17g/%.17g but the values give %.17g/%.17g", f->v.f64.min, f->v.f64.max, w->v.d.min,
              w->v.d.max);
-        DIFF(!f64_same(w->v.d.first, f->v.f64.first) || !f64_same(w->v.d.last, f->v.f64.last), "first/last differ");
+        DIFF(!f64_same(w->v.d.first, f->v.f64.first) || !f64_same(w->v.d.last, f->v.f64.last),
+             "first/last differ");
         DIFF(!sum_close(w->v.d.sum, f->v.f64.sum), "sum %.17g but the values sum to %.17g", f->v.f64.sum,
              w->v.d.sum);
         break;
     case TSF_TEXT:
-        DIFF(!bin_same(&w->first, &f->v.bin.first) || !bin_same(&w->last, &f->v.bin.last), "first/last differ");
+        DIFF(!bin_same(&w->first, &f->v.bin.first) || !bin_same(&w->last, &f->v.bin.last),
+             "first/last differ");
         break;
     case TSF_STRING:
-        DIFF(!bin_same(&w->first, &f->v.bin.first) || !bin_same(&w->last, &f->v.bin.last), "first/last differ");
+        DIFF(!bin_same(&w->first, &f->v.bin.first) || !bin_same(&w->last, &f->v.bin.last),
+             "first/last differ");
         DIFF(!bin_same(&w->min, &f->v.bin.min) || !bin_same(&w->max, &f->v.bin.max), "min/max differ");
         break;
-    default: break;
+    default:
+        break;
     }
     return 0;
 }
@@ -171,7 +178,8 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
 
 /* ---- the scan ------------------------------------------------------------------------------- */
 
-tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx, tsf_error *err)
+tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx,
+                        tsf_error *err)
 {
     memset(s, 0, sizeof *s);
     s->file = file;
@@ -219,11 +227,13 @@ static tsf_status page_body(vs_scan *s, const tsf_walk_item *it, const uint8_t *
     if (cap < VS_PAGE_MIN_CAP) cap = VS_PAGE_MIN_CAP;
     if (cap > VS_PAGE_MAX) cap = VS_PAGE_MAX;
     if (ph->uncompressed_size > cap)
-        return tsf_err(err, TSF_ECORRUPT, "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
                        (unsigned long long)it->offset, ph->uncompressed_size, ph->compressed_size);
     tsf_status st = rd_buf_reserve(s->a, &s->plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err);
     if (st) return st;
-    st = tsf_compressor_decompress(s->comp, c, it->body, it->body_len, s->plain.p, ph->uncompressed_size, err);
+    st =
+        tsf_compressor_decompress(s->comp, c, it->body, it->body_len, s->plain.p, ph->uncompressed_size, err);
     if (st && err && st == TSF_ECORRUPT) {
         char m[TSF_ERROR_MESSAGE_SIZE];
         snprintf(m, sizeof m, "%s", err->message);
@@ -236,8 +246,8 @@ static tsf_status page_body(vs_scan *s, const tsf_walk_item *it, const uint8_t *
 }
 
 /* Decodes a time stream into s->times; timestamps must strictly ascend. */
-static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p, size_t len,
-                               size_t *n, tsf_error *err)
+static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p,
+                               size_t len, size_t *n, tsf_error *err)
 {
     size_t cnt = 0;
     tsf_status st = tsf_codec_count(TSF_INT64, enc, p, len, &cnt, err);
@@ -254,7 +264,8 @@ static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding
     if (cnt && (st = tsf_codec_decode(s->codec, TSF_INT64, enc, p, len, t, cnt, NULL, err))) return st;
     for (size_t i = 1; i < cnt; i++)
         if (t[i] <= t[i - 1])
-            return tsf_err(err, TSF_ECORRUPT, "time stream of page at %llu: time %lld at row %zu is not above %lld",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "time stream of page at %llu: time %lld at row %zu is not above %lld",
                            (unsigned long long)it->offset, (long long)t[i], i, (long long)t[i - 1]);
     *n = cnt;
     return TSF_OK;
@@ -264,8 +275,9 @@ static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8
                                 tsf_error *err)
 {
     size_t esz = rd_value_size(it->chunk.data_type);
-    if (!esz) return tsf_err(err, TSF_ENOTSUP, "chunk at %llu: data type %d has no values",
-                             (unsigned long long)it->chunk_offset, (int)it->chunk.data_type);
+    if (!esz)
+        return tsf_err(err, TSF_ENOTSUP, "chunk at %llu: data type %d has no values",
+                       (unsigned long long)it->chunk_offset, (int)it->chunk.data_type);
     /* n is bounded by the time stream (or a value page's rowCount, equal to its time page's rows) */
     tsf_status st = rd_buf_reserve(s->a, &s->vals, (n ? n : 1) * esz, err);
     if (st || !n) return st;
@@ -285,7 +297,8 @@ static tsf_status page_stats(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
 {
     char why[200];
     if (it->page.has_stats && it->page.uncompressed_size &&
-        vs_stats_differ(&s->pstat, &it->page.stats, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why))
+        vs_stats_differ(&s->pstat, &it->page.stats, !rd_lossy(c->h.data_type, c->h.encoding), why,
+                        sizeof why))
         return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)it->offset, why);
     tsf_wstats_merge(&c->stats, &s->pstat, s->a);
     if (c->stats.oom || s->pstat.oom) return oom(err);
@@ -313,7 +326,8 @@ static tsf_status check_page(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
         tsf_fmt_value_page vp;
         if ((st = tsf_fmt_parse_value_page(p, len, it->body_offset, &vp, err))) return st;
         if (vp.row_count != rows)
-            return tsf_err(err, TSF_ECORRUPT, "value page at %llu: rowCount %u but its time page has %zu rows",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "value page at %llu: rowCount %u but its time page has %zu rows",
                            (unsigned long long)it->offset, vp.row_count, rows);
         if ((st = decode_values(s, it, vp.values, vp.values_len, vp.present, err))) return st;
         if (vp.present) {
@@ -334,7 +348,8 @@ static tsf_status check_page(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
             if ((st = decode_times(s, it, c->h.encoding, p, len, &n, err))) return st;
             const int64_t *t = (const int64_t *)s->times.p;
             if (s->nctimes && n && t[0] <= ((const int64_t *)s->ctimes.p)[s->nctimes - 1])
-                return tsf_err(err, TSF_ECORRUPT, "time page at %llu: time %lld is not above the previous page's",
+                return tsf_err(err, TSF_ECORRUPT,
+                               "time page at %llu: time %lld is not above the previous page's",
                                (unsigned long long)it->offset, (long long)t[0]);
             if ((st = rd_buf_reserve(s->a, &s->ctimes, (s->nctimes + n + 1) * sizeof(int64_t), err)) ||
                 (st = rd_buf_reserve(s->a, &s->tpages, (s->ntpages + 1) * 2 * sizeof(size_t), err)))
@@ -406,8 +421,8 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
     s->groups[s->ngroups - 1].nchunks++;
     if (c->kind == TSF_CHUNK_TIME) {
         if (it->chunk.data_type != TSF_VECTOR) {
-            vs_problem(s, c->offset, "time chunk at %llu: data type %d, not VECTOR", (unsigned long long)c->offset,
-                       (int)it->chunk.data_type);
+            vs_problem(s, c->offset, "time chunk at %llu: data type %d, not VECTOR",
+                       (unsigned long long)c->offset, (int)it->chunk.data_type);
             c->ok = 0;
         }
         s->tchunk = s->cur;
@@ -427,8 +442,8 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
         c->ok = 0;
     }
     if (c->ok && c->kind != TSF_CHUNK_TIME && !rd_value_size(it->chunk.data_type)) {
-        vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported", (unsigned long long)c->offset,
-                   (int)it->chunk.data_type);
+        vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported",
+                   (unsigned long long)c->offset, (int)it->chunk.data_type);
         c->ok = 0;
     }
     return TSF_OK;
@@ -490,7 +505,8 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
                     tsf_fmt_parse_chunk_header(s->file + at, limit - at, at, &h, &used, NULL) == TSF_OK &&
                     h.data_size > limit - at - used) {
                     s->torn_chunks++;
-                    vs_problem(s, at, "chunk at %llu: its %u bytes of pages run past the end of the data (%zu)",
+                    vs_problem(s, at,
+                               "chunk at %llu: its %u bytes of pages run past the end of the data (%zu)",
                                (unsigned long long)at, h.data_size, limit);
                 } else {
                     vs_problem(s, at, "%s", e.message);
@@ -527,7 +543,9 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
             if (!w.in_chunk) end_chunk(s);
             break;
         }
-        case TSF_WALK_OP_INDEX: end_chunk(s); break;
+        case TSF_WALK_OP_INDEX:
+            end_chunk(s);
+            break;
         case TSF_WALK_END:
             end_chunk(s);
             s->end = it.offset;
@@ -581,29 +599,35 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
     const char *mname = se->name;
     while ((st = tsf_ixp_next_chunk_meta(&se->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if (off <= prev && prev) {
-            vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: chunk offsets not ascending (%llu after %llu)",
-                       d->name, mname, (unsigned long long)off, (unsigned long long)prev);
+            vs_problem(s, se->tsm.chunks_base,
+                       "TimeseriesMetadata of %s.%s: chunk offsets not ascending (%llu after %llu)", d->name,
+                       mname, (unsigned long long)off, (unsigned long long)prev);
         }
         prev = off;
         long ci = find_chunk(s, off);
         if (ci < 0) {
             all_ok = 0;
             if (!s->stopped || off < s->end)
-                vs_problem(s, off, "TimeseriesMetadata of %s.%s lists a chunk at %llu: no chunk header there", d->name,
-                           mname, (unsigned long long)off);
+                vs_problem(s, off, "TimeseriesMetadata of %s.%s lists a chunk at %llu: no chunk header there",
+                           d->name, mname, (unsigned long long)off);
             continue;
         }
         vs_chunk *c = &s->chunks[ci];
         c->listed = 1;
         const vs_group *g = &s->groups[c->group];
         tsf_fmt_device_to_string(&g->dev, dn, sizeof dn);
-        if (c->h.measurement.len != strlen(mname) || memcmp(c->h.measurement.data, mname, c->h.measurement.len) ||
-            strcmp(dn, d->name) || c->kind != kind || c->h.data_type != se->tsm.data_type) {
-            vs_problem(s, off, "TimeseriesMetadata of %s.%s lists the chunk at %llu, which is %.*s of %s (%s, type %d)",
-                       d->name, mname, (unsigned long long)off, (int)c->h.measurement.len,
-                       (const char *)c->h.measurement.data, dn,
-                       c->kind == TSF_CHUNK_TIME ? "time" : c->kind == TSF_CHUNK_VALUE ? "value" : "non-aligned",
-                       (int)c->h.data_type);
+        if (c->h.measurement.len != strlen(mname) ||
+            memcmp(c->h.measurement.data, mname, c->h.measurement.len) || strcmp(dn, d->name) ||
+            c->kind != kind || c->h.data_type != se->tsm.data_type) {
+            vs_problem(
+                s, off,
+                "TimeseriesMetadata of %s.%s lists the chunk at %llu, which is %.*s of %s (%s, type %d)",
+                d->name, mname, (unsigned long long)off, (int)c->h.measurement.len,
+                (const char *)c->h.measurement.data, dn,
+                c->kind == TSF_CHUNK_TIME    ? "time"
+                : c->kind == TSF_CHUNK_VALUE ? "value"
+                                             : "non-aligned",
+                (int)c->h.data_type);
             all_ok = 0;
             continue;
         }
@@ -612,8 +636,8 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
             continue;
         }
         if (vs_stats_differ(&c->stats, &cs, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why)) {
-            vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname, (unsigned long long)off,
-                       why);
+            vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname,
+                       (unsigned long long)off, why);
             c->ok = 0; /* data and metadata disagree: recover drops it */
             all_ok = 0;
             continue;
@@ -629,8 +653,9 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
     if (all_ok && st == TSF_ENOTFOUND && vs_stats_differ(&sum, &se->tsm.stats, 1, why, sizeof why))
         vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: statistics %s", d->name, mname, why);
     else if (!all_ok && sum.count > se->tsm.stats.count)
-        vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded",
-                   d->name, mname, se->tsm.stats.count, (unsigned long long)sum.count);
+        vs_problem(s, se->tsm.chunks_base,
+                   "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded", d->name, mname,
+                   se->tsm.stats.count, (unsigned long long)sum.count);
     tsf_wstats_free(&sum, s->a);
     if (!tsf_reader_may_contain(r, d->name, mname))
         vs_problem(s, r->meta_pos, "bloom filter: series %s.%s is missing", d->name, mname);
@@ -647,22 +672,23 @@ tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
         return TSF_OK;
     }
     if (s->separator && s->end != r->fm.meta_offset)
-        vs_problem(s, s->end, "separator at %llu but TsFileMetadata says metaOffset %llu", (unsigned long long)s->end,
-                   (unsigned long long)r->fm.meta_offset);
+        vs_problem(s, s->end, "separator at %llu but TsFileMetadata says metaOffset %llu",
+                   (unsigned long long)s->end, (unsigned long long)r->fm.meta_offset);
     for (size_t i = 0; i < r->ndevices; i++) {
         const rd_device *d = &r->devices[i];
         if (d->aligned && (st = check_series(s, r, d, &d->time, TSF_CHUNK_TIME, err))) return st;
         for (size_t j = 0; j < d->nseries; j++) {
-            st = check_series(s, r, d, &r->series[d->series0 + j], d->aligned ? TSF_CHUNK_VALUE : TSF_CHUNK_NONALIGNED,
-                              err);
+            st = check_series(s, r, d, &r->series[d->series0 + j],
+                              d->aligned ? TSF_CHUNK_VALUE : TSF_CHUNK_NONALIGNED, err);
             if (st) return st;
         }
     }
     for (size_t i = 0; i < s->nchunks; i++) {
         const vs_chunk *c = &s->chunks[i];
         if (!c->listed)
-            vs_problem(s, c->offset, "chunk at %llu (%.*s) is not listed in the index", (unsigned long long)c->offset,
-                       (int)c->h.measurement.len, (const char *)c->h.measurement.data);
+            vs_problem(s, c->offset, "chunk at %llu (%.*s) is not listed in the index",
+                       (unsigned long long)c->offset, (int)c->h.measurement.len,
+                       (const char *)c->h.measurement.data);
     }
     return TSF_OK;
 }
@@ -688,8 +714,9 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
     } else {
         head_ok = 1;
         if (!tsf_fmt_is_complete(file, len)) {
-            vs_problem(&s, len, "no tail at %zu: the file is incomplete (a crashed writer?); tsf_recover can repair it",
-                       len);
+            vs_problem(
+                &s, len,
+                "no tail at %zu: the file is incomplete (a crashed writer?); tsf_recover can repair it", len);
         } else {
             st = tsf_reader_open_memory(&r, file, len, NULL, &e);
             if (st == TSF_ENOMEM) {
@@ -715,9 +742,9 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
         report->points = s.points;
         report->problems = s.nproblems;
     }
-    st = s.nproblems ? tsf_err(err, TSF_ECORRUPT, "%s: %llu problem(s) found", path,
-                               (unsigned long long)s.nproblems)
-                     : TSF_OK;
+    st = s.nproblems
+             ? tsf_err(err, TSF_ECORRUPT, "%s: %llu problem(s) found", path, (unsigned long long)s.nproblems)
+             : TSF_OK;
 out:
     tsf_reader_close(r);
     vs_scan_free(&s);

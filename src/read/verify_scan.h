@@ -12,8 +12,8 @@
 #include "reader_internal.h"
 
 typedef struct vs_chunk {
-    size_t group;          /* index of its chunk group */
-    uint64_t offset, end;  /* chunk header .. end of its pages */
+    size_t group;           /* index of its chunk group */
+    uint64_t offset, end;   /* chunk header .. end of its pages */
     tsf_fmt_chunk_header h; /* measurement borrows from the file */
     tsf_chunk_kind kind;
     uint32_t npages;
@@ -47,9 +47,9 @@ typedef struct vs_scan {
     vs_chunk *chunks;
     size_t nchunks, ccap;
     uint64_t pages, points;
-    uint64_t end;       /* where the data area ended: the separator, or where the walk stopped */
-    int separator;      /* the walk reached a 0x02 separator */
-    int stopped;        /* the walk stopped at a structure it could not pass */
+    uint64_t end;         /* where the data area ended: the separator, or where the walk stopped */
+    int separator;        /* the walk reached a 0x02 separator */
+    int stopped;          /* the walk stopped at a structure it could not pass */
     uint64_t torn_chunks; /* chunk headers whose pages run past the end of the bytes */
     /* scratch */
     tsf_codec *codec;
@@ -65,7 +65,8 @@ typedef struct vs_scan {
 tsf_status vs_map_file(const char *path, const uint8_t **data, size_t *len, tsf_error *err);
 void vs_unmap_file(const uint8_t *data, size_t len);
 
-tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx, tsf_error *err);
+tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx,
+                        tsf_error *err);
 /* Walks the data area of file[0..limit) (limit = len, or metaOffset + 1 when the tail is known).
  * Problems go to the callback; the return is TSF_OK unless memory ran out or the head is unusable. */
 tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err);

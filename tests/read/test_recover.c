@@ -66,8 +66,10 @@ static int make_file(gen_buf *b, size_t n, uint32_t page, size_t flush, uint64_t
         if (!st) st = tsf_writer_flush(w, &e);
         if (!st) bounds[(*nb)++] = tsf_writer_bytes_written(w);
     }
-    if (!st) st = tsf_writer_close(w, &e);
-    else tsf_writer_abort(w);
+    if (!st)
+        st = tsf_writer_close(w, &e);
+    else
+        tsf_writer_abort(w);
     if (st) fprintf(stderr, "writer: %s %s\n", tsf_status_name(st), e.message);
     return st ? -1 : 0;
 }
@@ -83,7 +85,8 @@ typedef struct seen {
 } seen;
 
 /* Expected cell (dev, column name) at row i; returns 0 when null; *col receives the column number. */
-static int expect(int dev, const char *name, size_t i, tsf_type *type, tsf_value *v, char *tmp, size_t cap, size_t *col)
+static int expect(int dev, const char *name, size_t i, tsf_type *type, tsf_value *v, char *tmp, size_t cap,
+                  size_t *col)
 {
     memset(v, 0, sizeof *v);
     if (dev == DEV_D1) {
@@ -136,13 +139,18 @@ static int dev_of(const char *name)
 static int same_value(tsf_type t, const void *cell, const tsf_value *v)
 {
     switch (t) {
-    case TSF_BOOLEAN: return *(const uint8_t *)cell == (uint8_t)v->v.b;
+    case TSF_BOOLEAN:
+        return *(const uint8_t *)cell == (uint8_t)v->v.b;
     case TSF_INT32:
-    case TSF_DATE: return !memcmp(cell, &v->v.i32, 4);
+    case TSF_DATE:
+        return !memcmp(cell, &v->v.i32, 4);
     case TSF_INT64:
-    case TSF_TIMESTAMP: return !memcmp(cell, &v->v.i64, 8);
-    case TSF_FLOAT: return !memcmp(cell, &v->v.f, 4);
-    case TSF_DOUBLE: return !memcmp(cell, &v->v.d, 8);
+    case TSF_TIMESTAMP:
+        return !memcmp(cell, &v->v.i64, 8);
+    case TSF_FLOAT:
+        return !memcmp(cell, &v->v.f, 4);
+    case TSF_DOUBLE:
+        return !memcmp(cell, &v->v.d, 8);
     default: {
         const tsf_bytes *b = cell;
         return b->len == v->v.bytes.len && !memcmp(b->data, v->v.bytes.data, b->len);
@@ -157,7 +165,8 @@ static int read_content(const char *path, size_t nrows, seen *sn)
     tsf_reader *r = NULL;
     tsf_error e = {0};
     size_t flen = 0;
-    uint8_t *fdata = tsf_test_read_file(path, &flen); /* in memory: the path reader issues a pread per header */
+    uint8_t *fdata =
+        tsf_test_read_file(path, &flen); /* in memory: the path reader issues a pread per header */
     if (!fdata || tsf_reader_open_memory(&r, fdata, flen, NULL, &e)) {
         fprintf(stderr, "open %s: %s\n", path, fdata ? e.message : "cannot read");
         free(fdata);
@@ -184,24 +193,32 @@ static int read_content(const char *path, size_t nrows, seen *sn)
         }
         for (size_t c = 0; c < b->ncolumns; c++) {
             const tsf_column_batch *cb = &b->columns[c];
-            size_t esz = cb->type == TSF_BOOLEAN ? 1
+            size_t esz = cb->type == TSF_BOOLEAN                                                    ? 1
                          : (cb->type == TSF_INT32 || cb->type == TSF_DATE || cb->type == TSF_FLOAT) ? 4
-                         : (cb->type == TSF_TEXT || cb->type == TSF_STRING || cb->type == TSF_BLOB) ? sizeof(tsf_bytes)
-                                                                                                : 8;
+                         : (cb->type == TSF_TEXT || cb->type == TSF_STRING || cb->type == TSF_BLOB)
+                             ? sizeof(tsf_bytes)
+                             : 8;
             for (size_t k = 0; k < b->nrows; k++) {
                 if (!(cb->validity[k >> 3] >> (k & 7) & 1)) continue;
                 int64_t t = b->times[k];
-                int64_t base = dev == DEV_A1 ? 1000 : dev == DEV_S ? 1 : 0, step = dev == DEV_D1 ? 10 : dev == DEV_A1 ? 7 : 3;
+                int64_t base = dev == DEV_A1  ? 1000
+                               : dev == DEV_S ? 1
+                                              : 0,
+                        step = dev == DEV_D1   ? 10
+                               : dev == DEV_A1 ? 7
+                                               : 3;
                 size_t i = t >= base ? (size_t)((t - base) / step) : nrows;
                 tsf_value v;
                 tsf_type type;
                 size_t col = 0;
-                int ex = i < nrows && dev_time(dev, i) == t ? expect(dev, cb->name, i, &type, &v, tmp, sizeof tmp, &col)
-                                                            : -1;
-                if (ex != 1 || type != cb->type || !same_value(type, (const uint8_t *)cb->values + k * esz, &v)) {
+                int ex = i < nrows && dev_time(dev, i) == t
+                             ? expect(dev, cb->name, i, &type, &v, tmp, sizeof tmp, &col)
+                             : -1;
+                if (ex != 1 || type != cb->type ||
+                    !same_value(type, (const uint8_t *)cb->values + k * esz, &v)) {
                     if (sn->bad++ < 5)
-                        fprintf(stderr, "%s: %s.%s at time %lld differs from the original\n", path, di.name, cb->name,
-                                (long long)t);
+                        fprintf(stderr, "%s: %s.%s at time %lld differs from the original\n", path, di.name,
+                                cb->name, (long long)t);
                     continue;
                 }
                 if (sn->cell[dev][col][i]++) sn->bad++; /* twice */
@@ -234,7 +251,8 @@ static uint64_t missing_below(const seen *sn, size_t rows)
                 tsf_value v;
                 tsf_type t;
                 size_t col;
-                if (expect(dev, name, i, &t, &v, tmp, sizeof tmp, &col) == 1 && !sn->cell[dev][col][i]) miss++;
+                if (expect(dev, name, i, &t, &v, tmp, sizeof tmp, &col) == 1 && !sn->cell[dev][col][i])
+                    miss++;
             }
     }
     return miss;
@@ -331,8 +349,8 @@ static void test_truncate_everywhere(void)
             if (bounds[k] <= len) rows = (k + 1) * flush;
         uint64_t miss = missing_below(&sn, rows);
         if (sn.bad || miss || rep.points_kept != sn.points || sn.points < prev_points) {
-            fprintf(stderr, "cut at %zu: bad %d, missing %llu of rows < %zu, kept %llu read %llu prev %llu\n", len,
-                    sn.bad, (unsigned long long)miss, rows, (unsigned long long)rep.points_kept,
+            fprintf(stderr, "cut at %zu: bad %d, missing %llu of rows < %zu, kept %llu read %llu prev %llu\n",
+                    len, sn.bad, (unsigned long long)miss, rows, (unsigned long long)rep.points_kept,
                     (unsigned long long)sn.points, (unsigned long long)prev_points);
             fails++;
         }
@@ -437,11 +455,12 @@ static void test_flipped_page(void)
                 for (size_t i = 0; i < n; i++)
                     if (full.cell[dev][c][i] && !sn.cell[dev][c][i]) {
                         int same_dev = dev == ch[k].dev;
-                        const char *name = dev == DEV_D1 ? GEN_D1[c].name : dev == DEV_A1 ? GEN_A1[c].name
-                                                                                      : (c ? "hum" : "temp");
+                        const char *name = dev == DEV_D1   ? GEN_D1[c].name
+                                           : dev == DEV_A1 ? GEN_A1[c].name
+                                                           : (c ? "hum" : "temp");
                         if (!same_dev || (ch[k].name[0] && strcmp(name, ch[k].name))) {
-                            fprintf(stderr, "flip in %s chunk at %llu lost %s row %zu of device %d\n", ch[k].name,
-                                    (unsigned long long)ch[k].off, name, i, dev);
+                            fprintf(stderr, "flip in %s chunk at %llu lost %s row %zu of device %d\n",
+                                    ch[k].name, (unsigned long long)ch[k].off, name, i, dev);
                             CHECK(!"a point of another series was lost");
                             dev = NDEV;
                             c = GEN_A1_COLS;
@@ -577,8 +596,10 @@ static void test_corrupt_golden(void)
             CHECK_EQ_INT(si.stats.count, 1500);
         }
         tsf_reader_close(r);
-        if (k == 2) CHECK_EQ_INT(rr.points, vr.points); /* everything */
-        else CHECK(rr.points < vr.points && rr.points >= 15000);
+        if (k == 2)
+            CHECK_EQ_INT(rr.points, vr.points); /* everything */
+        else
+            CHECK(rr.points < vr.points && rr.points >= 15000);
     }
 }
 

@@ -501,6 +501,7 @@ static int run_query(tsf_reader *r, const tquery *tq, const char *const *cols, s
     o.batch_size = tq->batch;
     o.where = where;
     o.block_bound = tq->bound;
+    o.threads = tq->batch == 4096 && tq->bound ? 2 : 0; /* the parallel scan filters the same way */
     tsf_query *q = NULL;
     tsf_error e;
     tsf_status st = tsf_query_open(r, &o, &q, &e);

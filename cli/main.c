@@ -18,6 +18,7 @@ static const cmd CMDS[] = {
     {"demo", tsf_cmd_demo, "demo [--rows N]                   write, query and aggregate sample sensor data"},
     {"import", tsf_cmd_import, "import CSV... -o FILE             CSV (wide or long) to TsFile"},
     {"cat", tsf_cmd_cat, "cat FILE [--format csv|jsonl|golden] [--where ..]  print rows"},
+    {"head", tsf_cmd_head, "head FILE [-n N]                  print the first rows"},
     {"convert", tsf_cmd_convert, "convert IN -o OUT [--encoding ..]  rewrite with other encodings/compression"},
     {"schema", tsf_cmd_schema, "schema FILE [--json]              tables with their columns, devices with their series"},
     {"info", tsf_cmd_info, "info FILE [--json]                version, model, series, points, time range, bytes"},

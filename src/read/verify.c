@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../format/index.h"
 #include "verify_scan.h"
 
 /* Largest decompressed page accepted: max(16 MiB, 4096 x the compressed size), at most 1 GiB (as query.c). */
@@ -582,6 +583,28 @@ static long find_chunk(const vs_scan *s, uint64_t off)
     return lo < s->nchunks && s->chunks[lo].offset == off ? (long)lo : -1;
 }
 
+/* Bloom probe with the key built from the device's segment bytes (names may hold NUL bytes). */
+static int bloom_has(const tsf_reader *r, const rd_device *d, const rd_series *se, const tsf_allocator *a)
+{
+    if (!r->bloom) return 1;
+    tsf_wbuf key;
+    tsf_wbuf_init(&key, a);
+    for (uint32_t i = 0; i < d->id.nseg; i++) {
+        tsf_fmt_str sg = tsf_fmt_device_segment(&d->id, i);
+        if (i) tsf_wbuf_u8(&key, '.');
+        if (sg.is_null)
+            tsf_wbuf_put(&key, "null", 4);
+        else
+            tsf_wbuf_put(&key, sg.data, sg.len);
+    }
+    tsf_wbuf_u8(&key, '.');
+    tsf_wbuf_put(&key, se->tsm.measurement.data, se->tsm.measurement.len);
+    tsf_bloom bf = {r->fm.bloom_size, r->fm.bloom_k, r->bloom, r->a};
+    int hit = key.oom || tsf_bloom_may_contain(&bf, key.p, key.len);
+    tsf_wbuf_free(&key);
+    return hit;
+}
+
 /* Checks one series of the index against the chunks the scan found. */
 static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, const rd_series *se,
                                tsf_chunk_kind kind, tsf_error *err)
@@ -616,9 +639,9 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
         c->listed = 1;
         const vs_group *g = &s->groups[c->group];
         tsf_fmt_device_to_string(&g->dev, dn, sizeof dn);
-        if (c->h.measurement.len != strlen(mname) ||
-            memcmp(c->h.measurement.data, mname, c->h.measurement.len) || strcmp(dn, d->name) ||
-            c->kind != kind || c->h.data_type != se->tsm.data_type) {
+        const tsf_fmt_str *m = &se->tsm.measurement; /* bytes: a name may hold a NUL */
+        if (c->h.measurement.len != m->len || (m->len && memcmp(c->h.measurement.data, m->data, m->len)) ||
+            strcmp(dn, d->name) || c->kind != kind || c->h.data_type != se->tsm.data_type) {
             vs_problem(
                 s, off,
                 "TimeseriesMetadata of %s.%s lists the chunk at %llu, which is %.*s of %s (%s, type %d)",
@@ -657,7 +680,7 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
                    "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded", d->name, mname,
                    se->tsm.stats.count, (unsigned long long)sum.count);
     tsf_wstats_free(&sum, s->a);
-    if (!tsf_reader_may_contain(r, d->name, mname))
+    if (!bloom_has(r, d, se, s->a))
         vs_problem(s, r->meta_pos, "bloom filter: series %s.%s is missing", d->name, mname);
     return TSF_OK;
 }

@@ -114,10 +114,57 @@ static void col_reset(qcol *c, const char *name, const rd_series *s)
     c->done = s == NULL;
 }
 
+/*
+ * Closed queries leave their column buffers to the reader (at most 8 sets) and new queries start from
+ * them: a query's buffers are sized by its pages, and allocating them afresh for every short query
+ * costs page faults that outweigh the decoding of a narrow time range.
+ */
+typedef struct rd_qspare {
+    qcol *cols;
+    size_t cap;
+    qcol tcol;
+} rd_qspare;
+
+static void qspare_put(tsf_query *q)
+{
+    tsf_reader *r = q->r;
+    if (!q->cols_cap) return;
+    rd_qspare *s = tsf_alloc(q->a, sizeof *s);
+    if (!s) return;
+    pthread_mutex_lock(&r->lock);
+    if (r->nqspare < sizeof r->qspare / sizeof r->qspare[0]) {
+        *s = (rd_qspare){q->cols, q->cols_cap, q->tcol};
+        r->qspare[r->nqspare++] = s;
+        q->cols = NULL;
+        q->cols_cap = 0;
+        memset(&q->tcol, 0, sizeof q->tcol);
+        s = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    tsf_free(q->a, s, sizeof *s);
+}
+
+static void qspare_take(tsf_query *q)
+{
+    tsf_reader *r = q->r;
+    rd_qspare *s = NULL;
+    pthread_mutex_lock(&r->lock);
+    if (r->nqspare) s = r->qspare[--r->nqspare];
+    pthread_mutex_unlock(&r->lock);
+    if (!s) return;
+    q->cols = s->cols;
+    q->cols_cap = s->cap;
+    q->tcol = s->tcol;
+    for (size_t i = 0; i < q->cols_cap; i++) q->cols[i].hdr.wlen = q->cols[i].body.wlen = 0;
+    q->tcol.hdr.wlen = q->tcol.body.wlen = 0;
+    tsf_free(q->a, s, sizeof *s);
+}
+
 void tsf_query_close(tsf_query *q)
 {
     if (!q) return;
     rd_par_close(q->par);
+    qspare_put(q);
     const tsf_allocator *a = q->a;
     col_free(a, &q->tcol);
     for (size_t i = 0; i < q->cols_cap; i++) col_free(a, &q->cols[i]);
@@ -153,6 +200,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     if (!q) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
     q->r = r;
     q->a = r->a;
+    qspare_take(q);
     q->tmin = o.time_min;
     q->tmax = o.time_max;
     q->batch = o.batch_size;
@@ -329,6 +377,14 @@ static void pdir_destroy(const tsf_allocator *a, rd_pdir *d)
 
 void rd_pdir_free(tsf_reader *r)
 {
+    for (size_t i = 0; i < r->nqspare; i++) {
+        rd_qspare *s = r->qspare[i];
+        col_free(r->a, &s->tcol);
+        for (size_t k = 0; k < s->cap; k++) col_free(r->a, &s->cols[k]);
+        tsf_free(r->a, s->cols, s->cap * sizeof *s->cols);
+        tsf_free(r->a, s, sizeof *s);
+    }
+    r->nqspare = 0;
     for (size_t i = 0; i < r->pdirs_cap; i++) pdir_destroy(r->a, r->pdirs[i]);
     tsf_free(r->a, r->pdirs, r->pdirs_cap * sizeof *r->pdirs);
     r->pdirs = NULL;

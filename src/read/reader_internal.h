@@ -58,6 +58,8 @@ struct tsf_reader {
     void *map;       /* tsf_reader_open: the mapped file (src is then RD_SRC_MEMORY), NULL if read by pread */
     struct rd_pdir **pdirs; /* page directories of chunks queries read in part (query.c; under lock) */
     size_t pdirs_cap, npdirs;
+    void *qspare[8];        /* buffers of closed queries, kept for the next ones (query.c; under lock) */
+    size_t nqspare;
     size_t map_len;
     int use_pread;
     tsf_read_callbacks cb;
@@ -87,7 +89,7 @@ struct tsf_reader {
     size_t nseries, series_cap;
 };
 
-/* Frees r->pdirs (query.c). */
+/* Frees r->pdirs and r->qspare (query.c). */
 void rd_pdir_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */
 tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err);

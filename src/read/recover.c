@@ -395,12 +395,15 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
     for (size_t i = 0; i < s.nchunks; i++)
         if (keep[i]) refs[nrefs++] = (rc_ref){&s.chunks[i], i};
     qsort(refs, nrefs, sizeof *refs, rc_ref_cmp);
-    /* a series keeps the kind and type of its first chunk (a later change is dropped, §21 #11) */
+    /* a series keeps the kind and type of its first chunk (a later change is dropped, §21 #11), and an
+     * aligned column one value chunk per chunk group (the reader pairs only the first with the time chunk) */
     size_t w = 0;
     for (size_t i = 0, first = 0; i < nrefs; i++) {
         if (i == 0 || !same_series(refs[first].c, refs[i].c)) first = i;
         const vs_chunk *f = refs[first].c, *c = refs[i].c;
-        if (c->kind != f->kind || c->h.data_type != f->h.data_type)
+        int dup = w > 0 && i > first && c->kind == TSF_CHUNK_VALUE && refs[w - 1].c->group == c->group &&
+                  same_series(refs[w - 1].c, c);
+        if (c->kind != f->kind || c->h.data_type != f->h.data_type || dup)
             keep[refs[i].idx] = 0;
         else
             refs[w++] = refs[i];

@@ -424,7 +424,7 @@ static int sketch_index(sk *s)
 fail:
     rc = CLI_DAMAGED;
 print:
-    qsort(s->lines, s->n, sizeof *s->lines, cmp_line);
+    if (s->n) qsort(s->lines, s->n, sizeof *s->lines, cmp_line);
     for (size_t i = 0; i < s->n; i++) out_line(s->lines[i].off, s->lines[i].depth, "%s", s->lines[i].text);
     if (s->oom) {
         printf("error: out of memory\n");

@@ -13,7 +13,7 @@
  * (steps uniform in [-100, 100], seed 42 + 8*device + field); TS_2DIFF + SNAPPY (time column too);
  * pages of 10,000 points. Queries (warm cache): a time window centred in each device's range selecting
  * 1, 10, 50, 90 and 100% of its rows, all 8 fields, on the paths
- *   row   - tsf_cursor, every cell read through tsf_cursor_value and summed,
+ *   row   - tsf_cursor, every cell read through tsf_cursor_int64 and summed,
  *   batch - batches from a reader opened with TSF_PATH_SCALAR (portable batch decoders),
  *   simd  - batches from a reader on TSF_PATH_AUTO (the CPU's best kernels),
  * and `scan`, the floor: read the file, decompress and decode every page (data-area walk, no query
@@ -230,12 +230,8 @@ static long long run_query(tsf_reader *r, int path, const tsf_query_options *o, 
             acc += tsf_cursor_time(c);
             size_t nc = tsf_cursor_column_count(c);
             for (size_t k = 0; k < nc; k++) {
-                tsf_value v;
-                if (tsf_cursor_value(c, k, NULL, &v, err)) {
-                    tsf_cursor_close(c);
-                    return -1;
-                }
-                acc += v.v.i64;
+                int64_t x;
+                if (tsf_cursor_int64(c, k, &x)) acc += x;
             }
             rows++;
         }

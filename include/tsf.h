@@ -724,6 +724,12 @@ TSF_API size_t tsf_cursor_device(const tsf_cursor *c);
 TSF_API size_t tsf_cursor_column_count(const tsf_cursor *c);
 /** Cell `col` of the current row (type of the column in *type; v.is_null for null). */
 TSF_API tsf_status tsf_cursor_value(const tsf_cursor *c, size_t col, tsf_type *type, tsf_value *v, tsf_error *err);
+/** Typed fast accessors for cell `col` of the current row: 1 and *out set when the cell holds a value
+ *  of a fitting type, 0 when it is null, out of range, or of another type. tsf_cursor_int64 reads
+ *  INT64/TIMESTAMP/INT32/DATE/BOOLEAN cells; tsf_cursor_double reads DOUBLE/FLOAT cells and integer cells
+ *  converted to double. */
+TSF_API int tsf_cursor_int64(const tsf_cursor *c, size_t col, int64_t *out);
+TSF_API int tsf_cursor_double(const tsf_cursor *c, size_t col, double *out);
 TSF_API void tsf_cursor_get_stats(const tsf_cursor *c, tsf_query_stats *out);
 TSF_API void tsf_cursor_close(tsf_cursor *c);
 

@@ -191,6 +191,14 @@ static void test_table_and_cursor(void)
         if (!v.is_null) bad++;
         CHECK_OK(tsf_cursor_value(c, 2, &ty, &v, &e), &e);
         if (ty != TSF_FLOAT || v.is_null || v.v.f != (float)i + (float)south) bad++;
+        /* typed accessors agree with tsf_cursor_value */
+        int64_t x = -1;
+        double d = -1;
+        int has0 = tsf_cursor_int64(c, 0, &x);
+        if (has0 != (i % 4 != 3) || (has0 && x != (int64_t)(i % 17))) bad++;
+        if (tsf_cursor_int64(c, 1, &x) || tsf_cursor_double(c, 1, &d) || tsf_cursor_int64(c, 2, &x)) bad++;
+        if (!tsf_cursor_double(c, 2, &d) || d != (double)((float)i + (float)south)) bad++;
+        if (tsf_cursor_double(c, 3, &d)) bad++;
         rows[south]++;
     }
     CHECK_EQ_INT(e.code, TSF_OK);

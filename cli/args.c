@@ -94,6 +94,24 @@ int cli_unknown(cli_args *a)
     return CLI_USAGE;
 }
 
+int cli_one_file(cli_args *a, const char **path)
+{
+    if (!*path) {
+        *path = a->arg;
+        return CLI_OK;
+    }
+    cli_err(a->cmd, "one FILE expected, got also %s", a->arg);
+    return CLI_USAGE;
+}
+
+int cli_file_given(const cli_args *a, const char *path)
+{
+    if (a->bad) return CLI_USAGE;
+    if (path) return CLI_OK;
+    cli_err(a->cmd, "FILE missing (see tsf %s --help)", a->cmd);
+    return CLI_USAGE;
+}
+
 void cli_err(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -115,11 +133,15 @@ void cli_err_file(const char *cmd, const char *path, const char *msg)
 int cli_exit_code(tsf_status st)
 {
     switch (st) {
-    case TSF_OK: return CLI_OK;
+    case TSF_OK:
+        return CLI_OK;
     case TSF_ECORRUPT:
-    case TSF_ENOTSUP: return CLI_DAMAGED;
-    case TSF_EINVAL: return CLI_USAGE;
-    default: return CLI_IO;
+    case TSF_ENOTSUP:
+        return CLI_DAMAGED;
+    case TSF_EINVAL:
+        return CLI_USAGE;
+    default:
+        return CLI_IO;
     }
 }
 
@@ -157,7 +179,8 @@ int cli_parse_u64(const char *s, uint64_t *out)
 
 int cli_parse_i64(const char *s, int64_t *out)
 {
-    if (!s || !(isdigit((unsigned char)s[0]) || ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))))
+    if (!s ||
+        !(isdigit((unsigned char)s[0]) || ((s[0] == '-' || s[0] == '+') && isdigit((unsigned char)s[1]))))
         return -1;
     errno = 0;
     char *end;
@@ -169,8 +192,10 @@ int cli_parse_i64(const char *s, int64_t *out)
 
 int cli_parse_time_unit(const char *s, int64_t *per_second)
 {
-    static const struct { const char *n; int64_t v; } U[] = {
-        {"s", 1}, {"ms", 1000}, {"us", 1000000}, {"ns", 1000000000}};
+    static const struct {
+        const char *n;
+        int64_t v;
+    } U[] = {{"s", 1}, {"ms", 1000}, {"us", 1000000}, {"ns", 1000000000}};
     for (size_t i = 0; i < 4; i++)
         if (s && !strcmp(s, U[i].n)) {
             *per_second = U[i].v;
@@ -268,7 +293,8 @@ int cli_parse_time(const char *s, int64_t per_second, int64_t *out)
     if (*p) return -1;
     int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
     /* fraction in the unit, truncated */
-    int64_t sub = frac_scale >= per_second ? frac / (frac_scale / per_second) : frac * (per_second / frac_scale);
+    int64_t sub =
+        frac_scale >= per_second ? frac / (frac_scale / per_second) : frac * (per_second / frac_scale);
     return mul_add(secs, per_second, sub, out);
 }
 
@@ -284,9 +310,16 @@ int cli_parse_duration(const char *s, int64_t per_second, int64_t *out)
         return 0;
     }
     /* unit length in nanoseconds */
-    static const struct { const char *n; int64_t ns; } U[] = {
-        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000LL},
-        {"h", 3600000000000LL}, {"d", 86400000000000LL}};
+    static const struct {
+        const char *n;
+        int64_t ns;
+    } U[] = {{"ns", 1},
+             {"us", 1000},
+             {"ms", 1000000},
+             {"s", 1000000000},
+             {"m", 60000000000LL},
+             {"h", 3600000000000LL},
+             {"d", 86400000000000LL}};
     for (size_t i = 0; i < sizeof U / sizeof U[0]; i++) {
         if (strcmp(end, U[i].n)) continue;
         int64_t unit_ns = 1000000000 / per_second; /* length of one file unit in ns */
@@ -318,12 +351,15 @@ void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second)
     }
     int64_t y, m, d;
     civil_from_days(days, &y, &m, &d);
-    int n = snprintf(buf, cap, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64,
-                     y, m, d, rem / 3600, rem / 60 % 60, rem % 60);
+    int n =
+        snprintf(buf, cap, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64,
+                 y, m, d, rem / 3600, rem / 60 % 60, rem % 60);
     if (n < 0 || (size_t)n >= cap) return;
     int w = per_second == 1000 ? 3 : per_second == 1000000 ? 6 : per_second == 1000000000 ? 9 : 0;
-    if (w) snprintf(buf + n, cap - (size_t)n, ".%0*" PRId64 "Z", w, sub);
-    else snprintf(buf + n, cap - (size_t)n, "Z");
+    if (w)
+        snprintf(buf + n, cap - (size_t)n, ".%0*" PRId64 "Z", w, sub);
+    else
+        snprintf(buf + n, cap - (size_t)n, "Z");
 }
 
 void cli_json_bytes(FILE *f, const uint8_t *p, size_t n)

@@ -56,6 +56,11 @@ int cli_value(cli_args *a, const char *names);
 int cli_positional(const cli_args *a);
 /* Prints "tsf CMD: unknown option X (see tsf CMD --help)", sets bad, returns CLI_USAGE. */
 int cli_unknown(cli_args *a);
+/* The single FILE operand of a command: the first positional argument goes to *path; a second one is a
+ * usage error (message printed, CLI_USAGE returned). */
+int cli_one_file(cli_args *a, const char **path);
+/* After the option loop: CLI_USAGE when an option was bad or FILE is missing (message printed). */
+int cli_file_given(const cli_args *a, const char *path);
 
 /* "tsf CMD: ..." on stderr. Returns nothing; callers return the exit code. */
 void cli_err(const char *cmd, const char *fmt, ...)

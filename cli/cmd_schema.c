@@ -92,19 +92,12 @@ int tsf_cmd_schema(int argc, char **argv)
             return CLI_OK;
         } else if (cli_is(&a, "--json"))
             json = 1;
-        else if (cli_positional(&a) && !path)
-            path = a.arg;
         else if (cli_positional(&a)) {
-            cli_err("schema", "one FILE expected, got also %s", a.arg);
-            return CLI_USAGE;
+            if (cli_one_file(&a, &path)) return CLI_USAGE;
         } else
             return cli_unknown(&a);
     }
-    if (a.bad) return CLI_USAGE;
-    if (!path) {
-        cli_err("schema", "FILE missing (see tsf schema --help)");
-        return CLI_USAGE;
-    }
+    if (cli_file_given(&a, path)) return CLI_USAGE;
     tsf_reader *r;
     int rc = cli_open_reader("schema", path, &r);
     if (rc) return rc;

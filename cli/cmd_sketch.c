@@ -443,19 +443,12 @@ int tsf_cmd_sketch(int argc, char **argv)
         if (cli_is(&a, "-h|--help")) {
             fputs(HELP, stdout);
             return CLI_OK;
-        } else if (cli_positional(&a) && !path)
-            path = a.arg;
-        else if (cli_positional(&a)) {
-            cli_err("sketch", "one FILE expected, got also %s", a.arg);
-            return CLI_USAGE;
+        } else if (cli_positional(&a)) {
+            if (cli_one_file(&a, &path)) return CLI_USAGE;
         } else
             return cli_unknown(&a);
     }
-    if (a.bad) return CLI_USAGE;
-    if (!path) {
-        cli_err("sketch", "FILE missing (see tsf sketch --help)");
-        return CLI_USAGE;
-    }
+    if (cli_file_given(&a, path)) return CLI_USAGE;
     int fd = open(path, O_RDONLY);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {

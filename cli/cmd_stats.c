@@ -185,19 +185,12 @@ static int parse_args(int argc, char **argv, opts *o)
             window = a.val;
         else if (cli_value(&a, "--time-unit"))
             unit = a.val;
-        else if (cli_positional(&a) && !o->path)
-            o->path = a.arg;
         else if (cli_positional(&a)) {
-            cli_err("stats", "one FILE expected, got also %s", a.arg);
-            return CLI_USAGE;
+            if (cli_one_file(&a, &o->path)) return CLI_USAGE;
         } else
             return cli_unknown(&a);
     }
-    if (a.bad) return CLI_USAGE;
-    if (!o->path) {
-        cli_err("stats", "FILE missing (see tsf stats --help)");
-        return CLI_USAGE;
-    }
+    if (cli_file_given(&a, o->path)) return CLI_USAGE;
     if (cli_parse_time_unit(unit, &o->unit)) {
         cli_err("stats", "--time-unit: \"%s\" is not s, ms, us or ns", unit);
         return CLI_USAGE;

@@ -106,11 +106,8 @@ int tsf_cmd_recover(int argc, char **argv)
             return CLI_OK;
         } else if (cli_value(&a, "-o|--output"))
             out = a.val;
-        else if (cli_positional(&a) && !in)
-            in = a.arg;
         else if (cli_positional(&a)) {
-            cli_err("recover", "one FILE expected, got also %s", a.arg);
-            return CLI_USAGE;
+            if (cli_one_file(&a, &in)) return CLI_USAGE;
         } else
             return cli_unknown(&a);
     }

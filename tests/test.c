@@ -89,3 +89,19 @@ uint8_t *tsf_test_read_file(const char *path, size_t *len)
     if (buf) *len = (size_t)sz;
     return buf;
 }
+
+int tsf_test_mem_write(void *ud, const void *data, size_t len)
+{
+    tsf_test_membuf *m = ud;
+    if (m->len + len > m->cap) {
+        size_t nc = m->cap ? m->cap : 4096;
+        while (nc < m->len + len) nc *= 2;
+        uint8_t *np = realloc(m->p, nc);
+        if (!np) return 1;
+        m->p = np;
+        m->cap = nc;
+    }
+    memcpy(m->p + m->len, data, len);
+    m->len += len;
+    return 0;
+}

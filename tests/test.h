@@ -74,4 +74,12 @@ const char *tsf_test_shared_dir(void);
 /* Reads a whole file; caller frees. NULL on failure. */
 uint8_t *tsf_test_read_file(const char *path, size_t *len);
 
+/* A growable in-memory output for tsf_writer_open_callbacks: `write` is tsf_test_mem_write, `ud` a
+ * zeroed tsf_test_membuf (free p when done). */
+typedef struct tsf_test_membuf {
+    uint8_t *p;
+    size_t len, cap;
+} tsf_test_membuf;
+int tsf_test_mem_write(void *ud, const void *data, size_t len);
+
 #endif

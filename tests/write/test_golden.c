@@ -12,24 +12,7 @@
 #include "golden_csv.h"
 #include "test.h"
 
-typedef struct membuf {
-    uint8_t *p;
-    size_t len, cap;
-} membuf;
-
-static int mem_write(void *ud, const void *data, size_t len)
-{
-    membuf *m = ud;
-    if (m->len + len > m->cap) {
-        size_t nc = m->cap ? m->cap : 4096;
-        while (nc < m->len + len) nc *= 2;
-        m->p = realloc(m->p, nc);
-        m->cap = nc;
-    }
-    memcpy(m->p + m->len, data, len);
-    m->len += len;
-    return 0;
-}
+typedef tsf_test_membuf membuf; /* tests/test.h */
 
 static char *read_text(const char *path)
 {
@@ -55,7 +38,7 @@ static uint8_t *write_series(const gcol *c, tsf_encoding enc, tsf_compression co
 {
     tsf_error err = {0};
     membuf m = {0};
-    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, &m};
+    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &m};
     tsf_writer_options o;
     tsf_writer_options_init(&o);
     o.page_max_points = page_points;

@@ -18,26 +18,7 @@
 #define SANITIZED 0
 #endif
 
-typedef struct membuf {
-    uint8_t *p;
-    size_t len, cap;
-} membuf;
-
-static int mem_write(void *ud, const void *data, size_t len)
-{
-    membuf *m = ud;
-    if (m->len + len > m->cap) {
-        size_t nc = m->cap ? m->cap : 4096;
-        while (nc < m->len + len) nc *= 2;
-        uint8_t *np = realloc(m->p, nc);
-        if (!np) return 1;
-        m->p = np;
-        m->cap = nc;
-    }
-    memcpy(m->p + m->len, data, len);
-    m->len += len;
-    return 0;
-}
+typedef tsf_test_membuf membuf; /* tests/test.h */
 
 enum { ROWS = 2600, TABLET = 1300, NCOL = 3 };
 enum { NONALIGNED, ALIGNED, TABLE };
@@ -108,7 +89,7 @@ static int write_file(int layout, tsf_type ty, tsf_encoding e, tsf_compression c
     o.page_max_points = 500;
     o.threads = threads;
     o.memory_budget = 24 << 10; /* several chunk groups */
-    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, m};
+    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
     tsf_writer *w = NULL;
     if (tsf_writer_open_callbacks(&w, &cb, &o, &err)) goto fail;
     tsf_column_schema sc[NCOL + 1];

@@ -19,29 +19,12 @@
 #include "format/index.h"
 #include "test.h"
 
-typedef struct membuf {
-    uint8_t *p;
-    size_t len, cap;
-} membuf;
-
-static int mem_write(void *ud, const void *data, size_t len)
-{
-    membuf *m = ud;
-    if (m->len + len > m->cap) {
-        size_t nc = m->cap ? m->cap : 4096;
-        while (nc < m->len + len) nc *= 2;
-        m->p = realloc(m->p, nc);
-        m->cap = nc;
-    }
-    memcpy(m->p + m->len, data, len);
-    m->len += len;
-    return 0;
-}
+typedef tsf_test_membuf membuf; /* tests/test.h */
 
 static tsf_writer *open_mem(membuf *m, const tsf_writer_options *o)
 {
     tsf_error err = {0};
-    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, m};
+    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open_callbacks(&w, &cb, o, &err), &err);
     return w;
@@ -731,7 +714,7 @@ static void test_api_errors(void)
     tsf_writer_options_init(&o);
     o.struct_size = 3;
     tsf_writer *w2 = NULL;
-    tsf_write_callbacks cb = {sizeof cb, mem_write, NULL, &m};
+    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &m};
     CHECK_EQ_INT(tsf_writer_open_callbacks(&w2, &cb, &o, &err), TSF_EINVAL);
     CHECK_OK(tsf_writer_close(w, &err), &err);
     CHECK_EQ_INT(tsf_writer_close(NULL, &err), TSF_EINVAL);

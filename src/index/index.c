@@ -214,28 +214,40 @@ void ix_leaf_load(tsf_index *ix, ix_leaf *L, uint64_t off)
     L->err_lo = ld32(h + LF_O_ERRLO);
     L->err_hi = ld32(h + LF_O_ERRHI);
     L->ready = 0;
-    L->view_ok = 0;
+    if (!L->w) L->w = &ix->w0;
+    else if (L->w != &ix->w0) L->w->view_ok = 0;
+}
+
+tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err)
+{
+    if (L->w != &ix->w0) return TSF_OK;
+    ix_leafw *w = tsf_calloc(ix->alloc, 1, sizeof *w);
+    if (!w) return tsf_err(err, TSF_ENOMEM, "index: leaf overflow state");
+    L->w = w;
+    return TSF_OK;
 }
 
 void ix_leaf_drop(tsf_index *ix, ix_leaf *L)
 {
-    uint64_t mb = (uint64_t)L->nblocks * (ix->mode == TSF_INDEX_SORTED ? 8 : 16);
-    tsf_free(ix->alloc, L->meta, mb);
-    tsf_free(ix->alloc, L->chunks, (size_t)L->cap_chunks * sizeof(ix_chunk));
+    uint64_t mb = (uint64_t)L->nblocks * ix_meta_stride(ix);
+    tsf_free(ix->alloc, L->meta, mb ? mb : 1);
     L->meta = NULL;
-    L->chunks = NULL;
-    L->nchunks = L->cap_chunks = 0;
-    L->ovf_records = 0;
     L->ready = 0;
+    if (!L->w || L->w == &ix->w0) return;
+    tsf_free(ix->alloc, L->w->chunks, (size_t)L->w->cap_chunks * sizeof(ix_chunk));
+    L->w->chunks = NULL;
+    L->w->nchunks = L->w->cap_chunks = 0;
+    L->w->ovf_records = 0;
 }
 
 static void ix_view_free(tsf_index *ix, ix_leaf *L)
 {
-    tsf_free(ix->alloc, L->vk, L->vcap * 8);
-    tsf_free(ix->alloc, L->vv, L->vcap * 8);
-    L->vk = L->vv = NULL;
-    L->vn = L->vcap = 0;
-    L->view_ok = 0;
+    if (!L->w || L->w == &ix->w0) return;
+    tsf_free(ix->alloc, L->w->vk, L->w->vcap * 8);
+    tsf_free(ix->alloc, L->w->vv, L->w->vcap * 8);
+    L->w->vk = L->w->vv = NULL;
+    L->w->vn = L->w->vcap = 0;
+    L->w->view_ok = 0;
 }
 
 /* Validates the header of leaf id at off against the range routing gives it. */
@@ -262,19 +274,28 @@ static tsf_status ix_leaf_check_header(tsf_index *ix, uint64_t id, uint64_t off,
     return TSF_OK;
 }
 
+/* Separator of key k in a sorted leaf: monotone in k, (k - origin) >> shift saturated to 32 bits. */
+static inline uint32_t ix_sep(const ix_leaf *L, uint64_t k)
+{
+    uint64_t q = (k > L->origin ? k - L->origin : 0) >> L->shift;
+    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+}
+
 /* ---- lazy DRAM metadata ---------------------------------------------------------------------- */
 
 tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err)
 {
-    if (L->nchunks == L->cap_chunks) {
-        uint32_t nc = L->cap_chunks ? L->cap_chunks * 2 : 4;
-        ix_chunk *c = tsf_realloc(ix->alloc, L->chunks, (size_t)L->cap_chunks * sizeof(ix_chunk),
+    tsf_status st = ix_leaf_own(ix, L, err);
+    if (st != TSF_OK) return st;
+    if (L->w->nchunks == L->w->cap_chunks) {
+        uint32_t nc = L->w->cap_chunks ? L->w->cap_chunks * 2 : 4;
+        ix_chunk *c = tsf_realloc(ix->alloc, L->w->chunks, (size_t)L->w->cap_chunks * sizeof(ix_chunk),
                                   (size_t)nc * sizeof(ix_chunk));
         if (!c) return tsf_err(err, TSF_ENOMEM, "index: overflow chunk list");
-        L->chunks = c;
-        L->cap_chunks = nc;
+        L->w->chunks = c;
+        L->w->cap_chunks = nc;
     }
-    ix_chunk *c = &L->chunks[L->nchunks++];
+    ix_chunk *c = &L->w->chunks[L->w->nchunks++];
     memset(c, 0, sizeof *c);
     c->off = off;
     const uint8_t *p = ix_at(ix, off);
@@ -293,10 +314,17 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
     if (L->ready) return TSF_OK;
     int sorted = ix->mode == TSF_INDEX_SORTED;
-    uint64_t mb = (uint64_t)L->nblocks * (sorted ? 8 : 16);
+    uint64_t stride = ix_meta_stride(ix), mb = (uint64_t)L->nblocks * stride;
     L->meta = tsf_calloc(ix->alloc, mb ? mb : 1, 1);
     if (!L->meta) return tsf_err(err, TSF_ENOMEM, "index: block metadata of %llu bytes", (unsigned long long)mb);
     uint64_t prev = 0;
+    /* Separator scale: the leaf's key span (last base key - origin) >> shift fits 32 bits. */
+    L->shift = 0;
+    if (sorted && L->nbase > 0) {
+        uint64_t last = ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
+        uint64_t span = last > L->origin ? last - L->origin : 0;
+        while ((span >> L->shift) > UINT32_MAX) L->shift++;
+    }
     for (uint64_t b = 0; b < L->nblocks; b++) {
         const uint8_t *blk = ix_block(ix, L, b);
         uint64_t w = ld64(blk), cnt = w & 0xff, tomb = (w >> 8) & 0x7fff;
@@ -310,7 +338,7 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
             return tsf_err(err, TSF_ECORRUPT, "index: block header at byte %llu is invalid",
                            (unsigned long long)(blk - ix->pm.base));
         }
-        uint8_t *m = L->meta + b * (sorted ? 8 : 16);
+        uint8_t *m = L->meta + b * stride;
         uint64_t bloom = 0;
         for (uint64_t s = 0; s < cnt; s++) {
             uint64_t k = ld64(blk + 16 + s * 16);
@@ -321,17 +349,17 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
                                    (unsigned long long)(blk + 16 + s * 16 - ix->pm.base));
                 }
                 prev = k;
-                bloom |= UINT64_C(1) << (ix_hash(k) & 63);
+                bloom |= ix_bloom_bits(k);
+                if (s == 0) st32(m, ix_sep(L, k));
             } else {
                 m[s] = ix_fp(k);
             }
         }
-        if (sorted) st64(m, bloom);
+        if (sorted) st64(m + 4, bloom);
         else m[15] = (uint8_t)cnt;
     }
     /* Overflow chain, newest first in the file; kept oldest first in DRAM. */
-    uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD), limit = ix->pm.size / IX_CHUNK + 1;
-    L->ovf_records = 0;
+    uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD), limit = ix->pm.size / IX_CHUNK + 1, nrec = 0;
     while (off != 0) {
         if (off % IX_BLOCK != 0 || off < IX_REGION0 || off > ix->pm.size || ix->pm.size - off < IX_CHUNK ||
             limit-- == 0) {
@@ -350,16 +378,18 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
             ix_leaf_drop(ix, L);
             return s;
         }
-        L->ovf_records += cnt;
+        nrec += cnt;
         off = ld64(ix_at(ix, off) + 8);
     }
-    for (uint32_t i = 0, j = L->nchunks ? L->nchunks - 1 : 0; i < j; i++, j--) {
-        ix_chunk t = L->chunks[i];
-        L->chunks[i] = L->chunks[j];
-        L->chunks[j] = t;
+    for (uint32_t i = 0, j = L->w->nchunks ? L->w->nchunks - 1 : 0; i < j; i++, j--) {
+        ix_chunk t = L->w->chunks[i];
+        L->w->chunks[i] = L->w->chunks[j];
+        L->w->chunks[j] = t;
     }
-    L->ovf_built = L->ovf_records;
-    L->chunks_built = L->nchunks;
+    if (L->w != &ix->w0) {
+        L->w->ovf_records = L->w->ovf_built = nrec;
+        L->w->chunks_built = L->w->nchunks;
+    }
     L->ready = 1;
     return TSF_OK;
 }
@@ -394,11 +424,11 @@ static inline int ix_probe(const uint8_t *recs, uint64_t cand, uint64_t tombs, u
 static int ix_ovf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint64_t *val)
 {
     uint8_t fp = ix_fp(key);
-    for (uint32_t c = L->nchunks; c-- > 0;) {
-        if (key < L->chunks[c].kmin || key > L->chunks[c].kmax) continue;
-        const uint8_t *p = ix_at(ix, L->chunks[c].off);
+    for (uint32_t c = L->w->nchunks; c-- > 0;) {
+        if (key < L->w->chunks[c].kmin || key > L->w->chunks[c].kmax) continue;
+        const uint8_t *p = ix_at(ix, L->w->chunks[c].off);
         uint64_t w = ld64(p), cnt = w & 0xff;
-        uint64_t cand = ix->nometa ? (UINT64_C(1) << cnt) - 1 : ix_fp_mask(L->chunks[c].fp, cnt, fp);
+        uint64_t cand = ix->nometa ? (UINT64_C(1) << cnt) - 1 : ix_fp_mask(L->w->chunks[c].fp, cnt, fp);
         int r = ix_probe(p + 16, cand, w >> 8, key, val);
         if (r != IX_MISS) return r;
     }
@@ -434,6 +464,84 @@ static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uin
     *e = end < L->nbase ? end : L->nbase;
 }
 
+/* Blocks in [from, from+n) whose separator is < q (<= q when le); separators never decrease. */
+static inline uint64_t ix_sep_count(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q, int le)
+{
+    uint64_t c = 0;
+    if (n <= 16) {
+        for (uint64_t b = from; b < from + n; b++) {
+            uint32_t sp = ld32(m + b * IX_META_SORTED);
+            c += le ? sp <= q : sp < q;
+        }
+        return c;
+    }
+    uint64_t a = from;
+    while (n > 0) {
+        uint64_t half = n / 2;
+        uint32_t sp = ld32(m + (a + half) * IX_META_SORTED);
+        if (le ? sp <= q : sp < q) {
+            a += half + 1;
+            n -= half + 1;
+        } else {
+            n = half;
+        }
+    }
+    return a - from;
+}
+
+/*
+ * Block of a sorted base holding the lower bound of x (its upper bound when strict): the last block of
+ * the model's error window whose first key is < x (<= x), found in the DRAM separators. Truncated
+ * separators equal to x's leave a few candidates; their first keys in the file decide (rare).
+ */
+static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
+{
+    uint64_t a, e;
+    ix_base_window(L, x, &a, &e);
+    uint64_t b0 = a / IX_SLOTS, nb = (e - 1) / IX_SLOTS - b0;
+    /* The model's block is usually the one: fetch it while the separators are read. */
+    const uint8_t *pb = ix_block(ix, L, (a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1) / IX_SLOTS);
+    __builtin_prefetch(pb);
+    __builtin_prefetch(pb + 64);
+    __builtin_prefetch(pb + 128);
+    __builtin_prefetch(pb + 192);
+    uint32_t q = ix_sep(L, x);
+    uint64_t lo = b0 + ix_sep_count(L->meta, b0 + 1, nb, q, 0);
+    uint64_t hi = b0 + ix_sep_count(L->meta, b0 + 1, nb, q, 1);
+    if (TSF_UNLIKELY(hi > lo)) {
+        const uint8_t *leaf = ix_at(ix, L->off);
+        for (; hi > lo; hi--) {
+            uint64_t f = ix_base_key(leaf, hi * IX_SLOTS);
+            if (strict ? f <= x : f < x) break;
+        }
+    }
+    return hi;
+}
+
+/* Keys in the base block b that are < x (<= x when strict). */
+static inline uint64_t ix_block_rank(const tsf_index *ix, const ix_leaf *L, uint64_t b, uint64_t x, int strict)
+{
+    const uint8_t *blk = ix_block(ix, L, b) + 16;
+    uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS, r = 0;
+    for (uint64_t i = 0; i < cnt; i++) {
+        uint64_t k = ld64(blk + i * 16);
+        r += strict ? k <= x : k < x;
+    }
+    return r;
+}
+
+/* First position of a non-empty sorted base with key >= x (> x when strict); nbase if none. */
+static inline uint64_t ix_base_pos(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
+{
+    uint64_t a, e;
+    if (ix->nometa) {
+        ix_base_window(L, x, &a, &e);
+        return ix_base_search(ix_at(ix, L->off), a, e, x, strict);
+    }
+    uint64_t b = ix_sep_block(ix, L, x, strict);
+    return b * IX_SLOTS + ix_block_rank(ix, L, b, x, strict);
+}
+
 static int ix_leaf_get(tsf_index *ix, ix_leaf *L, uint64_t key, uint64_t *val)
 {
     if (ix->mode == TSF_INDEX_DYNAMIC) {
@@ -450,23 +558,29 @@ static int ix_leaf_get(tsf_index *ix, ix_leaf *L, uint64_t key, uint64_t *val)
             int r = ix_probe(blk + 16, cand, ld64(blk) >> 8, key, val);
             if (r != IX_MISS) return r;
         }
-        return L->nchunks ? ix_ovf_get(ix, L, key, val) : IX_MISS;
+        return L->w->nchunks ? ix_ovf_get(ix, L, key, val) : IX_MISS;
     }
-    if (L->nchunks) {
+    if (L->w->nchunks) {
         int r = ix_ovf_get(ix, L, key, val);
         if (r != IX_MISS) return r;
     }
     if (L->nbase == 0) return IX_MISS;
-    uint64_t a, e;
-    ix_base_window(L, key, &a, &e);
-    if (!ix->nometa && e > a) {
-        uint64_t bit = UINT64_C(1) << (ix_hash(key) & 63), any = 0;
-        for (uint64_t b = a / IX_SLOTS; b <= (e - 1) / IX_SLOTS; b++) any |= ld64(L->meta + b * 8) & bit;
-        if (!any) return IX_MISS;
+    if (!ix->nometa && !ix->dup) {
+        /* Unique keys: key, if present, is in the last block whose first key is <= key. */
+        uint64_t b = ix_sep_block(ix, L, key, 1), bits = ix_bloom_bits(key);
+        if ((ld64(L->meta + b * IX_META_SORTED + 4) & bits) != bits) return IX_MISS;
+        const uint8_t *blk = ix_block(ix, L, b) + 16;
+        uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS;
+        for (uint64_t i = 0; i < cnt; i++)
+            if (ld64(blk + i * 16) == key) {
+                *val = ld64(blk + i * 16 + 8);
+                return IX_HIT;
+            }
+        return IX_MISS;
     }
     const uint8_t *leaf = ix_at(ix, L->off);
-    uint64_t pos = ix_base_search(leaf, a, e, key, 0);
-    if (pos < e && ix_base_key(leaf, pos) == key) {
+    uint64_t pos = ix_base_pos(ix, L, key, 0); /* the first of equal keys */
+    if (pos < L->nbase && ix_base_key(leaf, pos) == key) {
         *val = ld64(leaf + IX_BLOCK + pos / IX_SLOTS * IX_BLOCK + 24 + pos % IX_SLOTS * 16);
         return IX_HIT;
     }
@@ -500,39 +614,41 @@ static int ix_rec_cmp(const void *a, const void *b)
 
 static int ix_view_push(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v)
 {
-    if (L->vn == L->vcap) {
-        uint64_t nc = L->vcap ? L->vcap * 2 : 64;
-        uint64_t *a = tsf_realloc(ix->alloc, L->vk, L->vcap * 8, nc * 8);
+    if (L->w->vn == L->w->vcap) {
+        uint64_t nc = L->w->vcap ? L->w->vcap * 2 : 64;
+        uint64_t *a = tsf_realloc(ix->alloc, L->w->vk, L->w->vcap * 8, nc * 8);
         if (!a) return -1;
-        L->vk = a;
-        uint64_t *b = tsf_realloc(ix->alloc, L->vv, L->vcap * 8, nc * 8);
+        L->w->vk = a;
+        uint64_t *b = tsf_realloc(ix->alloc, L->w->vv, L->w->vcap * 8, nc * 8);
         if (!b) return -1;
-        L->vv = b;
-        L->vcap = nc;
+        L->w->vv = b;
+        L->w->vcap = nc;
     }
-    L->vk[L->vn] = k;
-    L->vv[L->vn] = v;
-    L->vn++;
+    L->w->vk[L->w->vn] = k;
+    L->w->vv[L->w->vn] = v;
+    L->w->vn++;
     return 0;
 }
 
 /* Is the leaf read straight from the file (sorted base, no overflow)? */
 static inline int ix_direct(const tsf_index *ix, const ix_leaf *L)
 {
-    return ix->mode == TSF_INDEX_SORTED && L->nchunks == 0;
+    return ix->mode == TSF_INDEX_SORTED && L->w->nchunks == 0;
 }
 
 tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
     tsf_status s = ix_leaf_ready(ix, L, err);
-    if (s != TSF_OK || L->view_ok) return s;
+    if (s != TSF_OK || L->w->view_ok) return s;
+    s = ix_leaf_own(ix, L, err);
+    if (s != TSF_OK) return s;
     /* Newer-than-base records: chunks oldest to newest, then dynamic blocks (the newest tier). */
-    uint64_t nr = L->ovf_records + (ix->mode == TSF_INDEX_DYNAMIC ? (uint64_t)L->nblocks * IX_SLOTS : 0);
+    uint64_t nr = L->w->ovf_records + (ix->mode == TSF_INDEX_DYNAMIC ? (uint64_t)L->nblocks * IX_SLOTS : 0);
     ix_rec *r = tsf_alloc(ix->alloc, (nr ? nr : 1) * sizeof(ix_rec));
     if (!r) return tsf_err(err, TSF_ENOMEM, "index: leaf view of %llu records", (unsigned long long)nr);
     uint64_t n = 0, age = 0;
-    for (uint32_t c = 0; c < L->nchunks; c++) {
-        const uint8_t *p = ix_at(ix, L->chunks[c].off);
+    for (uint32_t c = 0; c < L->w->nchunks; c++) {
+        const uint8_t *p = ix_at(ix, L->w->chunks[c].off);
         uint64_t w = ld64(p), cnt = w & 0xff;
         for (uint64_t i = 0; i < cnt && n < nr; i++, n++)
             r[n] = (ix_rec){ld64(p + 16 + i * 16), ld64(p + 24 + i * 16), (++age << 1) | (w >> (8 + i) & 1)};
@@ -545,7 +661,7 @@ tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
                 r[n] = (ix_rec){ld64(p + 16 + i * 16), ld64(p + 24 + i * 16), (++age << 1) | (w >> (8 + i) & 1)};
         }
     qsort(r, n, sizeof *r, ix_rec_cmp);
-    L->vn = 0;
+    L->w->vn = 0;
     const uint8_t *leaf = ix_at(ix, L->off);
     uint64_t i = 0, j = 0, nb = ix->mode == TSF_INDEX_SORTED ? L->nbase : 0;
     int oom = 0;
@@ -579,7 +695,7 @@ tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
         ix_view_free(ix, L);
         return tsf_err(err, TSF_ENOMEM, "index: leaf view");
     }
-    L->view_ok = 1;
+    L->w->view_ok = 1;
     return TSF_OK;
 }
 
@@ -593,33 +709,28 @@ static tsf_status ix_leaf_ordered(tsf_index *ix, ix_leaf *L, uint64_t *n, tsf_er
         return TSF_OK;
     }
     s = ix_leaf_view(ix, L, err);
-    *n = L->vn;
+    *n = L->w->vn;
     return s;
 }
 
 static inline uint64_t ix_vkey(const tsf_index *ix, const ix_leaf *L, uint64_t i)
 {
-    return ix_direct(ix, L) ? ix_base_key(ix_at(ix, L->off), i) : L->vk[i];
+    return ix_direct(ix, L) ? ix_base_key(ix_at(ix, L->off), i) : L->w->vk[i];
 }
 static inline uint64_t ix_vval(const tsf_index *ix, const ix_leaf *L, uint64_t i)
 {
-    if (!ix_direct(ix, L)) return L->vv[i];
+    if (!ix_direct(ix, L)) return L->w->vv[i];
     return ld64(ix_at(ix, L->off) + IX_BLOCK + i / IX_SLOTS * IX_BLOCK + 24 + i % IX_SLOTS * 16);
 }
 
 /* First position in the leaf's ordered view with key >= x (> x when strict). */
 static uint64_t ix_leaf_pos(const tsf_index *ix, const ix_leaf *L, uint64_t n, uint64_t x, int strict)
 {
-    if (ix_direct(ix, L)) {
-        if (n == 0) return 0;
-        uint64_t a, e;
-        ix_base_window(L, x, &a, &e);
-        return ix_base_search(ix_at(ix, L->off), a, e, x, strict);
-    }
+    if (ix_direct(ix, L)) return n == 0 ? 0 : ix_base_pos(ix, L, x, strict);
     uint64_t a = 0, len = n;
     while (len > 0) {
         uint64_t half = len / 2;
-        uint64_t k = L->vk[a + half];
+        uint64_t k = L->w->vk[a + half];
         if (strict ? k <= x : k < x) {
             a += half + 1;
             len -= half + 1;
@@ -730,8 +841,10 @@ static void ix_free_leaves(tsf_index *ix)
 {
     if (!ix->leaves) return;
     for (uint64_t i = 0; i < ix->n_leaves; i++) {
-        ix_leaf_drop(ix, &ix->leaves[i]);
-        ix_view_free(ix, &ix->leaves[i]);
+        ix_leaf *L = &ix->leaves[i];
+        ix_leaf_drop(ix, L);
+        ix_view_free(ix, L);
+        if (L->w && L->w != &ix->w0) tsf_free(ix->alloc, L->w, sizeof *L->w);
     }
     tsf_free(ix->alloc, ix->leaves, ix->n_leaves * sizeof(ix_leaf));
     ix->leaves = NULL;

@@ -16,23 +16,42 @@ typedef struct ix_chunk {
     uint8_t fp[IX_CHUNK_SLOTS + 1];
 } ix_chunk;
 
-/* DRAM directory entry of one leaf (rebuilt at open; block metadata built lazily on first touch). */
-typedef struct ix_leaf {
-    uint64_t off;            /* leaf header in the file */
-    uint64_t lo, hi;         /* routing range (fixed by the parent's model) */
-    uint64_t origin, mul;    /* leaf model */
-    uint64_t nbase;          /* sorted mode: keys in the dense sorted base */
-    uint32_t nblocks, err_lo, err_hi;
-    uint8_t ready;           /* block metadata and chunk list built */
-    uint8_t view_ok;         /* vk/vv hold the merged sorted live pairs */
+/* Overflow and view state of a leaf; leaves never written or viewed share the handle's zeroed w0. */
+typedef struct ix_leafw {
     uint32_t nchunks, cap_chunks;
     ix_chunk *chunks;        /* oldest first; the newest is chunks[nchunks-1] */
     uint64_t ovf_records;
-    uint32_t chunks_built;   /* chunks then */
     uint64_t ovf_built;      /* records in the log when the metadata was built (rebuild trigger base) */
-    uint8_t *meta;           /* dynamic: 16 B per block (15 fps + count); sorted: 8 B bloom per block */
+    uint32_t chunks_built;   /* chunks then */
+    uint8_t view_ok;         /* vk/vv hold the merged sorted live pairs */
     uint64_t *vk, *vv, vn, vcap;
+} ix_leafw;
+
+/*
+ * DRAM directory entry of one leaf (rebuilt at open; block metadata built lazily on first touch). The
+ * fields a point lookup reads fill the first cache line; 80 bytes in all (DRAM budget: <= 1 B/key).
+ */
+typedef struct ix_leaf {
+    uint64_t off;            /* leaf header in the file */
+    uint64_t origin, mul;    /* leaf model */
+    uint64_t nbase;          /* sorted mode: keys in the dense sorted base */
+    uint8_t *meta;           /* block metadata, IX_META_SORTED / IX_META_DYN bytes per block */
+    ix_leafw *w;             /* overflow log and view: &ix->w0 (all zero, read-only) until written */
+    uint32_t nblocks, err_lo, err_hi;
+    uint8_t ready;           /* block metadata and chunk list built */
+    uint8_t shift;           /* sorted: separator = (first key of block - origin) >> shift */
+    uint64_t lo, hi;         /* routing range (fixed by the parent's model) */
 } ix_leaf;
+
+/*
+ * Block metadata in DRAM. Sorted leaves: 12 B per block, a 32-bit separator (the block's first key
+ * relative to the leaf origin, shifted right by L->shift so the leaf's span fits; it picks the block
+ * holding a key among the model's error window without touching the file) and a 64-bit bloom word (two
+ * bits per key; absent keys skip the block). Dynamic leaves: 16 B per block, 15 one-byte fingerprints
+ * and the count.
+ */
+#define IX_META_SORTED 12u
+#define IX_META_DYN 16u
 
 struct tsf_index {
     pmem pm;
@@ -45,6 +64,7 @@ struct tsf_index {
     uint64_t leaf_table, n_leaves, n_nodes;
     uint64_t region_start, region_end, alloc_end;
     ix_leaf *leaves;
+    ix_leafw w0; /* the shared empty overflow/view state, never written */
     uint64_t rebuilds;
 };
 
@@ -75,6 +95,12 @@ static inline uint8_t ix_fp(uint64_t k)
 {
     return (uint8_t)(ix_hash(k) >> 56);
 }
+/* The two bloom bits of a key in a sorted block's 64-bit word. */
+static inline uint64_t ix_bloom_bits(uint64_t k)
+{
+    uint64_t h = ix_hash(k);
+    return (UINT64_C(1) << (h & 63)) | (UINT64_C(1) << (h >> 6 & 63));
+}
 
 static inline uint8_t *ix_at(const tsf_index *ix, uint64_t off)
 {
@@ -85,12 +111,19 @@ static inline uint8_t *ix_block(const tsf_index *ix, const ix_leaf *L, uint64_t 
     return ix->pm.base + L->off + IX_BLOCK + b * IX_BLOCK;
 }
 
+static inline uint64_t ix_meta_stride(const tsf_index *ix)
+{
+    return ix->mode == TSF_INDEX_SORTED ? IX_META_SORTED : IX_META_DYN;
+}
+
 /* Routing: leaf id of key (exact, no search). */
 uint64_t ix_route(const tsf_index *ix, uint64_t key);
 /* Builds block metadata and the chunk list of a leaf, validating them (TSF_ECORRUPT on damage). */
 tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err);
 /* Appends DRAM metadata of the chunk at off (newest). */
 tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err);
+/* Gives the leaf its own overflow/view state (before writing it). */
+tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err);
 /* Drops the DRAM metadata of a leaf (after a rebuild or at close). */
 void ix_leaf_drop(tsf_index *ix, ix_leaf *L);
 /* Loads the leaf fields from its header at off (validated at open or after writing). */

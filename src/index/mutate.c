@@ -21,7 +21,7 @@
 /* Appends one record to the leaf's overflow log (a new chunk when the newest is full). */
 static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v, int tomb, tsf_error *err)
 {
-    ix_chunk *c = L->nchunks ? &L->chunks[L->nchunks - 1] : NULL;
+    ix_chunk *c = L->w->nchunks ? &L->w->chunks[L->w->nchunks - 1] : NULL;
     uint8_t *p = c ? ix_at(ix, c->off) : NULL;
     uint64_t w = p ? ld64(p) : 0, cnt = w & 0xff;
     if (!c || cnt >= IX_CHUNK_SLOTS) {
@@ -50,7 +50,7 @@ static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t 
         if (k > c->kmax) c->kmax = k;
         pm_dirty(&ix->pm, c->off, 16 + (cnt + 1) * 16);
     }
-    L->ovf_records++;
+    L->w->ovf_records++;
     return TSF_OK;
 }
 
@@ -59,14 +59,14 @@ static tsf_status ix_migrate(tsf_index *ix, ix_leaf *L, uint64_t b, tsf_error *e
 {
     uint8_t *blk = ix_block(ix, L, b);
     uint64_t w = ld64(blk), cnt = w & 0xff;
-    uint32_t first = L->nchunks ? L->nchunks - 1 : 0;
+    uint32_t first = L->w->nchunks ? L->w->nchunks - 1 : 0;
     for (uint64_t s = 0; s < cnt; s++) {
         tsf_status st = ix_ovf_append(ix, L, ld64(blk + 16 + s * 16), ld64(blk + 24 + s * 16),
                                       (int)(w >> (8 + s) & 1), err);
         if (st != TSF_OK) return st;
     }
-    for (uint32_t c = first; c < L->nchunks; c++) {
-        tsf_status st = pm_persist(&ix->pm, L->chunks[c].off, IX_CHUNK, err);
+    for (uint32_t c = first; c < L->w->nchunks; c++) {
+        tsf_status st = pm_persist(&ix->pm, L->w->chunks[c].off, IX_CHUNK, err);
         if (st != TSF_OK) return st;
     }
     tsf_status st = pm_persist(&ix->pm, L->off + LF_O_OVF_HEAD, 8, err);
@@ -119,10 +119,10 @@ static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
     ix_leaf *L = &ix->leaves[id];
     tsf_status s = ix_leaf_view(ix, L, err);
     if (s != TSF_OK) return s;
-    uint64_t bytes = ix_leaf_bytes(ix, L->vk, L->vn), off;
+    uint64_t bytes = ix_leaf_bytes(ix, L->w->vk, L->w->vn), off;
     s = ix_alloc(ix, bytes, &off, err);
     if (s != TSF_OK) return s;
-    ix_leaf_write(ix, off, id, L->lo, L->hi, L->vk, L->vv, L->vn);
+    ix_leaf_write(ix, off, id, L->lo, L->hi, L->w->vk, L->w->vv, L->w->vn);
     pm_dirty(&ix->pm, off, bytes);
     s = pm_persist(&ix->pm, off, bytes, err);
     if (s != TSF_OK) return s;
@@ -130,7 +130,7 @@ static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
     pm_dirty(&ix->pm, ix->leaf_table + id * 8, 8);
     ix_leaf_drop(ix, L);
     ix_leaf_load(ix, L, off);
-    L->view_ok = 1; /* the merged pairs are exactly the new leaf's content */
+    L->w->view_ok = 1; /* the merged pairs are exactly the new leaf's content */
     ix->rebuilds++;
     return ix_leaf_ready(ix, L, err);
 }
@@ -138,12 +138,12 @@ static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
 static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
 {
     ix_leaf *L = &ix->leaves[id];
-    L->view_ok = 0;
+    L->w->view_ok = 0;
     uint64_t cap = ix->mode == TSF_INDEX_SORTED ? L->nbase : (uint64_t)L->nblocks * IX_SLOTS;
     uint64_t limit = cap * ix->ovf_pct / 100;
     if (limit < 2 * IX_CHUNK_SLOTS) limit = 2 * IX_CHUNK_SLOTS;
     /* Rebuild when the log grew by the share, or by 16 chunks (a long chain slows absent lookups). */
-    return L->ovf_records - L->ovf_built > limit || L->nchunks > L->chunks_built + 16 ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
+    return L->w->ovf_records - L->w->ovf_built > limit || L->w->nchunks > L->w->chunks_built + 16 ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
 }
 
 static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, tsf_error *err)
@@ -151,6 +151,7 @@ static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, 
     uint64_t id = ix_route(ix, key);
     ix_leaf *L = &ix->leaves[id];
     tsf_status s = ix_leaf_ready(ix, L, err);
+    if (s == TSF_OK) s = ix_leaf_own(ix, L, err);
     if (s != TSF_OK) return s;
     s = ix->mode == TSF_INDEX_SORTED ? ix_ovf_append(ix, L, key, val, tomb, err)
                                      : ix_block_put(ix, L, key, val, tomb, err);

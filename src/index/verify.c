@@ -27,12 +27,12 @@ tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
         ix_leaf *L = &ix->leaves[i];
         tsf_status s = ix_leaf_ready(ix, L, NULL);
         if (s != TSF_OK) return s;
-        dram += (uint64_t)L->nblocks * (ix->mode == TSF_INDEX_SORTED ? 8 : 16);
-        dram += (uint64_t)L->cap_chunks * sizeof(ix_chunk);
-        st->cache_bytes += L->vcap * 16;
-        st->overflow_records += L->ovf_records;
-        if (L->nchunks > st->max_overflow_depth) st->max_overflow_depth = L->nchunks;
-        st->records += L->ovf_records;
+        dram += (uint64_t)L->nblocks * ix_meta_stride(ix);
+        if (L->w != &ix->w0) dram += sizeof *L->w + (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
+        st->cache_bytes += L->w->vcap * 16;
+        st->overflow_records += L->w->ovf_records;
+        if (L->w->nchunks > st->max_overflow_depth) st->max_overflow_depth = L->w->nchunks;
+        st->records += L->w->ovf_records;
         if (ix->mode == TSF_INDEX_SORTED) {
             st->records += L->nbase;
         } else {
@@ -77,7 +77,11 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
                 if ((p > i && p - i > L->err_lo) || (i > p && i - p > L->err_hi))
                     return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu beyond the error bound",
                                    (unsigned long long)off);
-                bloom |= UINT64_C(1) << (ix_hash(k) & 63);
+                bloom |= ix_bloom_bits(k);
+                uint64_t rel = k > L->origin ? k - L->origin : 0;
+                if (s2 == 0 && ld32(L->meta + b * IX_META_SORTED) != ((rel >> L->shift) > UINT32_MAX ? UINT32_MAX : (rel >> L->shift)))
+                    return tsf_err(err, TSF_ECORRUPT, "index check: stale separator of leaf %llu block %llu",
+                                   (unsigned long long)id, (unsigned long long)b);
             } else {
                 if (ix_model(k, L->origin, L->mul, L->nblocks) != b)
                     return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu not in its predicted block",
@@ -87,13 +91,13 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
                                    (unsigned long long)off);
             }
         }
-        if (sorted ? ld64(L->meta + b * 8) != bloom : L->meta[b * 16 + 15] != cnt)
+        if (sorted ? ld64(L->meta + b * IX_META_SORTED + 4) != bloom : L->meta[b * IX_META_DYN + 15] != cnt)
             return tsf_err(err, TSF_ECORRUPT, "index check: stale block metadata of leaf %llu block %llu",
                            (unsigned long long)id, (unsigned long long)b);
     }
     uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD);
-    for (uint32_t c = L->nchunks; c-- > 0;) {
-        if (L->chunks[c].off != off)
+    for (uint32_t c = L->w->nchunks; c-- > 0;) {
+        if (L->w->chunks[c].off != off)
             return tsf_err(err, TSF_ECORRUPT, "index check: overflow chain of leaf %llu differs from DRAM",
                            (unsigned long long)id);
         const uint8_t *p = ix_at(ix, off);
@@ -102,21 +106,21 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
             uint64_t k = ld64(p + 16 + r * 16);
             s = ix_check_key(ix, id, k, off + 16 + r * 16, err);
             if (s != TSF_OK) return s;
-            if (L->chunks[c].fp[r] != ix_fp(k) || k < L->chunks[c].kmin || k > L->chunks[c].kmax)
+            if (L->w->chunks[c].fp[r] != ix_fp(k) || k < L->w->chunks[c].kmin || k > L->w->chunks[c].kmax)
                 return tsf_err(err, TSF_ECORRUPT, "index check: stale overflow fingerprint at byte %llu",
                                (unsigned long long)(off + 16 + r * 16));
         }
         ovf += cnt;
         off = ld64(p + 8);
     }
-    if (off != 0 || ovf != L->ovf_records)
+    if (off != 0 || ovf != L->w->ovf_records)
         return tsf_err(err, TSF_ECORRUPT, "index check: overflow of leaf %llu: chain or count differs",
                        (unsigned long long)id);
-    if (!sorted || L->nchunks) {
+    if (!sorted || L->w->nchunks) {
         s = ix_leaf_view(ix, L, err);
         if (s != TSF_OK) return s;
-        for (uint64_t i = 1; i < L->vn; i++)
-            if (L->vk[i] < L->vk[i - 1] || (L->vk[i] == L->vk[i - 1] && !ix->dup))
+        for (uint64_t i = 1; i < L->w->vn; i++)
+            if (L->w->vk[i] < L->w->vk[i - 1] || (L->w->vk[i] == L->w->vk[i - 1] && !ix->dup))
                 return tsf_err(err, TSF_ECORRUPT, "index check: merged view of leaf %llu out of order",
                                (unsigned long long)id);
     }

@@ -578,6 +578,9 @@ typedef struct tsf_query_options {
     int block_bound;             /* TSF_BLOCK_BOUND_EXACT (default) or TSF_BLOCK_BOUND_CONSERVATIVE (E3 Plan A) */
     unsigned threads;            /* decode chunks on this many threads (0/1 = the calling thread only);
                                   * batches come out in the same order as with one thread */
+    struct tsf_page_index *page_index; /* page-time index of this reader's file (tsf_page_index_open); NULL =
+                                        * none. Borrowed. A partly covered chunk then starts at the page
+                                        * holding time_min without walking its page headers; same rows. */
 } tsf_query_options;
 
 /** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next
@@ -611,6 +614,46 @@ TSF_API tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, 
 TSF_API tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err);
 TSF_API void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out);
 TSF_API void tsf_query_close(tsf_query *q);
+
+/* ---- page-time index (doc/reader.md "Page-time index") ---------------------------------------- */
+/*
+ * An index over page start times -> page locations for one TsFile, kept in a sorted-mode learned index
+ * (tsf_index.h) stored next to the file as `<file>.tsfidx`. Built after the fact from a reader; records the
+ * file's size and the CRC of its tail so an index of another (or a rewritten) file is not used. Lookups
+ * are thread-safe (serialised on the handle).
+ */
+typedef struct tsf_page_index tsf_page_index;
+
+/** Series number of an aligned device's time column in tsf_page_index_lookup. */
+#define TSF_PAGE_INDEX_TIME ((size_t)-1)
+
+/** Where a page is. */
+typedef struct tsf_page_loc {
+    uint64_t chunk_offset; /* the chunk header of the page */
+    uint64_t page_offset;  /* the page header */
+    uint32_t page;         /* number of the page in its chunk (0 = first) */
+    int late;              /* 1: the page starts before a preceding page of its series ends (out of order) */
+    int64_t start_time;    /* the page's start time (aligned value columns: that of their time page) */
+} tsf_page_loc;
+
+/** Walks every chunk and page header of r's file and writes the index to path (replaced atomically).
+ *  *npages (may be NULL) = pages indexed. TSF_ENOTSUP when the series' time spans do not fit the key
+ *  layout (their sum must stay below 2^64). */
+TSF_API tsf_status tsf_page_index_build(tsf_reader *r, const char *path, uint64_t *npages, tsf_error *err);
+/** Opens the index at path for r's file: TSF_ECORRUPT for a damaged index, TSF_ESTATE for an index of
+ *  another file (size, tail CRC or columns differ). r must outlive the index. */
+TSF_API tsf_status tsf_page_index_open(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err);
+/** Opens `<tsfile>.tsfidx` if it exists and matches r's file; *out = NULL (TSF_OK) when it is absent,
+ *  stale or damaged. */
+TSF_API tsf_status tsf_page_index_open_auto(tsf_reader *r, const char *tsfile, tsf_page_index **out,
+                                            tsf_error *err);
+TSF_API void tsf_page_index_close(tsf_page_index *p);
+/** The page of series (or TSF_PAGE_INDEX_TIME) of device whose start is the last one <= t (floor);
+ *  TSF_ENOTFOUND when every page starts after t or the series has none. */
+TSF_API tsf_status tsf_page_index_lookup(tsf_page_index *p, size_t device, size_t series, int64_t t,
+                                         tsf_page_loc *out, tsf_error *err);
+/** Pages indexed and pages that went in as late (overflow) inserts. */
+TSF_API void tsf_page_index_info(const tsf_page_index *p, uint64_t *npages, uint64_t *nlate);
 
 /* ---- value filters ---------------------------------------------------------------------- */
 /*

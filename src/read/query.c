@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "filter.h"
+#include "page_index.h"
 #include "parallel.h"
 #include "reader_internal.h"
 
@@ -82,6 +83,7 @@ struct tsf_query {
     rd_fstate *fs;       /* value filter (NULL: none) */
     size_t nvis;         /* returned columns: cols[0, nvis); the rest are read only for the filter */
     int block_bound;     /* TSF_BLOCK_BOUND_* */
+    tsf_page_index *pix; /* page-time index of the reader's file (page_index.c) or NULL */
 };
 
 void tsf_query_options_init(tsf_query_options *o)
@@ -246,6 +248,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
         goto fail;
     }
     q->block_bound = o.block_bound;
+    if (o.page_index && rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
     if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, &q->fs, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
@@ -482,9 +485,11 @@ static const rd_pdir *pdir_get(tsf_query *q, qcol *c)
  * In a chunk that starts before the window, jumps the driving column (and, aligned, every value column
  * in lockstep) to the first page ending at or after tmin; the pages jumped over count as skipped.
  */
+static int pix_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals);
 static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
 {
     if (!tsf_fmt_chunk_multi_page(drv->ch.marker) || drv->dpos >= drv->dend || nvals > 64) return;
+    if (q->pix && pix_jump(q, drv, vals, nvals)) return;
     const rd_pdir *d = pdir_get(q, drv);
     if (!d) return;
     size_t a = 0, z = d->npages;
@@ -508,6 +513,38 @@ static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
         vals[i].dpos = vd[i]->pg[a].hdr;
         q->st.pages_skipped += a;
     }
+}
+
+/*
+ * The same jump from the page-time index (page_index.c): the page holding tmin (last start <= tmin) of the
+ * driving column, when the index places it in this chunk and it is in order (every earlier page of the
+ * column ends before it starts), and the value pages paired with it. 0: not usable here (pdir instead).
+ */
+static int pix_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
+{
+    size_t dev = (size_t)(q->dev - q->r->devices);
+    size_t sj = vals ? TSF_PAGE_INDEX_TIME : (size_t)(drv->s - q->r->series) - q->dev->series0;
+    tsf_page_loc loc, vl[64];
+    if (tsf_page_index_lookup(q->pix, dev, sj, q->tmin, &loc, NULL) || loc.late ||
+        loc.chunk_offset != drv->chunk_off || loc.page_offset < drv->dpos || loc.page_offset >= drv->dend)
+        return 0;
+    for (size_t i = 0; i < nvals; i++) {
+        vl[i].page = loc.page;
+        if (!vals[i].in_chunk || vals[i].dpos >= vals[i].dend) continue;
+        size_t j = (size_t)(vals[i].s - q->r->series) - q->dev->series0;
+        if (tsf_page_index_lookup(q->pix, dev, j, q->tmin, &vl[i], NULL) || vl[i].page != loc.page ||
+            vl[i].chunk_offset != vals[i].chunk_off || vl[i].page_offset < vals[i].dpos ||
+            vl[i].page_offset >= vals[i].dend)
+            return 0;
+    }
+    drv->dpos = loc.page_offset;
+    q->st.pages_skipped += loc.page;
+    for (size_t i = 0; i < nvals; i++) {
+        if (!vals[i].in_chunk || vals[i].dpos >= vals[i].dend) continue;
+        vals[i].dpos = vl[i].page_offset;
+        q->st.pages_skipped += loc.page;
+    }
+    return 1;
 }
 
 static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)

@@ -1,0 +1,697 @@
+/*
+ * test_page_index.c - the page-time index (src/read/page_index.c, doc/reader.md "Page-time index").
+ * Files written by our writer (aligned, non-aligned, table devices, many chunks, chunk groups out of order)
+ * and the golden files of ../shared/testdata: every page's start looked up gives that page (the reference
+ * walks the metadata's chunk lists and the pages with the data-area walker, not the reader's page code),
+ * floors of other times give the last page starting before them, and queries with the index give exactly
+ * the rows of queries without it, while reading fewer bytes where chunks are large. Stale indexes
+ * (another file) give TSF_ESTATE and are ignored by tsf_page_index_open_auto; damaged ones give
+ * TSF_ECORRUPT (or TSF_ESTATE, or open when the damage hit unused bytes) and never crash.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "gen_file.h"
+#include "read/reader_internal.h"
+#include "test.h"
+
+static char g_dir[64];
+
+static const char *tmpdir(void)
+{
+    if (!g_dir[0]) {
+        snprintf(g_dir, sizeof g_dir, "/tmp/tsf_pix_XXXXXX");
+        if (!mkdtemp(g_dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return g_dir;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fwrite(p, 1, n, f) == n);
+    fclose(f);
+}
+
+/* ---- reference: pages of every column from the metadata and the data-area walker ---------------- */
+
+typedef struct rpage {
+    uint64_t coff, hoff;
+    uint32_t k;
+    int64_t start, end;
+    int late;
+} rpage;
+
+typedef struct rcol {
+    size_t device, series; /* series: TSF_PAGE_INDEX_TIME for a time column */
+    rpage *p;
+    size_t n, cap;
+    int64_t max_end;
+    int seen;
+} rcol;
+
+typedef struct ref {
+    rcol *c;
+    size_t n;
+    uint8_t *file;
+    size_t len;
+} ref;
+
+static void rcol_add(rcol *c, const rpage *pg)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->p = realloc(c->p, c->cap * sizeof *c->p);
+    }
+    c->p[c->n++] = *pg;
+}
+
+/* Pages of the chunk at coff: header offsets, starts and ends (chunk statistics for single-page chunks).
+ * Returns the count, or -1 when a page of a multi-page chunk has no statistics. */
+static long chunk_pages(const ref *f, int version, uint64_t coff, const tsf_fmt_stats *cs, rpage *out,
+                        size_t cap)
+{
+    tsf_walker w;
+    tsf_walk_item it;
+    tsf_error e;
+    tsf_walk_init_at(&w, f->file, f->len, version, coff);
+    long n = 0;
+    int bad = 0;
+    while (tsf_walk_next(&w, &it, &e) == TSF_OK) {
+        if (it.kind == TSF_WALK_CHUNK && it.offset == coff) continue;
+        if (it.kind != TSF_WALK_PAGE || it.chunk_offset != coff) break;
+        if ((size_t)n == cap) return -2;
+        /* value pages take their time page's start: only time and non-aligned pages need statistics */
+        if (tsf_fmt_chunk_kind(it.chunk.marker) != TSF_CHUNK_VALUE &&
+            tsf_fmt_chunk_multi_page(it.chunk.marker) && !it.page.has_stats)
+            bad = 1;
+        out[n] = (rpage){coff,
+                         it.offset,
+                         it.page_index,
+                         it.page.has_stats ? it.page.stats.start_time : cs->start_time,
+                         it.page.has_stats ? it.page.stats.end_time : cs->end_time,
+                         0};
+        n++;
+    }
+    return bad ? -1 : n;
+}
+
+static void mark_late(rcol *c, rpage *pg)
+{
+    int64_t m = pg->start > pg->end ? pg->start : pg->end;
+    pg->late = c->seen && pg->start <= c->max_end;
+    if (!c->seen || m > c->max_end) c->max_end = m;
+    c->seen = 1;
+}
+
+#define MAXP 200000
+static rpage g_tp[MAXP], g_vp[MAXP];
+
+static void build_ref(tsf_reader *r, ref *f)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < r->ndevices; d++) n += r->devices[d].nseries + (r->devices[d].aligned ? 1 : 0);
+    f->c = calloc(n + 1, sizeof *f->c);
+    f->n = n;
+    size_t c = 0;
+    tsf_error e;
+    for (size_t d = 0; d < r->ndevices; d++) {
+        const rd_device *dv = &r->devices[d];
+        if (!dv->aligned) {
+            for (size_t j = 0; j < dv->nseries; j++, c++) {
+                rcol *col = &f->c[c];
+                col->device = d, col->series = j;
+                size_t pos = 0;
+                uint64_t coff;
+                tsf_fmt_stats cs;
+                while (tsf_ixp_next_chunk_meta(&r->series[dv->series0 + j].tsm, &pos, &coff, &cs, &e) ==
+                       TSF_OK) {
+                    long np = chunk_pages(f, r->version, coff, &cs, g_tp, MAXP);
+                    for (long k = 0; k < np; k++) {
+                        mark_late(col, &g_tp[k]);
+                        rcol_add(col, &g_tp[k]);
+                    }
+                }
+            }
+            continue;
+        }
+        rcol *tc = &f->c[c];
+        tc->device = d, tc->series = TSF_PAGE_INDEX_TIME;
+        for (size_t j = 0; j < dv->nseries; j++) f->c[c + 1 + j].device = d, f->c[c + 1 + j].series = j;
+        /* time chunks in list order, with the next one's offset */
+        uint64_t toff[4096];
+        tsf_fmt_stats tcs[4096];
+        size_t nt = 0, pos = 0;
+        while (nt < 4096 && tsf_ixp_next_chunk_meta(&dv->time.tsm, &pos, &toff[nt], &tcs[nt], &e) == TSF_OK)
+            nt++;
+        for (size_t i = 0; i < nt; i++) {
+            uint64_t next = i + 1 < nt ? toff[i + 1] : r->fm.meta_offset;
+            long np = chunk_pages(f, r->version, toff[i], &tcs[i], g_tp, MAXP);
+            for (long k = 0; k < np; k++) {
+                mark_late(tc, &g_tp[k]);
+                rcol_add(tc, &g_tp[k]);
+            }
+            if (np <= 0) continue;
+            for (size_t j = 0; j < dv->nseries; j++) {
+                size_t vpos = 0;
+                uint64_t voff;
+                tsf_fmt_stats vs;
+                while (tsf_ixp_next_chunk_meta(&r->series[dv->series0 + j].tsm, &vpos, &voff, &vs, &e) ==
+                       TSF_OK) {
+                    if (voff < toff[i] || voff >= next) continue;
+                    long nv = chunk_pages(f, r->version, voff, &vs, g_vp, MAXP);
+                    if (nv == np)
+                        for (long k = 0; k < nv; k++) {
+                            g_vp[k].start = g_tp[k].start;
+                            g_vp[k].late = g_tp[k].late;
+                            rcol_add(&f->c[c + 1 + j], &g_vp[k]);
+                        }
+                    break;
+                }
+            }
+        }
+        c += 1 + dv->nseries;
+    }
+}
+
+static void free_ref(ref *f)
+{
+    for (size_t i = 0; i < f->n; i++) free(f->c[i].p);
+    free(f->c);
+    free(f->file);
+}
+
+/* Pages of col starting at t. */
+static size_t count_start(const rcol *c, int64_t t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += c->p[i].start == t;
+    return n;
+}
+
+/* Largest start <= t; 0 if none. */
+static int ref_floor(const rcol *c, int64_t t, int64_t *out)
+{
+    int have = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->p[i].start <= t && (!have || c->p[i].start > *out)) *out = c->p[i].start, have = 1;
+    return have;
+}
+
+/* Every page start looked up gives that page; floors of other times match the reference. Returns pages. */
+static size_t check_lookups(tsf_page_index *pix, const ref *f, uint64_t *seed)
+{
+    size_t pages = 0;
+    tsf_error e = {0};
+    for (size_t ci = 0; ci < f->n; ci++) {
+        const rcol *c = &f->c[ci];
+        pages += c->n;
+        for (size_t i = 0; i < c->n; i++) {
+            const rpage *pg = &c->p[i];
+            tsf_page_loc loc;
+            tsf_status st = tsf_page_index_lookup(pix, c->device, c->series, pg->start, &loc, &e);
+            CHECK_OK(st, &e);
+            if (st) return pages;
+            CHECK(loc.start_time == pg->start);
+            if (count_start(c, pg->start) == 1) {
+                if (loc.chunk_offset != pg->coff || loc.page_offset != pg->hoff || loc.page != pg->k ||
+                    loc.late != pg->late) {
+                    fprintf(
+                        stderr,
+                        "device %zu series %zu page at %llu (start %lld): index says %llu/%llu #%u late %d\n",
+                        c->device, c->series, (unsigned long long)pg->hoff, (long long)pg->start,
+                        (unsigned long long)loc.chunk_offset, (unsigned long long)loc.page_offset, loc.page,
+                        loc.late);
+                    CHECK(0);
+                    return pages;
+                }
+            }
+        }
+        if (!c->n) {
+            tsf_page_loc loc;
+            CHECK_EQ_INT(tsf_page_index_lookup(pix, c->device, c->series, 0, &loc, NULL), TSF_ENOTFOUND);
+            continue;
+        }
+        int64_t lo = c->p[0].start, hi = c->p[0].start;
+        for (size_t i = 0; i < c->n; i++) {
+            if (c->p[i].start < lo) lo = c->p[i].start;
+            if (c->p[i].start > hi) hi = c->p[i].start;
+        }
+        /* before the first start: nothing; beyond the last: the last; random times and start +- 1 */
+        tsf_page_loc loc;
+        if (lo > INT64_MIN)
+            CHECK_EQ_INT(tsf_page_index_lookup(pix, c->device, c->series, lo - 1, &loc, NULL), TSF_ENOTFOUND);
+        CHECK_OK(tsf_page_index_lookup(pix, c->device, c->series, INT64_MAX, &loc, &e), &e);
+        CHECK(loc.start_time == hi);
+        for (int k = 0; k < 200; k++) {
+            uint64_t span = (uint64_t)hi - (uint64_t)lo;
+            int64_t t = k & 1 ? c->p[tsf_test_rand(seed) % c->n].start + (k & 2 ? 1 : -1)
+                              : (int64_t)((uint64_t)lo + (span ? tsf_test_rand(seed) % (span + 1) : 0));
+            int64_t want = 0;
+            int have = ref_floor(c, t, &want);
+            tsf_status st = tsf_page_index_lookup(pix, c->device, c->series, t, &loc, &e);
+            if (!have) {
+                CHECK_EQ_INT(st, TSF_ENOTFOUND);
+            } else {
+                CHECK_OK(st, &e);
+                if (loc.start_time != want) {
+                    fprintf(stderr, "floor(%lld): %lld, want %lld\n", (long long)t, (long long)loc.start_time,
+                            (long long)want);
+                    CHECK(0);
+                    return pages;
+                }
+            }
+        }
+    }
+    return pages;
+}
+
+/* ---- queries with and without the index ------------------------------------------------------- */
+
+typedef struct qsum {
+    uint64_t h, rows;
+} qsum;
+
+static void mix(qsum *s, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) s->h = (s->h ^ b[i]) * 0x100000001b3ull;
+}
+
+/* FNV-1a over every row (device, time, column names, validity, values). */
+static tsf_status run_query(tsf_reader *r, tsf_page_index *pix, size_t dev, int64_t lo, int64_t hi,
+                            unsigned threads, qsum *s, tsf_error *e)
+{
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.devices = &dev;
+    o.ndevices = 1;
+    o.time_min = lo;
+    o.time_max = hi;
+    o.threads = threads;
+    o.page_index = pix;
+    o.batch_size = 100;
+    tsf_query *q = NULL;
+    const tsf_batch *b;
+    s->h = 0xcbf29ce484222325ull;
+    s->rows = 0;
+    tsf_status st = tsf_query_open(r, &o, &q, e);
+    while (!st && !(st = tsf_query_next(q, &b, e)) && b) {
+        for (size_t i = 0; i < b->nrows; i++) {
+            mix(s, &b->device, sizeof b->device);
+            mix(s, &b->times[i], 8);
+            for (size_t k = 0; k < b->ncolumns; k++) {
+                const tsf_column_batch *c = &b->columns[k];
+                uint8_t v = (c->validity[i >> 3] >> (i & 7)) & 1;
+                mix(s, c->name, strlen(c->name));
+                mix(s, &v, 1);
+                if (!v) continue;
+                size_t esz = rd_value_size(c->type);
+                if (c->type == TSF_TEXT || c->type == TSF_STRING || c->type == TSF_BLOB) {
+                    tsf_bytes x = ((const tsf_bytes *)c->values)[i];
+                    mix(s, x.data, x.len);
+                } else if (esz) {
+                    mix(s, (const uint8_t *)c->values + i * esz, esz);
+                }
+            }
+        }
+        s->rows += b->nrows;
+    }
+    tsf_query_close(q);
+    return st;
+}
+
+/* Queries starting at page starts, inside pages and in gaps give the same rows with and without pix. */
+static void check_queries(tsf_reader *plain, tsf_reader *r, tsf_page_index *pix, const ref *f, uint64_t *seed,
+                          int rounds)
+{
+    tsf_error e = {0}, e2 = {0};
+    for (size_t ci = 0; ci < f->n; ci++) {
+        const rcol *c = &f->c[ci];
+        if (!c->n ||
+            (ci && f->c[ci - 1].device == c->device && c->series != 0 && c->series != TSF_PAGE_INDEX_TIME))
+            continue; /* one round per device (all its columns) */
+        for (int k = 0; k < rounds; k++) {
+            const rpage *pg = &c->p[tsf_test_rand(seed) % c->n];
+            int64_t lo = pg->start + (int64_t)(tsf_test_rand(seed) % 3) - 1;
+            int64_t hi = k % 4 == 0 ? INT64_MAX : lo + (int64_t)(tsf_test_rand(seed) % 1000);
+            qsum a, b;
+            unsigned th = k % 5 == 4 ? 3 : 1; /* same threads both ways (see doc/reader.md on late chunks) */
+            tsf_status sa = run_query(plain, NULL, c->device, lo, hi, th, &a, &e);
+            tsf_status sb = run_query(r, pix, c->device, lo, hi, th, &b, &e2);
+            CHECK_EQ_INT(sb, sa);
+            if (a.rows != b.rows || a.h != b.h) {
+                fprintf(stderr, "device %zu [%lld, %lld]: %llu rows without the index, %llu with (%s)\n",
+                        c->device, (long long)lo, (long long)hi, (unsigned long long)a.rows,
+                        (unsigned long long)b.rows, a.h == b.h ? "same hash" : "rows differ");
+                CHECK(0);
+                return;
+            }
+        }
+    }
+}
+
+/* Builds the index of path, checks lookups and queries; returns pages indexed (0 on failure). */
+static uint64_t check_file(const char *path, int rounds, uint64_t *nlate)
+{
+    tsf_error e = {0};
+    tsf_reader *r = NULL, *plain = NULL;
+    tsf_page_index *pix = NULL;
+    char ipath[1100];
+    snprintf(ipath, sizeof ipath, "%.1000s.tsfidx", path);
+    uint64_t np = 0, seed = 42;
+    int failures = tsf_test_failures;
+    CHECK_OK(tsf_reader_open(&r, path, NULL, &e), &e);
+    CHECK_OK(tsf_reader_open(&plain, path, NULL, &e), &e);
+    if (!r || !plain) goto out;
+    tsf_status st = tsf_page_index_build(r, ipath, &np, &e);
+    if (st == TSF_ENOTSUP) { /* spans that do not fit: nothing indexed, the reader still works */
+        printf("  %s: %s\n", path, e.message);
+        np = 1;
+        goto out;
+    }
+    CHECK_OK(st, &e);
+    CHECK_OK(tsf_page_index_open_auto(r, path, &pix, &e), &e);
+    CHECK(pix != NULL);
+    if (!pix) goto out;
+    ref f = {0};
+    f.file = tsf_test_read_file(path, &f.len);
+    CHECK(f.file != NULL);
+    build_ref(r, &f);
+    uint64_t n, nl;
+    tsf_page_index_info(pix, &n, &nl);
+    CHECK(n == np);
+    size_t pages = check_lookups(pix, &f, &seed);
+    CHECK(pages == np);
+    check_queries(plain, r, pix, &f, &seed, rounds);
+    if (nlate) *nlate = nl;
+    free_ref(&f);
+out:
+    tsf_page_index_close(pix);
+    tsf_reader_close(r);
+    tsf_reader_close(plain);
+    remove(ipath);
+    if (tsf_test_failures != failures) fprintf(stderr, "  in %s\n", path);
+    return np;
+}
+
+/* ---- writer files ----------------------------------------------------------------------------- */
+
+static void gen_to(const char *name, size_t n, uint32_t page_points, size_t flush_rows, char *path,
+                   size_t cap)
+{
+    gen_buf b = {0};
+    char why[300];
+    snprintf(path, cap, "%s/%s", tmpdir(), name);
+    if (gen_file(&b, n, page_points, flush_rows, why, sizeof why)) {
+        fprintf(stderr, "%s\n", why);
+        CHECK(0);
+        return;
+    }
+    write_file(path, b.p, b.n);
+    free(b.p);
+}
+
+/* Aligned, non-aligned and table devices; single-page chunks, multi-page chunks, many chunks. */
+static void test_writer_files(void)
+{
+    static const struct {
+        size_t rows;
+        uint32_t page;
+        size_t flush;
+    } C[] = {{50, 1000, 0}, {3000, 64, 700}, {20000, 100, 0}, {5000, 17, 333}};
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        char path[200], name[32];
+        snprintf(name, sizeof name, "w%zu.tsfile", i);
+        gen_to(name, C[i].rows, C[i].page, C[i].flush, path, sizeof path);
+        uint64_t np = check_file(path, 30, NULL);
+        CHECK(np > 0);
+        printf("  %s: %llu pages\n", name, (unsigned long long)np);
+        remove(path);
+    }
+}
+
+/* Data area [7, separator) of a file in memory; 0 if the walk fails. */
+static size_t data_end(const gen_buf *b)
+{
+    tsf_walker w;
+    tsf_walk_item it;
+    tsf_error e;
+    if (tsf_walk_init(&w, b->p, b->n, &e)) return 0;
+    while (tsf_walk_next(&w, &it, &e) == TSF_OK)
+        if (it.kind == TSF_WALK_END) return (size_t)it.offset;
+    return 0;
+}
+
+/*
+ * Chunk groups out of order (later groups hold earlier and overlapping times: late pages). Our writer
+ * refuses them, so the data areas of several writer files are concatenated behind one head (a crashed
+ * file) and tsf_recover writes the index and tail.
+ */
+static void test_out_of_order(void)
+{
+    static const size_t R[][2] = {{2000, 3000}, {0, 1000}, {500, 1500}, {3000, 3400}, {2900, 2950}};
+    gen_buf cat = {0};
+    for (size_t i = 0; i < sizeof R / sizeof R[0]; i++) {
+        gen_buf b = {0};
+        tsf_error e = {0};
+        tsf_write_callbacks cb = {sizeof cb, gen_write, NULL, &b};
+        tsf_writer_options o;
+        tsf_writer_options_init(&o);
+        o.page_max_points = 50;
+        tsf_writer *w = NULL;
+        CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
+        CHECK_OK(gen_register(w, &e), &e);
+        CHECK_OK(gen_rows(w, R[i][0], R[i][1], &e), &e);
+        CHECK_OK(tsf_writer_close(w, &e), &e);
+        size_t end = data_end(&b);
+        CHECK(end > 7);
+        if (end > 7) gen_write(&cat, i ? b.p + 7 : b.p, i ? end - 7 : end);
+        free(b.p);
+    }
+    char crashed[200], path[200];
+    snprintf(crashed, sizeof crashed, "%s/crashed.tsfile", tmpdir());
+    snprintf(path, sizeof path, "%s/late.tsfile", tmpdir());
+    write_file(crashed, cat.p, cat.n);
+    free(cat.p);
+    tsf_recover_report rep;
+    tsf_error e = {0};
+    CHECK_OK(tsf_recover(crashed, path, &rep, &e), &e);
+    CHECK(rep.chunk_groups_kept >= 10);
+    uint64_t nlate = 0;
+    uint64_t np = check_file(path, 60, &nlate);
+    printf("  late.tsfile: %llu chunk groups, %llu pages, %llu late\n",
+           (unsigned long long)rep.chunk_groups_kept, (unsigned long long)np, (unsigned long long)nlate);
+    CHECK(np > 0);
+    CHECK(nlate > 0);
+    remove(crashed);
+    remove(path);
+}
+
+/* ---- golden files ------------------------------------------------------------------------------ */
+
+static void test_golden(void)
+{
+    const char *shared = tsf_test_shared_dir();
+    char dir[1024];
+    if (!shared) {
+        tsf_test_skip("shared folder absent");
+        return;
+    }
+    snprintf(dir, sizeof dir, "%.900s/testdata/tsfile-java", shared);
+    size_t n = 0, done = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        tsf_test_skip("testdata/tsfile-java absent");
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t nl = strlen(de->d_name);
+        if (nl < 8 || strcmp(de->d_name + nl - 7, ".tsfile")) continue;
+        n++;
+        /* the index goes next to a copy (the shared folder stays read-only) */
+        char src[1200], path[1200];
+        snprintf(src, sizeof src, "%.900s/%.200s", dir, de->d_name);
+        snprintf(path, sizeof path, "%s/golden.tsfile", tmpdir());
+        size_t len;
+        uint8_t *p = tsf_test_read_file(src, &len);
+        CHECK(p != NULL);
+        if (!p) continue;
+        write_file(path, p, len);
+        free(p);
+        int before = tsf_test_failures;
+        check_file(path, 8, NULL);
+        if (tsf_test_failures == before)
+            done++;
+        else
+            fprintf(stderr, "golden %s failed\n", de->d_name);
+        remove(path);
+    }
+    closedir(d);
+    printf("  golden tsfile-java: %zu of %zu files indexed and checked\n", done, n);
+    CHECK(done == n && n > 0);
+}
+
+/* ---- the reader uses the index; stale and damaged indexes -------------------------------------- */
+
+typedef struct counted {
+    const uint8_t *p;
+    size_t len;
+    uint64_t calls, bytes;
+} counted;
+
+static int counted_pread(void *ud, void *buf, size_t len, uint64_t off)
+{
+    counted *c = ud;
+    if (off > c->len || len > c->len - off) return -1;
+    memcpy(buf, c->p + off, len);
+    c->calls++;
+    c->bytes += len;
+    return 0;
+}
+
+/* Large chunks (no flush, small pages): a narrow query in the middle of a chunk reads its page headers to
+ * find the page without the index, and one page with it. */
+static void test_reader_uses_index(void)
+{
+    char path[200], ipath[220];
+    gen_to("big.tsfile", 60000, 32, 0, path, sizeof path);
+    snprintf(ipath, sizeof ipath, "%s.tsfidx", path);
+    tsf_error e = {0};
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open(&r, path, NULL, &e), &e);
+    CHECK_OK(tsf_page_index_build(r, ipath, NULL, &e), &e);
+    size_t dev;
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.d1", &dev, &e), &e);
+    tsf_reader_close(r);
+    counted cnt = {0};
+    cnt.p = tsf_test_read_file(path, &cnt.len);
+    CHECK(cnt.p != NULL);
+    if (!cnt.p) return;
+    uint64_t calls[2], bytes[2], rows[2], hash[2];
+    for (int with = 0; with < 2; with++) {
+        tsf_read_callbacks cb = {sizeof cb, counted_pread, cnt.len, &cnt};
+        tsf_page_index *pix = NULL;
+        CHECK_OK(tsf_reader_open_callbacks(&r, &cb, NULL, &e), &e);
+        CHECK_OK(tsf_reader_load_index(r, &e), &e);
+        if (with) CHECK_OK(tsf_page_index_open(r, ipath, &pix, &e), &e);
+        cnt.calls = cnt.bytes = 0;
+        qsum s;
+        CHECK_OK(run_query(r, pix, dev, 400000, 400100, 1, &s, &e), &e);
+        calls[with] = cnt.calls, bytes[with] = cnt.bytes, rows[with] = s.rows, hash[with] = s.h;
+        tsf_page_index_close(pix);
+        tsf_reader_close(r);
+    }
+    printf("  narrow query: %llu reads / %llu bytes without the index, %llu / %llu with\n",
+           (unsigned long long)calls[0], (unsigned long long)bytes[0], (unsigned long long)calls[1],
+           (unsigned long long)bytes[1]);
+    CHECK(rows[0] == rows[1] && hash[0] == hash[1] && rows[0] > 0);
+    CHECK(calls[1] * 20 < calls[0] && bytes[1] < bytes[0]);
+    free((void *)cnt.p);
+    remove(path);
+    remove(ipath);
+}
+
+static void test_stale_and_damaged(void)
+{
+    char a[200], b[200], ia[220], junk[220];
+    gen_to("a.tsfile", 3000, 64, 700, a, sizeof a);
+    gen_to("b.tsfile", 3001, 64, 700, b, sizeof b);
+    snprintf(ia, sizeof ia, "%s.tsfidx", a);
+    tsf_error e = {0};
+    tsf_reader *ra = NULL, *rb = NULL;
+    tsf_page_index *pix = NULL;
+    CHECK_OK(tsf_reader_open(&ra, a, NULL, &e), &e);
+    CHECK_OK(tsf_reader_open(&rb, b, NULL, &e), &e);
+    if (!ra || !rb) return;
+    CHECK_OK(tsf_page_index_build(ra, ia, NULL, &e), &e);
+    /* another file: ESTATE on an explicit open, ignored by auto-detection */
+    CHECK_EQ_INT(tsf_page_index_open(rb, ia, &pix, &e), TSF_ESTATE);
+    CHECK(pix == NULL);
+    char bidx[220];
+    snprintf(bidx, sizeof bidx, "%s.tsfidx", b);
+    CHECK(rename(ia, bidx) == 0);
+    CHECK_OK(tsf_page_index_open_auto(rb, b, &pix, &e), &e);
+    CHECK(pix == NULL);
+    CHECK(rename(bidx, ia) == 0);
+    /* an index of another reader is not used by a query (same rows either way) */
+    CHECK_OK(tsf_page_index_open(ra, ia, &pix, &e), &e);
+    qsum s1, s2;
+    CHECK_OK(run_query(rb, pix, 0, 100, 2000, 1, &s1, &e), &e);
+    CHECK_OK(run_query(rb, NULL, 0, 100, 2000, 1, &s2, &e), &e);
+    CHECK(s1.h == s2.h && s1.rows == s2.rows);
+    tsf_page_index_close(pix);
+    pix = NULL;
+    /* absent: auto gives NULL; damaged: ECORRUPT/ESTATE or open, never a crash, and queries stay right */
+    CHECK_OK(tsf_page_index_open_auto(ra, b, &pix, &e), &e);
+    CHECK(pix == NULL);
+    size_t len;
+    uint8_t *orig = tsf_test_read_file(ia, &len);
+    CHECK(orig != NULL);
+    if (!orig) return;
+    snprintf(junk, sizeof junk, "%s/junk.tsfidx", tmpdir());
+    write_file(junk, "not an index at all, just text", 30);
+    CHECK_EQ_INT(tsf_page_index_open(ra, junk, &pix, &e), TSF_ECORRUPT);
+    write_file(junk, orig, len / 2);
+    CHECK_EQ_INT(tsf_page_index_open(ra, junk, &pix, &e), TSF_ECORRUPT);
+    uint64_t seed = 7;
+    int counts[3] = {0, 0, 0};
+    uint8_t *m = malloc(len);
+    for (int round = 0; round < 150; round++) {
+        memcpy(m, orig, len);
+        int flips = 1 + (int)(tsf_test_rand(&seed) % 4);
+        for (int k = 0; k < flips; k++)
+            m[tsf_test_rand(&seed) % len] ^= (uint8_t)(1u << (tsf_test_rand(&seed) % 8));
+        write_file(junk, m, len);
+        tsf_status st = tsf_page_index_open(ra, junk, &pix, &e);
+        CHECK(st == TSF_OK || st == TSF_ECORRUPT || st == TSF_ESTATE);
+        counts[st == TSF_OK ? 0 : st == TSF_ECORRUPT ? 1 : 2]++;
+        if (st) continue;
+        tsf_page_loc loc;
+        for (int k = 0; k < 50; k++) /* any answer, but a safe one */
+            (void)tsf_page_index_lookup(pix, tsf_test_rand(&seed) % 4, k % 3,
+                                        (int64_t)(tsf_test_rand(&seed) % 40000), &loc, NULL);
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.time_min = 5000;
+        o.page_index = pix;
+        tsf_query *q = NULL;
+        const tsf_batch *bt;
+        if (!tsf_query_open(ra, &o, &q, &e))
+            while (!tsf_query_next(q, &bt, &e) && bt) {
+            }
+        tsf_query_close(q);
+        tsf_page_index_close(pix);
+        pix = NULL;
+    }
+    printf("  damaged indexes: %d opened, %d ECORRUPT, %d ESTATE\n", counts[0], counts[1], counts[2]);
+    CHECK(counts[1] > 0);
+    free(m);
+    free(orig);
+    tsf_reader_close(ra);
+    tsf_reader_close(rb);
+    remove(a);
+    remove(b);
+    remove(ia);
+    remove(junk);
+}
+
+int main(void)
+{
+    TSF_RUN(test_writer_files);
+    TSF_RUN(test_out_of_order);
+    TSF_RUN(test_reader_uses_index);
+    TSF_RUN(test_stale_and_damaged);
+    TSF_RUN(test_golden);
+    int rc = tsf_test_finish();
+    rmdir(tmpdir());
+    return rc;
+}

@@ -22,5 +22,6 @@ int tsf_cmd_stats(int argc, char **argv);
 int tsf_cmd_sketch(int argc, char **argv);
 int tsf_cmd_verify(int argc, char **argv);
 int tsf_cmd_recover(int argc, char **argv);
+int tsf_cmd_index(int argc, char **argv);
 
 #endif

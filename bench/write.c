@@ -4,6 +4,7 @@
  *
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
+ *                        [--budget-mb M] [--lz4-probe 0|1] [--path column|row]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
@@ -32,6 +33,7 @@ typedef struct wcfg {
     int json;
     int threads;
     long long budget_mb; /* 0 = the writer's default */
+    int lz4_probe;       /* writer option lz4_probe */
 } wcfg;
 
 typedef struct gen {
@@ -96,6 +98,7 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
     tsf_writer_options o;
     tsf_writer_options_init(&o);
     o.threads = (uint32_t)c->threads;
+    o.lz4_probe = c->lz4_probe;
     if (c->budget_mb > 0) o.memory_budget = (size_t)c->budget_mb << 20;
     if (tsf_writer_open(&w, c->out, &o, &err)) goto fail;
     if (c->aligned) {
@@ -155,7 +158,7 @@ done:
 int bench_write_case_file(const char *path, int ncols, long long rows, int sensor, int aligned, uint64_t *bytes)
 {
     wcfg c = {.ncols = ncols, .rows = rows, .sensor = sensor, .aligned = aligned, .enc = TSF_ENC_GORILLA,
-              .enc_default = 1, .comp = TSF_LZ4, .out = path};
+              .enc_default = 1, .comp = TSF_LZ4, .out = path, .lz4_probe = 1};
     gen g = {.rng = calloc((size_t)ncols, sizeof(bench_rng)), .state = calloc((size_t)ncols, sizeof(double))};
     int64_t *times = malloc(TABLET_ROWS * sizeof *times);
     double **cols = malloc((size_t)ncols * sizeof *cols);
@@ -206,6 +209,7 @@ int bench_write(int argc, char **argv)
     }
     c.threads = threads;
     c.budget_mb = bench_opt_ll(argc, argv, "--budget-mb", 0);
+    c.lz4_probe = (int)bench_opt_ll(argc, argv, "--lz4-probe", 1);
     if (reps < 1) reps = 1;
     if (c.rows < 1) c.rows = 1;
     gen g;

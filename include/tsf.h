@@ -319,6 +319,10 @@ typedef struct tsf_writer_options {
     const tsf_allocator *allocator; /* NULL = malloc */
     uint32_t threads;             /* columns encoded in parallel by this many threads; 0/1 = none. Output
                                      bytes do not depend on it. (Field added after allocator: versioned.) */
+    int lz4_probe;                /* 1 (default): LZ4 pages whose values two 2 KiB samples show LZ4 cannot
+                                     shrink store the values as the block's last literal run (valid LZ4,
+                                     no match search, no copy); 0: every page via LZ4_compress_default,
+                                     the Java writer's bytes. */
 } tsf_writer_options;
 
 /** Fills the defaults. */

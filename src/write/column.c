@@ -11,6 +11,7 @@
 #include "../common/bytes.h"
 #include "../format/format.h"
 #include "auto.h"
+#include "lz4lit.h"
 #include "writer.h"
 
 size_t tsf_type_width(tsf_type t)
@@ -390,6 +391,7 @@ static tsf_status encode_times(tsf_writer *w, wctx *x, const wcol *c, const int6
     size_t tbound = tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, n, 0);
     x->tdev = NULL;
     x->tenc.len = 0;
+    x->plz_ok = 0;
     uint8_t *t = tsf_wbuf_reserve(&x->tenc, tbound);
     if (!t) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
     size_t wrote = 0;
@@ -435,7 +437,36 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         memcpy(d0 + 4, c->bitmap, bmlen);
         u = 4 + bmlen;
     }
-    if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, d0 + u, vbound, &wrote, err))) return s;
+    if (!direct && c->comp == TSF_LZ4 && w->opt.lz4_probe && vbound >= TSF_LZ4LIT_MIN) {
+        /* values straight into the chunk, stored as literals when a probe finds them incompressible */
+        int hit = c->mask == 0 && x->plz_ok; /* the LZ4 prefix block of these cached times */
+        if (!hit) {
+            size_t zb = tsf_compress_bound(TSF_LZ4, u), zl = 0;
+            x->plz.len = 0;
+            uint8_t *z = tsf_wbuf_reserve(&x->plz, zb);
+            if (!z) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+            if ((s = tsf_compress(TSF_LZ4, d0, u, z, zb, &zl, err))) return s;
+            x->plz.len = zl;
+            if (tsf_lz4lit_split(z, zl, &x->plz_seq, &x->plz_lit))
+                return tsf_err(err, TSF_EINVAL, "writer: unexpected LZ4 block layout (page of %s)", c->name);
+            x->plz_ok = c->mask == 0;
+        }
+        size_t hmax = tsf_lz4lit_head_max(x->plz_seq, x->plz_lit, vbound);
+        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, hmax + vbound);
+        if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+        uint8_t *vp = cd + hmax;
+        if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, vp, vbound, &wrote, err))) return s;
+        if (tsf_lz4lit_incompressible(vp, wrote, &x->lz4s)) {
+            size_t h = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote);
+            tsf_lz4lit_put_head(vp - h, x->plz.p, x->plz_seq, d0, u, x->plz_lit, wrote);
+            body_off = (size_t)(vp - h - c->chunk.p);
+            c->chunk.len = (size_t)(vp - c->chunk.p) + wrote; /* the bytes before the head are unused */
+            return add_page(w, x, c, body_off, u + wrote, h + wrote, err);
+        }
+        memcpy(d0 + u, vp, wrote); /* compressible after all: the usual path */
+    } else if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, d0 + u, vbound, &wrote, err))) {
+        return s;
+    }
     u += wrote;
     size_t csize = u;
     if (!direct) {

@@ -32,6 +32,7 @@ void tsf_writer_options_init(tsf_writer_options *o)
     o->bloom_error_rate = 0.05;
     o->max_index_degree = 256;
     o->path = TSF_PATH_AUTO;
+    o->lz4_probe = 1;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
@@ -168,6 +169,8 @@ tsf_status tsf_wctx_init(tsf_writer *w, wctx *x, tsf_error *err)
     tsf_wbuf_init(&x->scratch, w->alloc);
     tsf_wbuf_init(&x->scratch2, w->alloc);
     tsf_wbuf_init(&x->tenc, w->alloc);
+    tsf_wbuf_init(&x->plz, w->alloc);
+    tsf_wbuf_init(&x->lz4s, w->alloc);
     return tsf_compressor_open(&x->cz, w->alloc, err);
 }
 
@@ -176,6 +179,8 @@ void tsf_wctx_free(wctx *x)
     tsf_wbuf_free(&x->scratch);
     tsf_wbuf_free(&x->scratch2);
     tsf_wbuf_free(&x->tenc);
+    tsf_wbuf_free(&x->plz);
+    tsf_wbuf_free(&x->lz4s);
     tsf_compressor_close(x->cz);
     x->cz = NULL;
 }

@@ -4,8 +4,12 @@
  * of the design note (uniform, normal, lognormal, osm, fb, genome, planet stand-ins and time-series
  * timestamps), with their hardness (PLA segment counts). Latencies are measured per batch of 16
  * operations (so the clock does not dominate) and reported as p50/p90 of the per-operation time.
+ * Ablations: pltree_nometa (no DRAM block metadata), pltree_local (binary search inside internal nodes),
+ * pltree_btoverflow (sorted PLTree whose inserts go to a B+-tree of 256-byte nodes instead of the overflow
+ * log; compared after the same inserts with the log's rows, modes "sorted+log" / "dynamic+log").
+ * Data set `tsfile_pages` (not in `all`): point queries on a TsFile with and without its page-time index.
  *
- * usage: tsf-bench index [--keys N] [--dataset NAME|all] [--threads T] [--ops N] [--json]
+ * usage: tsf-bench index [--keys N] [--dataset NAME|all|tsfile_pages] [--threads T] [--ops N] [--json]
  */
 #include <math.h>
 #include <pthread.h>
@@ -15,14 +19,15 @@
 
 #include "bench.h"
 #include "index/index_internal.h"
+#include "tsf.h"
 #include "index/pla.h"
 #include "tsf_index.h"
 
 #define BATCH 16
 
-static const char *const DATASETS[] = {"uniform",    "normal",      "lognormal", "osm",      "fb",
-                                       "genome",     "planet",      "ts_regular", "ts_jittered",
-                                       "ts_gappy",   "ts_bursty",   "ts_late"};
+static const char *const DATASETS[] = {"uniform",     "normal",   "lognormal", "osm",
+                                       "fb",          "genome",   "planet",    "ts_regular",
+                                       "ts_jittered", "ts_gappy", "ts_bursty", "ts_late"};
 #define NDATASETS (sizeof DATASETS / sizeof DATASETS[0])
 
 static int cmp_u64(const void *a, const void *b)
@@ -109,9 +114,12 @@ static size_t gen_dataset(const char *name, uint64_t *k, size_t n, uint64_t *lat
         uint64_t x = 1;
         for (size_t i = 0; i < n; i++) {
             uint64_t u = bench_rng_next(&r);
-            if (u % 100 < 3) x += 1 + u % 3;                          /* inside an allocation batch */
-            else if (u % 1000 == 999) x += (u >> 20) % 50000000;      /* a large jump */
-            else x += 1 + (uint64_t)(-log(bench_rng_double(&r, 1e-12, 1)) * 5000.0);
+            if (u % 100 < 3)
+                x += 1 + u % 3; /* inside an allocation batch */
+            else if (u % 1000 == 999)
+                x += (u >> 20) % 50000000; /* a large jump */
+            else
+                x += 1 + (uint64_t)(-log(bench_rng_double(&r, 1e-12, 1)) * 5000.0);
             k[i] = x;
         }
         for (size_t i = 0; i < 5 && i < n; i++) k[n - 1 - i] = UINT64_MAX - i * (UINT64_MAX / 9);
@@ -185,8 +193,10 @@ static inline size_t interp_lower(const uint64_t *a, size_t n, uint64_t x)
         if (x > kh) return hi;
         size_t p = lo + (size_t)((double)(x - kl) / (double)(kh - kl) * (double)(hi - 1 - lo));
         if (p >= hi) p = hi - 1;
-        if (a[p] < x) lo = p + 1;
-        else hi = p;
+        if (a[p] < x)
+            lo = p + 1;
+        else
+            hi = p;
     }
     return lo + bs_lower(a + lo, hi - lo, x);
 }
@@ -215,7 +225,8 @@ static void bt_build(btree *t, const uint64_t *k, const uint64_t *v, size_t n)
     /* level 0 children are leaves (ids), higher levels inner ids */
     size_t count = t->nleaf, first = 0, h = 0, at = 0;
     uint64_t *maxk = malloc(count * 8);
-    for (size_t l = 0; l < count; l++) maxk[l] = t->leaf[l * 32 + 15] != UINT64_MAX ? t->leaf[l * 32 + 15] : UINT64_MAX;
+    for (size_t l = 0; l < count; l++)
+        maxk[l] = t->leaf[l * 32 + 15] != UINT64_MAX ? t->leaf[l * 32 + 15] : UINT64_MAX;
     while (count > 1) {
         size_t parents = (count + 15) / 16;
         uint64_t *pk = malloc(parents * 8);
@@ -258,6 +269,159 @@ static inline size_t bt_lower(const btree *t, uint64_t x, const uint64_t **leafp
     return s;
 }
 
+/* Dynamic B+-tree (the pltree_btoverflow ablation's overflow): 256-byte nodes, leaves 15 pairs + next,
+ * inner nodes 16 children (15 separators = the first key of children 1..); all leaves at one depth. */
+typedef union dnode {
+    struct {
+        uint64_t key[15], val[15];
+        uint32_t n, next, pad[2];
+    } l;
+    struct {
+        uint64_t key[15];
+        uint32_t child[16], n, pad[15];
+    } in;
+} dnode;
+
+typedef struct dbt {
+    dnode *nd;
+    size_t nn, cap;
+    uint32_t root;
+    int height; /* inner levels */
+} dbt;
+
+static uint32_t dbt_new(dbt *t)
+{
+    if (t->nn == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 64;
+        dnode *q = aligned_alloc(256, nc * sizeof *q);
+        if (t->nn) memcpy(q, t->nd, t->nn * sizeof *q);
+        free(t->nd);
+        t->nd = q;
+        t->cap = nc;
+    }
+    memset(&t->nd[t->nn], 0, sizeof *t->nd);
+    return (uint32_t)t->nn++;
+}
+
+static void dbt_init(dbt *t)
+{
+    memset(t, 0, sizeof *t);
+    t->root = dbt_new(t);
+    t->nd[t->root].l.next = UINT32_MAX;
+}
+
+static inline uint32_t dbt_leaf(const dbt *t, uint64_t x)
+{
+    uint32_t node = t->root;
+    for (int h = t->height; h > 0; h--) {
+        const dnode *d = &t->nd[node];
+        uint32_t s = 0;
+        for (uint32_t i = 0; i + 1 < d->in.n; i++) s += d->in.key[i] <= x;
+        node = d->in.child[s];
+    }
+    return node;
+}
+
+static inline int dbt_get(const dbt *t, uint64_t x, uint64_t *v)
+{
+    const dnode *d = &t->nd[dbt_leaf(t, x)];
+    for (uint32_t i = 0; i < d->l.n; i++)
+        if (d->l.key[i] == x) {
+            *v = d->l.val[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* Inserts below node at depth h; on a split returns 1 with the new right sibling and its first key. */
+static int dbt_ins(dbt *t, uint32_t node, int h, uint64_t k, uint64_t v, uint64_t *sep, uint32_t *right)
+{
+    if (h == 0) {
+        dnode *d = &t->nd[node];
+        uint32_t p = 0;
+        while (p < d->l.n && d->l.key[p] < k) p++;
+        if (p < d->l.n && d->l.key[p] == k) {
+            d->l.val[p] = v;
+            return 0;
+        }
+        uint64_t kk[16], vv[16];
+        memcpy(kk, d->l.key, p * 8);
+        memcpy(vv, d->l.val, p * 8);
+        kk[p] = k, vv[p] = v;
+        memcpy(kk + p + 1, d->l.key + p, (d->l.n - p) * 8);
+        memcpy(vv + p + 1, d->l.val + p, (d->l.n - p) * 8);
+        uint32_t n = d->l.n + 1;
+        if (n <= 15) {
+            memcpy(d->l.key, kk, n * 8);
+            memcpy(d->l.val, vv, n * 8);
+            d->l.n = n;
+            return 0;
+        }
+        uint32_t r = dbt_new(t);
+        d = &t->nd[node];
+        dnode *e = &t->nd[r];
+        memcpy(d->l.key, kk, 8 * 8), memcpy(d->l.val, vv, 8 * 8), d->l.n = 8;
+        memcpy(e->l.key, kk + 8, 8 * 8), memcpy(e->l.val, vv + 8, 8 * 8), e->l.n = 8;
+        e->l.next = d->l.next;
+        d->l.next = r;
+        *sep = kk[8], *right = r;
+        return 1;
+    }
+    dnode *d = &t->nd[node];
+    uint32_t s = 0;
+    for (uint32_t i = 0; i + 1 < d->in.n; i++) s += d->in.key[i] <= k;
+    uint64_t cs;
+    uint32_t cr;
+    if (!dbt_ins(t, d->in.child[s], h - 1, k, v, &cs, &cr)) return 0;
+    d = &t->nd[node];
+    uint64_t kk[16];
+    uint32_t cc[17], n = d->in.n;
+    memcpy(kk, d->in.key, s * 8), memcpy(cc, d->in.child, (s + 1) * 4);
+    kk[s] = cs, cc[s + 1] = cr;
+    memcpy(kk + s + 1, d->in.key + s, (n - 1 - s) * 8),
+        memcpy(cc + s + 2, d->in.child + s + 1, (n - 1 - s) * 4);
+    n++;
+    if (n <= 16) {
+        memcpy(d->in.key, kk, (n - 1) * 8), memcpy(d->in.child, cc, n * 4), d->in.n = n;
+        return 0;
+    }
+    uint32_t r = dbt_new(t); /* 17 children: 9 left, 8 right, key 8 goes up */
+    d = &t->nd[node];
+    dnode *e = &t->nd[r];
+    memcpy(d->in.key, kk, 8 * 8), memcpy(d->in.child, cc, 9 * 4), d->in.n = 9;
+    memcpy(e->in.key, kk + 9, 7 * 8), memcpy(e->in.child, cc + 9, 8 * 4), e->in.n = 8;
+    *sep = kk[8], *right = r;
+    return 1;
+}
+
+static void dbt_insert(dbt *t, uint64_t k, uint64_t v)
+{
+    uint64_t sep;
+    uint32_t r;
+    if (!dbt_ins(t, t->root, t->height, k, v, &sep, &r)) return;
+    uint32_t nr = dbt_new(t);
+    t->nd[nr].in.key[0] = sep;
+    t->nd[nr].in.child[0] = t->root;
+    t->nd[nr].in.child[1] = r;
+    t->nd[nr].in.n = 2;
+    t->root = nr;
+    t->height++;
+}
+
+/* Up to max pairs with key >= x in order. */
+static size_t dbt_scan(const dbt *t, uint64_t x, uint64_t *k, uint64_t *v, size_t max)
+{
+    uint32_t node = dbt_leaf(t, x);
+    size_t n = 0;
+    while (node != UINT32_MAX && n < max) {
+        const dnode *d = &t->nd[node];
+        for (uint32_t i = 0; i < d->l.n && n < max; i++)
+            if (d->l.key[i] >= x) k[n] = d->l.key[i], v[n++] = d->l.val[i];
+        node = d->l.next;
+    }
+    return n;
+}
+
 /* ---- measurement ----------------------------------------------------------------------------- */
 
 typedef struct row {
@@ -277,12 +441,12 @@ static void emit(const row *r)
                r->dataset, r->structure, r->mode, r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file,
                r->bpk_dram);
     else
-        printf("%-12s %-18s %-8s %-12s %2d %9.1f %9.1f %9.3f %8.2f %8.3f\n", r->dataset, r->structure, r->mode,
-               r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file, r->bpk_dram);
+        printf("%-12s %-18s %-8s %-12s %2d %9.1f %9.1f %9.3f %8.2f %8.3f\n", r->dataset, r->structure,
+               r->mode, r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file, r->bpk_dram);
     fflush(stdout);
 }
 
-typedef enum { S_PLTREE, S_BINARY, S_INTERP, S_BTREE } sid;
+typedef enum { S_PLTREE, S_BINARY, S_INTERP, S_BTREE, S_BTOVF } sid;
 
 typedef struct ctx {
     sid s;
@@ -296,12 +460,16 @@ typedef struct ctx {
     double *lat;
     uint64_t sink;
     double secs;
+    const dbt *ovf; /* S_BTOVF: the B+-tree checked before the PLTree */
 } ctx;
 
 static uint64_t do_op(ctx *c, uint64_t x)
 {
     uint64_t k = 0, v = 0;
     switch (c->s) {
+    case S_BTOVF:
+        if (dbt_get(c->ovf, x, &v)) return v;
+        return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
     case S_PLTREE:
         if (c->op == 2) return ix_route(c->ix, x);
         if (c->op == 0) return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
@@ -377,6 +545,146 @@ static int scan_fn(uint64_t k, uint64_t v, void *arg)
     return ++s->n >= 100;
 }
 
+typedef struct merge_ctx {
+    uint64_t k[100], v[100];
+    size_t n;
+} merge_ctx;
+
+static int collect_fn(uint64_t k, uint64_t v, void *arg)
+{
+    merge_ctx *m = arg;
+    m->k[m->n] = k, m->v[m->n] = v;
+    return ++m->n >= 100;
+}
+
+/*
+ * After ni inserts into a bulk-loaded index: gets (half inserted keys, half loaded ones), absent gets and
+ * 100-key scans, for the overflow log (pltree, sorted and dynamic) and for pltree_btoverflow (a sorted
+ * PLTree whose inserts go to a dynamic B+-tree with 256-byte nodes, checked first by gets; scans merge both).
+ */
+static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v, size_t n,
+                         const uint64_t *ins, size_t ni, const uint64_t *present, const uint64_t *lbp,
+                         size_t nops, const char *path)
+{
+    if (ni > nops) ni = nops;
+    size_t nb = ni / BATCH;
+    if (!nb) return;
+    uint64_t *mixed = malloc(nops * 8), *absent = malloc(nops * 8), *sorted_ins = malloc(ni * 8);
+    memcpy(sorted_ins, ins, ni * 8);
+    size_t nsi = sort_unique(sorted_ins, ni);
+    bench_rng r = {99};
+    for (size_t i = 0; i < nops; i++) {
+        mixed[i] = i & 1 ? ins[bench_rng_next(&r) % ni] : present[i];
+        uint64_t x;
+        for (;;) { /* absent from both the loaded and the inserted keys */
+            x = bench_rng_next(&r);
+            size_t p = bs_lower(k, n, x), q = bs_lower(sorted_ins, nsi, x);
+            if ((p >= n || k[p] != x) && (q >= nsi || sorted_ins[q] != x)) break;
+        }
+        absent[i] = x;
+    }
+    double *lat = malloc((nops / BATCH + 1) * sizeof *lat);
+    for (int s = 0; s < 3; s++) {
+        int bt = s == 2;
+        const char *sname = bt ? "pltree_btoverflow" : "pltree";
+        const char *mname = s == 0 ? "sorted+log" : s == 1 ? "dynamic+log" : "sorted+bt";
+        tsf_index_options o;
+        tsf_index_options_init(&o);
+        o.mode = s == 1 ? TSF_INDEX_DYNAMIC : TSF_INDEX_SORTED;
+        o.durability = TSF_INDEX_DUR_NONE;
+        o.flags = TSF_INDEX_TRUNCATE;
+        tsf_index *ix;
+        tsf_error err;
+        if (tsf_index_open(path, &o, &ix, &err) != TSF_OK ||
+            tsf_index_bulk_load(ix, k, v, n, &err) != TSF_OK) {
+            fprintf(stderr, "index: %s\n", err.message);
+            break;
+        }
+        dbt ovf;
+        dbt_init(&ovf);
+        uint64_t s0 = bench_now_ns();
+        for (size_t b = 0; b < nb; b++) {
+            uint64_t a = bench_now_ns();
+            for (size_t i = 0; i < BATCH; i++) {
+                if (bt)
+                    dbt_insert(&ovf, ins[b * BATCH + i], i);
+                else
+                    tsf_index_insert(ix, ins[b * BATCH + i], i, NULL);
+            }
+            lat[b] = (double)(bench_now_ns() - a) / BATCH;
+        }
+        double ss = (double)(bench_now_ns() - s0) * 1e-9;
+        tsf_index_stats st;
+        tsf_index_stats_get(ix, &st);
+        double bf = (double)(st.file_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;
+        double bd = (double)(st.dram_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;
+        row ir = {name,
+                  sname,
+                  "insert",
+                  mname,
+                  1,
+                  bench_percentile(lat, nb, 50),
+                  bench_percentile(lat, nb, 90),
+                  nb * BATCH / ss * 1e-6,
+                  bf,
+                  bd};
+        emit(&ir);
+        ctx c = {bt ? S_BTOVF : S_PLTREE, ix, k, v, n, NULL, mixed, nops, 0, NULL, 0, 0, &ovf};
+        ir.op = "get";
+        measure(&ir, &c, 1);
+        c.probes = absent;
+        ir.op = "get_absent";
+        measure(&ir, &c, 1);
+        /* 100-key scans */
+        size_t ns = nops / 10 < 100000 ? nops / 10 : 100000;
+        double *sl = malloc((ns ? ns : 1) * sizeof *sl);
+        uint64_t sum = 0, t0 = bench_now_ns();
+        for (size_t i = 0; i < ns; i++) {
+            uint64_t a = bench_now_ns();
+            merge_ctx m;
+            m.n = 0;
+            tsf_index_scan(ix, lbp[i], UINT64_MAX, collect_fn, &m, NULL);
+            if (bt) { /* merge with the B+-tree's next 100 (the B+-tree wins equal keys) */
+                uint64_t bk[100], bv[100];
+                size_t nbk = dbt_scan(&ovf, lbp[i], bk, bv, 100), x = 0, y = 0, o2 = 0;
+                while (o2 < 100 && (x < m.n || y < nbk)) {
+                    if (y < nbk && (x >= m.n || bk[y] <= m.k[x])) {
+                        if (x < m.n && bk[y] == m.k[x]) x++;
+                        sum += bk[y] ^ bv[y], y++;
+                    } else {
+                        sum += m.k[x] ^ m.v[x], x++;
+                    }
+                    o2++;
+                }
+            } else {
+                for (size_t j = 0; j < m.n; j++) sum += m.k[j] ^ m.v[j];
+            }
+            sl[i] = (double)(bench_now_ns() - a);
+        }
+        double sd = (double)(bench_now_ns() - t0) * 1e-9;
+        row sr = {name,
+                  sname,
+                  "scan",
+                  mname,
+                  1,
+                  bench_percentile(sl, ns, 50),
+                  bench_percentile(sl, ns, 90),
+                  ns * 100 / sd * 1e-6,
+                  bf,
+                  bd};
+        emit(&sr);
+        if (sum == 42) fprintf(stderr, " ");
+        free(sl);
+        free(ovf.nd);
+        tsf_index_close(ix);
+    }
+    unlink(path);
+    free(lat);
+    free(mixed);
+    free(absent);
+    free(sorted_ins);
+}
+
 static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads)
 {
     uint64_t *k = malloc(nkeys * 8), *v = malloc(nkeys * 8), *late = malloc(nkeys * 8);
@@ -409,13 +717,16 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
     char path[64];
     snprintf(path, sizeof path, "/tmp/tsf_bench_index_%d.ix", (int)getpid());
     for (int mode = 0; mode < 2; mode++)
-        for (int nometa = 0; nometa < 2; nometa++) {
-            const char *mname = mode ? "dynamic" : "sorted", *sname = nometa ? "pltree_nometa" : "pltree";
+        for (int var = 0; var < 3; var++) { /* pltree, the ablations pltree_nometa and pltree_local */
+            int nometa = var == 1, local = var == 2;
+            const char *mname = mode ? "dynamic" : "sorted";
+            const char *sname = nometa ? "pltree_nometa" : local ? "pltree_local" : "pltree";
             tsf_index_options o;
             tsf_index_options_init(&o);
             o.mode = (uint32_t)mode;
             o.durability = TSF_INDEX_DUR_NONE;
-            o.flags = TSF_INDEX_TRUNCATE | (nometa ? TSF_INDEX_NO_BLOCK_META : 0);
+            o.flags = TSF_INDEX_TRUNCATE | (nometa ? TSF_INDEX_NO_BLOCK_META : 0) |
+                      (local ? TSF_INDEX_LOCAL_SEARCH : 0);
             tsf_index *ix;
             tsf_error err;
             if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) {
@@ -428,16 +739,23 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             tsf_index_stats st;
             tsf_index_stats_get(ix, &st);
             double bf = (double)st.file_bytes / n, bd = (double)st.dram_bytes / n;
-            row rw = {name, sname, "bulk_load", mname, 1, secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bf, bd};
-            if (!nometa) emit(&rw);
-            ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+            row rw = {name,           sname,          "bulk_load",     mname, 1,
+                      secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bf,    bd};
+            if (!var) emit(&rw);
+            ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
             rw.op = "get";
             measure(&rw, &c, 1);
             if (threads > 1) measure(&rw, &c, threads);
             c.probes = absent;
             rw.op = "get_absent";
             measure(&rw, &c, 1);
-            if (nometa) {
+            if (var) {
+                if (local) {
+                    c.probes = present;
+                    c.op = 2;
+                    rw.op = "route";
+                    measure(&rw, &c, 1);
+                }
                 tsf_index_close(ix);
                 continue;
             }
@@ -462,8 +780,16 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                     lat[i] = (double)(bench_now_ns() - a);
                 }
                 double ss = (double)(bench_now_ns() - s0) * 1e-9;
-                row sr = {name, sname, "scan", mname, 1, bench_percentile(lat, ns, 50),
-                          bench_percentile(lat, ns, 90), ns * 100 / ss * 1e-6, bf, bd};
+                row sr = {name,
+                          sname,
+                          "scan",
+                          mname,
+                          1,
+                          bench_percentile(lat, ns, 50),
+                          bench_percentile(lat, ns, 90),
+                          ns * 100 / ss * 1e-6,
+                          bf,
+                          bd};
                 emit(&sr);
                 free(lat);
             }
@@ -482,8 +808,16 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                 }
                 double ss = (double)(bench_now_ns() - s0) * 1e-9;
                 tsf_index_stats_get(ix, &st);
-                row ir = {name, sname, "insert", mname, 1, bench_percentile(lat, nb, 50), bench_percentile(lat, nb, 90),
-                          nb * BATCH / ss * 1e-6, (double)st.file_bytes / n, (double)st.dram_bytes / n};
+                row ir = {name,
+                          sname,
+                          "insert",
+                          mname,
+                          1,
+                          bench_percentile(lat, nb, 50),
+                          bench_percentile(lat, nb, 90),
+                          nb * BATCH / ss * 1e-6,
+                          (double)st.file_bytes / n,
+                          (double)st.dram_bytes / n};
                 emit(&ir);
                 free(lat);
             }
@@ -502,10 +836,12 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             }
         }
     unlink(path);
+    run_overflow(name, k, v, n, nlate ? late : absent, nlate ? nlate : (n / 10 < 1000000 ? n / 10 : 1000000),
+                 present, lbp, nops, path);
     /* baselines */
     {
         row rw = {name, "binary_search", "get", "-", 1, 0, 0, 0, 8, 8};
-        ctx c = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+        ctx c = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
         measure(&rw, &c, 1);
         if (threads > 1) measure(&rw, &c, threads);
         c.probes = absent;
@@ -515,7 +851,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         c.op = 1;
         rw.op = "lower_bound";
         measure(&rw, &c, 1);
-        c = (ctx){S_INTERP, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0};
+        c = (ctx){S_INTERP, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
         rw.structure = "interpolation";
         rw.op = "get";
         measure(&rw, &c, 1);
@@ -527,9 +863,10 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         bt_build(&bt, k, v, n);
         double secs = (double)(bench_now_ns() - t0) * 1e-9;
         double bpk = (double)(bt.nleaf + bt.ninner) * 256 / n;
-        row br = {name, "btree", "bulk_load", "-", 1, secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bpk, bpk};
+        row br = {name,           "btree",        "bulk_load",     "-", 1,
+                  secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bpk, bpk};
         emit(&br);
-        c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0};
+        c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0, NULL};
         br.op = "get";
         measure(&br, &c, 1);
         c.probes = absent;
@@ -546,6 +883,196 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
     free(late);
 }
 
+/* ---- tsfile_pages: point queries with and without the page-time index ---------------------------- */
+
+/* Writes npoints rows of root.b.d1.s (INT64, non-aligned) and root.b.a1 (aligned, 2 DOUBLE columns) at
+ * 1 s steps with the writer's defaults (pages of 10000 points, chunks flushed by the memory budget). */
+static int pages_file(const char *path, size_t npoints)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    tsf_column_schema s = {"s", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD};
+    tsf_column_schema a[2] = {{"x", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                              {"y", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD}};
+    size_t cap = 100000;
+    int64_t *t = malloc(cap * 8), *iv = malloc(cap * 8);
+    double *dv = malloc(cap * 8);
+    tsf_tablet *td = NULL, *ta = NULL;
+    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    if (!st) st = tsf_writer_register_series(w, "root.b.d1", &s, &e);
+    if (!st) st = tsf_writer_register_aligned(w, "root.b.a1", a, 2, &e);
+    if (!st) st = tsf_tablet_new(w, "root.b.d1", NULL, 0, cap, &td, &e);
+    if (!st) st = tsf_tablet_new(w, "root.b.a1", NULL, 0, cap, &ta, &e);
+    bench_rng r = {5};
+    double x = 0;
+    for (size_t i0 = 0; i0 < npoints && !st; i0 += cap) {
+        size_t m = npoints - i0 < cap ? npoints - i0 : cap;
+        for (size_t i = 0; i < m; i++) {
+            t[i] = INT64_C(1700000000000) + (int64_t)(i0 + i) * 1000;
+            x += bench_rng_double(&r, -1, 1);
+            iv[i] = (int64_t)(x * 100);
+            dv[i] = x;
+        }
+        tsf_tablet_reset(td);
+        tsf_tablet_reset(ta);
+        st = tsf_tablet_set_times(td, t, m, &e);
+        if (!st) st = tsf_tablet_set_column(td, 0, iv, NULL, m, &e);
+        if (!st) st = tsf_writer_write_tablet(w, td, &e);
+        if (!st) st = tsf_tablet_set_times(ta, t, m, &e);
+        if (!st) st = tsf_tablet_set_column(ta, 0, dv, NULL, m, &e);
+        if (!st) st = tsf_tablet_set_column(ta, 1, dv, NULL, m, &e);
+        if (!st) st = tsf_writer_write_tablet(w, ta, &e);
+    }
+    tsf_tablet_free(td);
+    tsf_tablet_free(ta);
+    if (!st)
+        st = tsf_writer_close(w, &e);
+    else
+        tsf_writer_abort(w);
+    free(t);
+    free(iv);
+    free(dv);
+    if (st) fprintf(stderr, "tsfile_pages: writer: %s\n", e.message);
+    return st ? -1 : 0;
+}
+
+/* One point query (time_min = time_max = t) of one device; returns rows. */
+static uint64_t point_query(tsf_reader *r, tsf_page_index *pix, size_t dev, int64_t t)
+{
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.devices = &dev;
+    o.ndevices = 1;
+    o.time_min = o.time_max = t;
+    o.page_index = pix;
+    tsf_query *q = NULL;
+    const tsf_batch *b;
+    uint64_t rows = 0;
+    if (tsf_query_open(r, &o, &q, NULL) == TSF_OK)
+        while (tsf_query_next(q, &b, NULL) == TSF_OK && b) rows += b->nrows;
+    tsf_query_close(q);
+    return rows;
+}
+
+static void run_pages(size_t npoints, size_t nops)
+{
+    char path[64], ipath[80];
+    snprintf(path, sizeof path, "/tmp/tsf_bench_pages_%d.tsfile", (int)getpid());
+    snprintf(ipath, sizeof ipath, "%s.tsfidx", path);
+    if (pages_file(path, npoints)) return;
+    tsf_reader *r = NULL;
+    tsf_page_index *pix = NULL;
+    tsf_error e = {0};
+    uint64_t np = 0, nl = 0, t0 = bench_now_ns();
+    if (tsf_reader_open(&r, path, NULL, &e) || tsf_page_index_build(r, ipath, &np, &e) ||
+        tsf_page_index_open(r, ipath, &pix, &e)) {
+        fprintf(stderr, "tsfile_pages: %s\n", e.message);
+        goto out;
+    }
+    double secs = (double)(bench_now_ns() - t0) * 1e-9;
+    tsf_page_index_info(pix, &np, &nl);
+    FILE *f = fopen(ipath, "rb");
+    double ibytes = 0;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        ibytes = (double)ftell(f);
+        fclose(f);
+    }
+    size_t d1, a1;
+    tsf_reader_find_device(r, "root.b.d1", &d1, NULL);
+    tsf_reader_find_device(r, "root.b.a1", &a1, NULL);
+    if (json)
+        printf("{\"bench\":\"index\",\"dataset\":\"tsfile_pages\",\"points\":%zu,\"pages\":%llu}\n", npoints,
+               (unsigned long long)np);
+    else
+        printf("# tsfile_pages: %zu points per device, %llu pages indexed (build incl. reader open %.3f s)\n",
+               npoints, (unsigned long long)np, secs);
+    row br = {"tsfile_pages",  "page_index",    "bulk_load",      "-",         1,
+              secs * 1e9 / np, secs * 1e9 / np, np / secs * 1e-6, ibytes / np, 0};
+    emit(&br);
+    /* probes: random times inside the data */
+    size_t nq = nops < 4000 ? nops : 4000, nb = nq / BATCH;
+    int64_t *probe = malloc(nq * 8);
+    bench_rng rg = {11};
+    for (size_t i = 0; i < nq; i++)
+        probe[i] =
+            INT64_C(1700000000000) + (int64_t)(bench_rng_next(&rg) % npoints) * 1000 + 500 * (int64_t)(i & 1);
+    double *lat = malloc((nb + 1) * sizeof *lat);
+    uint64_t rows = 0;
+    /* raw lookups */
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t a = bench_now_ns();
+        for (size_t i = 0; i < BATCH; i++) {
+            tsf_page_loc loc;
+            if (tsf_page_index_lookup(pix, d1, 0, probe[b * BATCH + i], &loc, NULL) == TSF_OK)
+                rows += loc.page;
+        }
+        lat[b] = (double)(bench_now_ns() - a) / BATCH;
+    }
+    row lr = {"tsfile_pages",
+              "page_index",
+              "get",
+              "-",
+              1,
+              bench_percentile(lat, nb, 50),
+              bench_percentile(lat, nb, 90),
+              0,
+              ibytes / np,
+              0};
+    lr.mops = 1e3 / lr.p50;
+    emit(&lr);
+    /* point queries: cold = a fresh reader (metadata loaded, no page directories cached) per query, warm =
+     * one reader for all (page directories cached after the first query of a chunk) */
+    for (int warm = 0; warm < 2; warm++)
+        for (int with = 0; with < 2; with++)
+            for (int dv = 0; dv < 2; dv++) {
+                size_t dev = dv ? a1 : d1;
+                size_t n = warm ? nq : nq / 4;
+                double *ql = malloc((n + 1) * sizeof *ql);
+                tsf_reader *qr = r;
+                tsf_page_index *qp = with ? pix : NULL;
+                for (size_t i = 0; i < n; i++) {
+                    if (!warm) {
+                        qr = NULL;
+                        qp = NULL;
+                        if (tsf_reader_open(&qr, path, NULL, NULL) || tsf_reader_load_index(qr, NULL)) break;
+                        if (with && tsf_page_index_open(qr, ipath, &qp, NULL)) break;
+                    }
+                    uint64_t a = bench_now_ns();
+                    rows += point_query(qr, qp, dev, probe[i]);
+                    ql[i] = (double)(bench_now_ns() - a);
+                    if (!warm) {
+                        tsf_page_index_close(qp);
+                        tsf_reader_close(qr);
+                    }
+                }
+                row qrw = {"tsfile_pages",
+                           with ? "query_index" : "query_metadata",
+                           "get",
+                           warm ? "warm" : "cold",
+                           1,
+                           bench_percentile(ql, n, 50),
+                           bench_percentile(ql, n, 90),
+                           0,
+                           ibytes / np,
+                           0};
+                qrw.mops = 1e3 / qrw.p50;
+                qrw.dataset = dv ? "tsfile_pages_aligned" : "tsfile_pages";
+                emit(&qrw);
+                free(ql);
+            }
+    if (rows == 42) fprintf(stderr, " ");
+    free(lat);
+    free(probe);
+out:
+    tsf_page_index_close(pix);
+    tsf_reader_close(r);
+    unlink(path);
+    unlink(ipath);
+}
+
 int bench_index(int argc, char **argv)
 {
     size_t nkeys = (size_t)bench_opt_ll(argc, argv, "--keys", 1000000);
@@ -559,6 +1086,10 @@ int bench_index(int argc, char **argv)
         bench_print_machine(stdout);
         printf("%-12s %-18s %-8s %-12s %2s %9s %9s %9s %8s %8s\n", "dataset", "structure", "mode", "op", "th",
                "p50_ns", "p90_ns", "mops", "B/k file", "B/k dram");
+    }
+    if (ds && !strcmp(ds, "tsfile_pages")) {
+        run_pages(nkeys, nops);
+        return 0;
     }
     int found = 0;
     for (size_t i = 0; i < NDATASETS; i++)

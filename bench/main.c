@@ -32,8 +32,16 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
     }
-    for (size_t i = 0; i < sizeof EXPERIMENTS / sizeof EXPERIMENTS[0]; i++)
-        if (strcmp(argv[1], EXPERIMENTS[i].name) == 0) return EXPERIMENTS[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof EXPERIMENTS / sizeof EXPERIMENTS[0]; i++) {
+        if (strcmp(argv[1], EXPERIMENTS[i].name) != 0) continue;
+        for (int a = 2; a < argc; a++) /* `tsf-bench EXP --help`: usage, never a run */
+            if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+                printf("usage: tsf-bench %s [options] [--json]\n  %s\n", EXPERIMENTS[i].name, EXPERIMENTS[i].help);
+                printf("(options: the comment at the top of bench/%s.c)\n", EXPERIMENTS[i].name);
+                return 0;
+            }
+        return EXPERIMENTS[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "tsf-bench: unknown experiment '%s'\n", argv[1]);
     usage(stderr);
     return 1;

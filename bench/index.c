@@ -614,6 +614,19 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
             lat[b] = (double)(bench_now_ns() - a) / BATCH;
         }
         double ss = (double)(bench_now_ns() - s0) * 1e-9;
+        if (bt) { /* self-check of the B+-tree (untimed): every insert found, a full scan ascends */
+            size_t bad = 0, got = 0;
+            uint64_t vv, pk[100], pv[100], from = 0;
+            for (size_t i = 0; i < nb * BATCH; i++) bad += !dbt_get(&ovf, ins[i], &vv);
+            for (size_t m; (m = dbt_scan(&ovf, from, pk, pv, 100)) > 0; from = pk[m - 1] + 1) {
+                for (size_t j = 1; j < m; j++) bad += pk[j] <= pk[j - 1];
+                got += m;
+                if (pk[m - 1] == UINT64_MAX) break;
+            }
+            memcpy(sorted_ins, ins, nb * BATCH * 8); /* (the absent probes are drawn already) */
+            if (bad || got != sort_unique(sorted_ins, nb * BATCH))
+                fprintf(stderr, "pltree_btoverflow: B+-tree self-check failed (%zu, %zu keys)\n", bad, got);
+        }
         tsf_index_stats st;
         tsf_index_stats_get(ix, &st);
         double bf = (double)(st.file_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;

@@ -335,6 +335,12 @@ static const uint8_t *valid_or_null(const tsf_tablet *t, size_t col, size_t a, s
         if (!vbit(v, i)) return v;
         i++;
     }
+    while (i + 64 <= b) { /* 8 bytes at a time */
+        uint64_t x;
+        memcpy(&x, v + (i >> 3), 8);
+        if (x != UINT64_MAX) return v;
+        i += 64;
+    }
     while (i + 8 <= b) {
         if (v[i >> 3] != 0xff) return v;
         i += 8;

@@ -93,6 +93,42 @@ static int decode_series(const uint8_t *f, size_t len, const char *name, decoded
 
 /* ---- tests ---------------------------------------------------------------------------------- */
 
+/* A single null anywhere in a tablet column (the validity scan checks 64, 8 and 1 rows at a time)
+ * drops exactly that row. */
+static void test_single_null_positions(void)
+{
+    static const size_t rows[] = {0, 5, 63, 64, 200, 255, 256, 290, 299};
+    enum { N = 300 };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        membuf m = {0};
+        tsf_error err = {0};
+        tsf_writer *w = open_mem(&m, NULL);
+        CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &S_I64, &err), &err);
+        int64_t times[N], v[N];
+        uint8_t valid[(N + 7) / 8];
+        memset(valid, 0xff, sizeof valid);
+        valid[rows[k] >> 3] &= (uint8_t) ~(1u << (rows[k] & 7));
+        for (size_t i = 0; i < N; i++) times[i] = v[i] = (int64_t)i * 10;
+        tsf_tablet *t = NULL;
+        CHECK_OK(tsf_tablet_new(w, "root.sg.d", NULL, 0, N, &t, &err), &err);
+        CHECK_OK(tsf_tablet_set_times(t, times, N, &err), &err);
+        CHECK_OK(tsf_tablet_set_column(t, 0, v, valid, N, &err), &err);
+        CHECK_OK(tsf_writer_write_tablet(w, t, &err), &err);
+        tsf_tablet_free(t);
+        CHECK_OK(tsf_writer_close(w, &err), &err);
+        decoded *d = malloc(sizeof *d);
+        CHECK_EQ_INT(decode_series(m.p, m.len, "s1", d), 0);
+        CHECK_EQ_INT((int)d->n, N - 1);
+        for (size_t i = 0, j = 0; i < N && j < d->n; i++) {
+            if (i == rows[k]) continue;
+            CHECK_EQ_INT((int)d->times[j], (int)i * 10);
+            j++;
+        }
+        free(d);
+        free(m.p);
+    }
+}
+
 static void test_empty_files(void)
 {
     /* spec §13a.1: an opened-and-closed writer is 81 bytes, with or without registered series */
@@ -734,5 +770,6 @@ int main(void)
     TSF_RUN(test_bloom_spec_example);
     TSF_RUN(test_hashmap_order);
     TSF_RUN(test_api_errors);
+    TSF_RUN(test_single_null_positions);
     return tsf_test_finish();
 }

@@ -10,9 +10,10 @@
  * Two implementations that agree bit for bit:
  *  - TSF_PATH_PER_VALUE: a value-at-a-time iterator / encoder over the checked bit reader and writer
  *    (the reference's shape, kept as the baseline for the benchmark and as the safe tail);
- *  - the batch paths: a branch-free decoder that reads a 128-bit window with two unaligned
- *    big-endian loads per value (only while 16 bytes remain; the iterator finishes the page), and
- *    an encoder with a 64-bit accumulator that stores 8 bytes per field (dst is sized by the bound).
+ *  - the batch paths: a decoder whose general loop has no data-dependent branch (conditional moves
+ *    over a 128-bit window; only while 16 bytes remain, the iterator finishes the page), with
+ *    faster loops for runs of `10` and of repeats, and an encoder with a 64-bit accumulator that
+ *    stores 8 bytes per field (dst is sized by the bound).
  * The AVX2/AVX-512 paths run the same batch kernels compiled for BMI1/BMI2/LZCNT.
  *
  * The decoder is count-driven: values equal to the end marker are real data. After the n values
@@ -229,14 +230,41 @@ TSF_INLINE size_t enc_batch(const void *values, size_t n, uint64_t marker, uint8
 
 /*
  * 64-bit batch decoder. Decoding is a serial chain (each value's position depends on the previous
- * header), so the loop keeps the chain short: the header word of the NEXT value is cut out of the
- * current value's 128-bit window (two big-endian loads at its byte) with a funnel shift by
- * sh + advance, while the window of the next value is loaded off the chain. The three control cases
- * are selected with conditional moves; the stored window is kept as (64 - len, tz) so the xor is two
- * shifts. Invalid windows (lz + len > 64) set bit 6 of `errv`; the caller then reruns the checked
- * iterator to name the offset. Loads stay inside src: values are decoded in runs of K whose windows
- * (at most 78 bits apart) all start at or before `limit`; the iterator finishes the page.
+ * header), and on `mixed` data the three control codes come in random order, so the general loop has
+ * no data-dependent branch: all three outcomes are computed and the right one picked with conditional
+ * moves (csel). It keeps a 128-bit window (two big-endian loads at the value's byte) and cuts the
+ * next header word out of it with a funnel shift, so the loads stay off the chain.
+ * The stored window is kept as (64 - len, tz) so a value's xor is two shifts.
+ *
+ * Predictable streams take faster loops: after a chunk of CHUNK values that were all `10` (the W0
+ * walk is 99.8% `10`), a loop that only handles `10` runs until another code appears (one
+ * mispredicted branch), with one load per value when the window is at most 55 bits wide; after a
+ * chunk of only `0`, runs of repeats are counted 50 at a time with one clz.
+ *
+ * Invalid windows (lz + len > 64) set bit 6 of `errv`; the caller then reruns the checked iterator
+ * to name the offset. Loads stay inside src: values are decoded in runs of at most
+ * (bytes left - 16) / 10 (a value moves at most 78 bits = 10 bytes past its byte); the iterator
+ * finishes the page.
  */
+#define GOR_CHUNK 16
+
+/* c ? a : b with a conditional move: on mixed data a branch here would mispredict 2/3 of the time. */
+TSF_INLINE uint64_t csel(uint64_t c, uint64_t a, uint64_t b)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __asm__("test %1, %1\n\tcmovnz %2, %0" : "+r"(b) : "r"(c), "r"(a) : "cc");
+    return b;
+#else
+    return b ^ ((a ^ b) & (0 - (uint64_t)(c != 0)));
+#endif
+}
+
+/* The 64 bits at bit sh (0..7) of the big-endian pair hi:lo. */
+TSF_INLINE uint64_t win_at(uint64_t hi, uint64_t lo, unsigned sh)
+{
+    return (hi << sh) | ((lo >> 1) >> (63 - sh));
+}
+
 TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size_t n, int *bad)
 {
     const uint8_t *base = it->r.base;
@@ -261,47 +289,94 @@ TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size
             return i;
         }
     }
-    unsigned s64ln = have ? 64 - it->len : 0, stz = have ? 64 - it->lz - it->len : 0;
+    uint64_t s64ln = have ? 64 - it->len : 0, stz = have ? 64 - it->lz - it->len : 0;
     uint64_t errv = 0;
     const uint8_t *p = base + (pos >> 3);
+    const uint8_t *const end16 = base + len - 16; /* the last byte a 16-byte window may start at */
     unsigned sh = (unsigned)(pos & 7);
     uint64_t hi = tsf_load_be64(p), lo = tsf_load_be64(p + 8);
-    uint64_t w = (hi << sh) | ((lo >> 1) >> (63 - sh));
+    uint64_t w = win_at(hi, lo, sh);
     for (;;) {
-        size_t k = (limit - pos) / 78; /* values whose next windows stay at or before limit */
+        size_t k = (size_t)(end16 - p) / 10; /* values whose next windows stay inside src */
         if (k > n - i) k = n - i;
         if (k == 0) break;
+        if (k > GOR_CHUNK) k = GOR_CHUNK;
         have = 1; /* the first value decoded here opens a window if none existed */
+        uint64_t wand = ~0ull, wor = 0;
         for (size_t e = i + k; i < e; i++) {
-            unsigned c2 = (unsigned)(w >> 62);
-            unsigned lzn = (unsigned)(w >> 56) & 63, field = (unsigned)(w >> 50) & 63;
-            unsigned sum = lzn + field, isnew = c2 == 3;
-            errv |= isnew ? sum : 0;
-            s64ln = isnew ? 63 - field : s64ln;
-            stz = isnew ? (63 - sum) & 63 : stz;
-            unsigned hdr = isnew ? 14 : 2;
-            unsigned adv = c2 >= 2 ? hdr + 64 - s64ln : 1;
-            unsigned t = sh + hdr; /* 2..21 */
+            uint64_t isnew = w >= (3ull << 62), mnz = (uint64_t)((int64_t)w >> 63);
+            uint64_t field = (w >> 50) & 63, sum = ((w >> 56) & 63) + field;
+            wand &= w;
+            wor |= w;
+            errv |= sum & (0 - isnew);
+            s64ln = csel(isnew, 63 - field, s64ln);
+            stz = csel(isnew, (63 - sum) & 63, stz);
+            uint64_t t = csel(isnew, sh + 14, sh + 2); /* payload bit in the window: 2..21 */
             uint64_t pay = (hi << t) | (lo >> (64 - t));
-            uint64_t x = (pay >> s64ln) << stz;
-            prev ^= c2 >= 2 ? x : 0;
+            prev ^= ((pay >> s64ln) << stz) & mnz;
             st_bits(values, i, prev, 64);
-            unsigned o = sh + adv; /* 1..85: the next header inside this window */
-            uint64_t wa = (hi << (o & 63)) | (lo >> ((64 - o) & 63));
-            uint64_t wb = lo << ((o - 64) & 63);
-            w = o < 64 ? wa : wb;
-            pos += adv;
-            p = base + (pos >> 3);
-            sh = (unsigned)(pos & 7);
+            uint64_t o = csel(mnz, t + 64 - s64ln, sh + 1); /* next header bit in the window: 1..85 */
+            uint64_t wa = (hi << (o & 63)) | (lo >> ((64 - o) & 63)), wb = lo << ((o - 64) & 63);
+            w = csel(o >> 6, wb, wa);
+            p += o >> 3;
+            sh = (unsigned)o & 7;
             hi = tsf_load_be64(p);
             lo = tsf_load_be64(p + 8);
         }
+        /* after a chunk of `10` only: the `10` loop */
+        if ((wand >> 63) && !((wor >> 62) & 1)) {
+            const unsigned adv = 66 - (unsigned)s64ln; /* 2 + len */
+            size_t m = (size_t)(end16 - p) / 10;
+            if (m > n - i) m = n - i;
+            size_t e = i + m;
+            if (adv <= 57) { /* header + payload inside one 64-bit load at any sh */
+                for (; i < e; i++) {
+                    uint64_t u = tsf_load_be64(p) << sh;
+                    if ((u >> 62) != 2) break;
+                    prev ^= ((u << 2) >> s64ln) << stz;
+                    st_bits(values, i, prev, 64);
+                    unsigned o = sh + adv;
+                    p += o >> 3;
+                    sh = o & 7;
+                }
+            } else {
+                for (; i < e; i++) {
+                    uint64_t a = tsf_load_be64(p), b = tsf_load_be64(p + 8);
+                    if (((a << sh) >> 62) != 2) break;
+                    uint64_t pay = (a << (sh + 2)) | (b >> (62 - sh));
+                    prev ^= (pay >> s64ln) << stz;
+                    st_bits(values, i, prev, 64);
+                    unsigned o = sh + adv;
+                    p += o >> 3;
+                    sh = o & 7;
+                }
+            }
+            hi = tsf_load_be64(p);
+            lo = tsf_load_be64(p + 8);
+            w = win_at(hi, lo, sh);
+        } else if (!(wor >> 63)) {
+            /* after a chunk of `0` only: runs of repeats, 50 per clz; a run moves at most 57 bits,
+               so the reload stays inside src */
+            while (i < n && end16 - p >= 7) {
+                uint64_t run = (uint64_t)TSF_CLZ64(win_at(hi, lo, sh) | (1ull << 13)); /* 0..50 */
+                if (run > n - i) run = n - i;
+                for (size_t e = i + run; i < e; i++) st_bits(values, i, prev, 64);
+                unsigned o = sh + (unsigned)run;
+                p += o >> 3;
+                sh = o & 7;
+                hi = tsf_load_be64(p);
+                lo = tsf_load_be64(p + 8);
+                if (run < 50) break;
+            }
+            w = win_at(hi, lo, sh);
+        }
     }
+    pos = (size_t)(p - base) * 8 + sh;
     it->r.pos = pos;
     it->prev = prev;
     if (have) {
-        it->len = 64 - s64ln;
-        it->lz = s64ln - stz;
+        it->len = 64 - (unsigned)s64ln;
+        it->lz = (unsigned)(s64ln - stz);
     }
     *bad |= (errv & 64) != 0;
     return i;

@@ -317,6 +317,81 @@ static void test_mutations(void)
     tsf_codec_close(au);
 }
 
+/*
+ * The batch decoder's loops: the branch-free general loop, the `10`-only loop (one load per value up
+ * to a 55-bit window, two loads above: widths around that edge), and the repeat runs (runs longer
+ * than one clz covers). Long streams decode identically on every path; every cut of them is corrupt
+ * on every path (exact-size heap copies, so ASan sees any over-read).
+ */
+static void batch_stream(uint64_t *v, size_t n, int shape, unsigned width, uint64_t *seed)
+{
+    uint64_t prev = 0x4059000000000000ull; /* 100.0 */
+    /* shape 0: xors filling a window of `width` bits (tz 1, or 0 at 64), so `10` carries `width`
+       bits; a 1-bit window every 97 values (the next full xor opens `width` again), a repeat every 89 */
+    const unsigned tzb = width == 64 ? 0 : 1, lzb = 64 - width - tzb;
+    const uint64_t mask = (width >= 64 ? ~0ull : ((1ull << width) - 1)) << tzb;
+    unsigned kind = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = tsf_test_rand(seed), q = tsf_test_rand(seed);
+        if (shape == 0) {
+            uint64_t x = (q & mask) | (1ull << tzb) | (1ull << (63 - lzb));
+            if (width < 64 && i % 97 == 50) x = 1;
+            if (i % 89 == 7) x = 0;
+            prev ^= x;
+        } else if (shape == 1) { /* runs of repeats (mean length 300), then a new value */
+            if (r % 301 == 0) prev ^= q >> (q & 31) | 1;
+        } else { /* segments of 40 values of one kind: repeats, xors at bits 20..39, new windows */
+            if (i % 40 == 0) kind = (unsigned)(r % 3);
+            if (kind == 1)
+                prev ^= ((q & 0xfffff) | 1) << 20;
+            else if (kind == 2)
+                prev ^= q >> (q & 15);
+        }
+        v[i] = prev;
+    }
+}
+
+static void test_batch_loops(void)
+{
+    static const tsf_codec_path paths[] = {TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
+    tsf_codec *pv = open_path(TSF_PATH_PER_VALUE);
+    uint64_t seed = 2024;
+    const size_t n = 20000;
+    uint64_t *v = malloc(n * 8), *a = malloc(n * 8), *b = malloc(n * 8);
+    for (int shape = 0; shape < 3; shape++)
+        for (unsigned width = 50; width <= 64; width += shape == 0 ? 1 : 64) {
+            batch_stream(v, n, shape, width, &seed);
+            const tsf_type t = shape == 1 ? TSF_INT64 : TSF_DOUBLE;
+            size_t cap = tsf_codec_encode_bound(t, TSF_ENC_GORILLA, n, 0), w = 0, used = 0;
+            uint8_t *buf = malloc(cap);
+            tsf_error err;
+            CHECK_OK(tsf_codec_encode(pv, t, TSF_ENC_GORILLA, v, n, buf, cap, &w, &err), &err);
+            CHECK_OK(tsf_codec_decode(pv, t, TSF_ENC_GORILLA, buf, w, a, n, &used, &err), &err);
+            CHECK_MEM(a, v, n * 8);
+            for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+                tsf_codec *c = open_path(paths[p]);
+                memset(b, 0x5a, n * 8);
+                CHECK_OK(tsf_codec_decode(c, t, TSF_ENC_GORILLA, buf, w, b, n, &used, &err), &err);
+                CHECK_EQ_INT(used, w);
+                CHECK_MEM(b, v, n * 8);
+                for (int cut = 0; cut < 6; cut++) {
+                    size_t keep = cut < 3 ? w - 1 - (size_t)cut * 7 : (size_t)(tsf_test_rand(&seed) % w);
+                    uint8_t *copy = malloc(keep ? keep : 1);
+                    memcpy(copy, buf, keep);
+                    CHECK_EQ_INT(tsf_codec_decode(c, t, TSF_ENC_GORILLA, copy, keep, b, n, NULL, &err),
+                                 TSF_ECORRUPT);
+                    free(copy);
+                }
+                tsf_codec_close(c);
+            }
+            free(buf);
+        }
+    free(v);
+    free(a);
+    free(b);
+    tsf_codec_close(pv);
+}
+
 /* A `10` before any `11`, and a window with lz + len > W, are corrupt. */
 static void test_invalid_windows(void)
 {
@@ -604,6 +679,7 @@ int main(void)
     TSF_RUN(test_truncation);
     TSF_RUN(test_garbage);
     TSF_RUN(test_mutations);
+    TSF_RUN(test_batch_loops);
     TSF_RUN(test_invalid_windows);
     TSF_RUN(test_golden_first_pages);
     TSF_RUN(test_v1_hand_example);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,9 +43,9 @@
 typedef struct rcfg {
     long long rows; /* E2: in all; case A: per series */
     int reps, threads, json;
-    int cpu;            /* --clock cpu: process CPU time instead of wall time (noisy shared machines) */
-    double only_sel;    /* --select F: only this selectivity (0 = all) */
-    const char *paths;  /* --paths row,batch,simd: only these (NULL = all) */
+    int cpu;           /* --clock cpu: process CPU time instead of wall time (noisy shared machines) */
+    double only_sel;   /* --select F: only this selectivity (0 = all) */
+    const char *paths; /* --paths row,batch,simd: only these (NULL = all) */
 } rcfg;
 
 static uint64_t now_ns(const rcfg *c)
@@ -53,6 +54,13 @@ static uint64_t now_ns(const rcfg *c)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Minor page faults of the process so far (all threads). */
+static long minor_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) ? 0 : ru.ru_minflt;
 }
 
 static void fail_msg(const char *what, const tsf_error *e)
@@ -91,13 +99,15 @@ static int e2_build(const char *path, long long rows)
         snprintf(name, sizeof name, "d%02d", d);
         for (size_t i = 0; i < E2_TABLET; i++) tag[i] = (tsf_bytes){(const uint8_t *)name, strlen(name)};
         bench_timestamps(times, per, 100, 7 + (uint64_t)d);
-        for (int f = 0; f < E2_FIELDS; f++) bench_w0_int64(vals + (size_t)f * per, per, 42 + 8 * (uint64_t)d + f);
+        for (int f = 0; f < E2_FIELDS; f++)
+            bench_w0_int64(vals + (size_t)f * per, per, 42 + 8 * (uint64_t)d + f);
         for (size_t r0 = 0; r0 < per; r0 += E2_TABLET) {
             size_t n = per - r0 < E2_TABLET ? per - r0 : E2_TABLET;
             if (tsf_tablet_set_times(t, times + r0, n, &err)) goto fail;
             if (tsf_tablet_set_column(t, 0, tag, NULL, n, &err)) goto fail;
             for (int f = 0; f < E2_FIELDS; f++)
-                if (tsf_tablet_set_column(t, 1 + (size_t)f, vals + (size_t)f * per + r0, NULL, n, &err)) goto fail;
+                if (tsf_tablet_set_column(t, 1 + (size_t)f, vals + (size_t)f * per + r0, NULL, n, &err))
+                    goto fail;
             if (tsf_writer_write_tablet(w, t, &err)) goto fail;
         }
     }
@@ -190,8 +200,9 @@ static long long scan_file(scan_ctx *s, const char *path, tsf_error *err)
             if (tsf_codec_count(TSF_INT64, TSF_ENC_TS_2DIFF, tp, tlen, &n, err)) goto out;
             n_rows += (long long)n;
             if (grow(&s->out, &s->out_cap, n * 8 + 8)) goto out;
-            if (tsf_codec_decode(s->codec, TSF_INT64, kind == TSF_CHUNK_TIME ? it.chunk.encoding : TSF_ENC_TS_2DIFF,
-                                 tp, tlen, s->out, n, NULL, err))
+            if (tsf_codec_decode(s->codec, TSF_INT64,
+                                 kind == TSF_CHUNK_TIME ? it.chunk.encoding : TSF_ENC_TS_2DIFF, tp, tlen,
+                                 s->out, n, NULL, err))
                 goto out;
             if (kind == TSF_CHUNK_TIME) continue;
             p = np.values;
@@ -264,15 +275,16 @@ static void print_row(const rcfg *c, double sel, int path, long long rows, doubl
     double p50 = bench_percentile(rate, (size_t)reps, 50), p90 = bench_percentile(rate, (size_t)reps, 10);
     double m50 = bench_percentile(ms, (size_t)reps, 50);
     if (c->json) {
-        printf("{\"bench\":\"read\",\"selectivity\":%.2f,\"path\":\"%s\",\"threads\":%d,\"p50\":%.3f,\"p90\":%.3f,"
+        printf("{\"bench\":\"read\",\"selectivity\":%.2f,\"path\":\"%s\",\"threads\":%d,\"p50\":%.3f,\"p90\":"
+               "%.3f,"
                "\"unit\":\"M rows/s\",\"rows\":%lld,\"p50_ms\":%.3f}\n",
                sel, PATH_NAMES[path], c->threads, p50, p90, rows, m50);
         return;
     }
     char frac[32] = "";
     if (ms100 > 0) snprintf(frac, sizeof frac, "1/%.0f", ms100 / m50);
-    printf("%6.0f%% %-6s %12lld %10.2f %10.1f %10.1f %9.2fx %10s\n", sel * 100, PATH_NAMES[path], rows, m50, p50,
-           p90, scan_rate > 0 && path != P_SCAN ? scan_rate / p50 : 1.0, frac);
+    printf("%6.0f%% %-6s %12lld %10.2f %10.1f %10.1f %9.2fx %10s\n", sel * 100, PATH_NAMES[path], rows, m50,
+           p50, p90, scan_rate > 0 && path != P_SCAN ? scan_rate / p50 : 1.0, frac);
 }
 
 static int bench_e2(const rcfg *c, const char *keep)
@@ -453,8 +465,9 @@ static long long case_a_columns_mt(tsf_reader *r, const tsf_query_options *o, in
     if (threads > 64) threads = 64;
     long long points = 0;
     for (int t = 0; t < threads; t++) {
-        jobs[t] = (case_a_job){r, *o, d.nseries * (size_t)t / (size_t)threads,
-                               d.nseries * (size_t)(t + 1) / (size_t)threads, 0, 0, {0}};
+        jobs[t] = (case_a_job){
+            r, *o, d.nseries * (size_t)t / (size_t)threads, d.nseries * (size_t)(t + 1) / (size_t)threads, 0,
+            0, {0}};
         jobs[t].o.threads = 1;
         if (t > 0 && pthread_create(&tid[t], NULL, case_a_worker, &jobs[t])) return -1;
     }
@@ -491,7 +504,8 @@ static long long case_a_query1(tsf_reader *r, const tsf_query_options *o, double
             for (size_t i = 0; i < b->nrows; i++) s += v[i];
             acc += s;
             for (size_t i = 0; i < b->nrows / 8; i++) points += __builtin_popcount(valid[i]);
-            for (size_t i = b->nrows & ~(size_t)7; i < b->nrows; i++) points += (valid[i >> 3] >> (i & 7)) & 1;
+            for (size_t i = b->nrows & ~(size_t)7; i < b->nrows; i++)
+                points += (valid[i >> 3] >> (i & 7)) & 1;
         }
     }
     tsf_query_close(q);
@@ -517,11 +531,12 @@ static int bench_case_a(const rcfg *c)
     stat(tmp, &stt);
     if (!c->json) {
         bench_print_machine(stdout);
-        printf("read case A: 1 device x 100 DOUBLE series x %lld points, GORILLA + LZ4, non-aligned, %lld bytes; "
+        printf("read case A: 1 device x 100 DOUBLE series x %lld points, GORILLA + LZ4, non-aligned, %lld "
+               "bytes; "
                "%d threads; %d reps, warm cache\n",
                c->rows, (long long)stt.st_size, c->threads, c->reps);
-        printf("%-7s %-8s %12s %10s %10s %12s %18s\n", "query", "mode", "points", "p50 ms", "p90 ms", "p50 Mpts/s",
-               "sum");
+        printf("%-7s %-8s %12s %10s %10s %12s %18s %10s\n", "query", "mode", "points", "p50 ms", "p90 ms",
+               "p50 Mpts/s", "sum", "faults/rep");
     }
     for (int qq = 0; qq < 4; qq++) {
         int qi = qq & 1, per_series = qq < 2;
@@ -539,6 +554,7 @@ static int bench_case_a(const rcfg *c)
             fail_msg("case A query", &err);
             goto out;
         }
+        long f0 = minor_faults();
         for (int rep = 0; rep < c->reps; rep++) {
             sum = 0;
             uint64_t t0 = now_ns(c);
@@ -551,7 +567,8 @@ static int bench_case_a(const rcfg *c)
             ms[rep] = s * 1e3;
             rate[rep] = (double)points / s / 1e6;
         }
-        double p50 = bench_percentile(ms, (size_t)c->reps, 50), p90 = bench_percentile(ms, (size_t)c->reps, 90);
+        double p50 = bench_percentile(ms, (size_t)c->reps, 50),
+               p90 = bench_percentile(ms, (size_t)c->reps, 90);
         double mps = bench_percentile(rate, (size_t)c->reps, 50);
         const char *name = qi ? "range1" : "full", *mode = per_series ? "columns" : "rows";
         if (c->json)
@@ -559,7 +576,8 @@ static int bench_case_a(const rcfg *c)
                    "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"mpoints_per_s\":%.1f,\"points\":%lld}\n",
                    name, mode, c->threads, p50, p90, mps, points);
         else
-            printf("%-7s %-8s %12lld %10.2f %10.2f %12.1f %18.6g\n", name, mode, points, p50, p90, mps, sum);
+            printf("%-7s %-8s %12lld %10.2f %10.2f %12.1f %18.6g %10ld\n", name, mode, points, p50, p90, mps,
+                   sum, (minor_faults() - f0) / c->reps);
     }
     rc = 0;
 out:

@@ -50,14 +50,18 @@ static void put(dump *d, const void *src, size_t n)
 static size_t value_size(tsf_type t)
 {
     switch (t) {
-    case TSF_BOOLEAN: return 1;
+    case TSF_BOOLEAN:
+        return 1;
     case TSF_INT32:
     case TSF_DATE:
-    case TSF_FLOAT: return 4;
+    case TSF_FLOAT:
+        return 4;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return 0;
+    case TSF_DOUBLE:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -221,7 +225,48 @@ static void test_path(void)
     unlink(path);
 }
 
-/* The row cursor runs over a parallel query just the same. */
+/* Checks the typed accessors of the cursor's current row against tsf_cursor_value; returns mismatches. */
+static size_t check_accessors(const tsf_cursor *c)
+{
+    size_t bad = 0, nc = tsf_cursor_column_count(c);
+    for (size_t k = 0; k <= nc; k++) { /* k == nc: out of range, absent */
+        tsf_value v = {0};
+        tsf_type ty = TSF_VECTOR;
+        if (k < nc && tsf_cursor_value(c, k, &ty, &v, NULL)) bad++;
+        int present = k < nc && !v.is_null;
+        int64_t wi = 0, xi = -7;
+        double wd = 0, xd = -7;
+        int ki = 0, kd = 0; /* fitting type for tsf_cursor_int64 / tsf_cursor_double */
+        switch (ty) {
+        case TSF_BOOLEAN:
+            ki = 1, wi = v.v.b;
+            break;
+        case TSF_INT32:
+        case TSF_DATE:
+            ki = kd = 1, wi = v.v.i32, wd = v.v.i32;
+            break;
+        case TSF_INT64:
+        case TSF_TIMESTAMP:
+            ki = kd = 1, wi = v.v.i64, wd = (double)v.v.i64;
+            break;
+        case TSF_FLOAT:
+            kd = 1, wd = v.v.f;
+            break;
+        case TSF_DOUBLE:
+            kd = 1, wd = v.v.d;
+            break;
+        default:
+            break;
+        }
+        int gi = tsf_cursor_int64(c, k, &xi), gd = tsf_cursor_double(c, k, &xd);
+        if (gi != (present && ki) || (gi && xi != wi)) bad++;
+        if (gd != (present && kd) || (gd && memcmp(&xd, &wd, sizeof xd))) bad++;
+    }
+    return bad;
+}
+
+/* The row cursor runs over a parallel query just the same; its typed accessors agree with
+ * tsf_cursor_value on every cell of every type (one thread and four). */
 static void test_cursor(void)
 {
     tsf_reader *r = NULL;
@@ -237,10 +282,14 @@ static void test_cursor(void)
         tsf_cursor *c = NULL;
         CHECK_OK(tsf_cursor_open(r, &o, &c, &e), &e);
         int has = 0;
+        size_t bad = 0;
         while (c && tsf_cursor_next(c, &has, &e) == TSF_OK && has) {
             rows[t]++;
             sum[t] = sum[t] * 31 + (uint64_t)tsf_cursor_time(c) + tsf_cursor_device(c);
+            bad += check_accessors(c);
         }
+        CHECK_EQ_INT(e.code, TSF_OK);
+        CHECK_EQ_INT(bad, 0);
         tsf_cursor_close(c);
     }
     CHECK(rows[0] > 0);

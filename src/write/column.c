@@ -391,7 +391,6 @@ static tsf_status encode_times(tsf_writer *w, wctx *x, const wcol *c, const int6
     size_t tbound = tsf_codec_encode_bound(TSF_INT64, TSF_ENC_TS_2DIFF, n, 0);
     x->tdev = NULL;
     x->tenc.len = 0;
-    x->plz_ok = 0;
     uint8_t *t = tsf_wbuf_reserve(&x->tenc, tbound);
     if (!t) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
     size_t wrote = 0;
@@ -439,17 +438,19 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     }
     if (!direct && c->comp == TSF_LZ4 && w->opt.lz4_probe && vbound >= TSF_LZ4LIT_MIN) {
         /* values straight into the chunk, stored as literals when a probe finds them incompressible */
-        int hit = c->mask == 0 && x->plz_ok; /* the LZ4 prefix block of these cached times */
+        /* the prefix (shared times, an all-present bitmap) repeats from column to column: LZ4 it once */
+        int hit = x->plz.len && x->plzsrc.len == u && !memcmp(x->plzsrc.p, d0, u);
         if (!hit) {
             size_t zb = tsf_compress_bound(TSF_LZ4, u), zl = 0;
-            x->plz.len = 0;
+            x->plz.len = x->plzsrc.len = 0;
             uint8_t *z = tsf_wbuf_reserve(&x->plz, zb);
             if (!z) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
             if ((s = tsf_compress(TSF_LZ4, d0, u, z, zb, &zl, err))) return s;
-            x->plz.len = zl;
             if (tsf_lz4lit_split(z, zl, &x->plz_seq, &x->plz_lit))
                 return tsf_err(err, TSF_EINVAL, "writer: unexpected LZ4 block layout (page of %s)", c->name);
-            x->plz_ok = c->mask == 0;
+            tsf_wbuf_put(&x->plzsrc, d0, u);
+            if (x->plzsrc.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
+            x->plz.len = zl;
         }
         size_t hmax = tsf_lz4lit_head_max(x->plz_seq, x->plz_lit, vbound);
         uint8_t *cd = tsf_wbuf_reserve(&c->chunk, hmax + vbound);

@@ -170,6 +170,7 @@ tsf_status tsf_wctx_init(tsf_writer *w, wctx *x, tsf_error *err)
     tsf_wbuf_init(&x->scratch2, w->alloc);
     tsf_wbuf_init(&x->tenc, w->alloc);
     tsf_wbuf_init(&x->plz, w->alloc);
+    tsf_wbuf_init(&x->plzsrc, w->alloc);
     tsf_wbuf_init(&x->lz4s, w->alloc);
     return tsf_compressor_open(&x->cz, w->alloc, err);
 }
@@ -180,6 +181,7 @@ void tsf_wctx_free(wctx *x)
     tsf_wbuf_free(&x->scratch2);
     tsf_wbuf_free(&x->tenc);
     tsf_wbuf_free(&x->plz);
+    tsf_wbuf_free(&x->plzsrc);
     tsf_wbuf_free(&x->lz4s);
     tsf_compressor_close(x->cz);
     x->cz = NULL;

@@ -23,9 +23,8 @@ typedef struct wctx {
     uint64_t tg0;
     size_t tn;
     tsf_wbuf tenc; /* cached TS_2DIFF bytes */
-    tsf_wbuf plz;  /* LZ4 block of the last page prefix (lz4lit.h); kept while tenc is (plz_ok) */
+    tsf_wbuf plz, plzsrc; /* LZ4 block of the last page prefix (lz4lit.h) and that prefix */
     size_t plz_seq, plz_lit;
-    int plz_ok;
     tsf_wbuf lz4s; /* LZ4 state + output of the incompressibility probe */
     int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
 } wctx;

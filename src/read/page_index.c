@@ -11,12 +11,11 @@
  * owns the keys [base_c, base_c + (max_c - min_c)], base_{c+1} = base_c + (max_c - min_c) + 1, and a
  * page starting at t has the key base_c + (t - min_c). Aligned value pages take the key of the time
  * page they pair with. Above the page keys (T = their total span) lie three more regions of the same
- * index: the page table (keys T + 3g + {0,1,2}: chunk offset, page header offset, page number | flags
- * of page g), the column directory (3 keys per column: base, min start, span + 1 or 0 when empty) and
- * a header at the top of the key space (magic, file size, tail CRC, counts). Files whose spans do not
- * fit are refused (TSF_ENOTSUP). Pages that start before a preceding page of their column ends (late,
- * out of order) are inserted after the bulk load (the index's overflow log); on equal keys the later
- * page wins.
+ * index: the page table (keys T + 3g + {0,1,2}: chunk offset, page header offset, page number | check
+ * | late flag of page g), the column directory (3 keys per column: base, min start, span + 1 or 0 when empty)
+ * and a header at the top of the key space (magic, file size, tail CRC, counts). Files whose spans do not fit
+ * are refused (TSF_ENOTSUP). Pages that start before a preceding page of their column ends (late, out of
+ * order) are inserted after the bulk load (the index's overflow log); on equal keys the later page wins.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +32,7 @@
 #define PIX_TAIL (64u << 10)                   /* bytes of the TsFile's tail covered by the CRC */
 #define PIX_LATE (UINT64_C(1) << 63)           /* page table flag: the page is late (out of order) */
 #define PIX_PAGE_MASK ((UINT64_C(1) << 32) - 1)
+#define PIX_CHECK_MASK (((UINT64_C(1) << 30) - 1) << 32) /* bits 32..61: check of the page's record */
 
 enum { H_MAGIC, H_SIZE, H_CRC, H_NCOLS, H_NPAGES, H_SPAN, H_NLATE, H_NDEV, H_COUNT };
 
@@ -81,6 +81,18 @@ static tsf_status pix_tail_crc(tsf_reader *r, uint64_t *out, tsf_error *err)
     return st;
 }
 
+/* 30-bit check of a page table record (chunk offset, header offset, page number): a damaged record is
+ * reported instead of sending a query to a wrong page. */
+static uint64_t rec_check(uint64_t coff, uint64_t hoff, uint64_t page)
+{
+    uint64_t h =
+        (coff * 0x9E3779B97F4A7C15ull) ^ (hoff * 0xC2B2AE3D27D4EB4Full) ^ (page * 0x165667B19E3779F9ull);
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return (h << 32) & PIX_CHECK_MASK;
+}
+
 /* ---- build ----------------------------------------------------------------------------------- */
 
 typedef struct pix_ent {
@@ -126,7 +138,8 @@ static tsf_status add_page(pix_build *b, size_t col, int64_t start, int late, ui
     b->e[b->ne++] = (pix_ent){col, start, b->np, late};
     b->tab[3 * b->np] = coff;
     b->tab[3 * b->np + 1] = hoff;
-    b->tab[3 * b->np + 2] = (uint64_t)(k & PIX_PAGE_MASK) | (late ? PIX_LATE : 0);
+    b->tab[3 * b->np + 2] =
+        (uint64_t)(k & PIX_PAGE_MASK) | (late ? PIX_LATE : 0) | rec_check(coff, hoff, k & PIX_PAGE_MASK);
     b->np++;
     return TSF_OK;
 }
@@ -585,6 +598,9 @@ static tsf_status lookup_locked(tsf_page_index *p, size_t c, int64_t t, tsf_page
                        (unsigned long long)p->npages);
     for (int i = 0; i < 3; i++)
         if ((st = get_u64(p->ix, p->tab + 3 * g + (uint64_t)i, &w[i], "page table entry", err))) return st;
+    if ((w[2] & PIX_CHECK_MASK) != rec_check(w[0], w[1], w[2] & PIX_PAGE_MASK))
+        return tsf_err(err, TSF_ECORRUPT, "page index: page table record %llu damaged (key %llu)",
+                       (unsigned long long)g, (unsigned long long)(p->tab + 3 * g));
     out->chunk_offset = w[0];
     out->page_offset = w[1];
     out->page = (uint32_t)(w[2] & PIX_PAGE_MASK);

@@ -517,8 +517,9 @@ static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
 
 /*
  * The same jump from the page-time index (page_index.c): the page holding tmin (last start <= tmin) of the
- * driving column, when the index places it in this chunk and it is in order (every earlier page of the
- * column ends before it starts), and the value pages paired with it. 0: not usable here (pdir instead).
+ * driving column, when the index places it in this chunk, it is in order (every earlier page of the column
+ * ends before it starts) and its header there has that start time, and the value pages paired with it.
+ * 0: not usable here (pdir instead).
  */
 static int pix_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
 {
@@ -527,6 +528,11 @@ static int pix_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
     tsf_page_loc loc, vl[64];
     if (tsf_page_index_lookup(q->pix, dev, sj, q->tmin, &loc, NULL) || loc.late ||
         loc.chunk_offset != drv->chunk_off || loc.page_offset < drv->dpos || loc.page_offset >= drv->dend)
+        return 0;
+    tsf_fmt_page_header ph; /* a damaged index must not skip rows: the page there starts where it says */
+    uint64_t fetched = 0;
+    if (rd_read_page_header(q->r, loc.page_offset, drv->dend, &drv->ch, &drv->hdr, &ph, &fetched, NULL) ||
+        !ph.has_stats || ph.stats.start_time != loc.start_time)
         return 0;
     for (size_t i = 0; i < nvals; i++) {
         vl[i].page = loc.page;
@@ -1202,4 +1208,66 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
         q->di++;
     }
     return TSF_OK;
+}
+
+/* ---- parallel scan support (parallel.c) ---------------------------------------------------- */
+
+typedef struct dt_ref {
+    rd_buf *buf;
+    int page; /* a decoded page buffer: only detachable once its page is used up */
+    const qcol *c;
+} dt_ref;
+
+/* The decode buffer of q holding ptr (NULL: none). */
+static dt_ref dt_owner(tsf_query *q, const void *ptr)
+{
+    const uint8_t *x = ptr;
+#define DT_IN(b) ((b).p && x >= (b).p && x < (b).p + (b).cap)
+    if (q->dev && q->dev->aligned && DT_IN(q->tcol.times)) return (dt_ref){&q->tcol.times, 1, &q->tcol};
+    if (DT_IN(q->times_out)) return (dt_ref){&q->times_out, 0, NULL};
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        const qcol *pc = q->dev->aligned ? &q->tcol : c; /* whose page position tells "used up" */
+        if (DT_IN(c->vals)) return (dt_ref){&c->vals, 1, pc};
+        if (DT_IN(c->times)) return (dt_ref){&c->times, 1, pc};
+        if (DT_IN(c->out_vals)) return (dt_ref){&c->out_vals, 0, NULL};
+        if (DT_IN(c->out_valid)) return (dt_ref){&c->out_valid, 0, NULL};
+    }
+#undef DT_IN
+    return (dt_ref){NULL, 0, NULL};
+}
+
+void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones)
+{
+    *zeros = q->zeros;
+    *ones = q->ones;
+}
+
+size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *nspare, rd_buf *taken)
+{
+    size_t n = 0;
+    rd_buf *own[1 + 2 * 64];
+    size_t nptr = 1 + 2 * b->ncolumns;
+    if (b->ncolumns > 64) return SIZE_MAX;
+    for (size_t k = 0; k < nptr; k++) {
+        const void *ptr = k == 0 ? (const void *)b->times
+                                 : (k & 1 ? b->columns[(k - 1) / 2].values : b->columns[(k - 1) / 2].validity);
+        if (k && (k & 1)) {
+            tsf_type t = b->columns[(k - 1) / 2].type;
+            if (t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB) return SIZE_MAX; /* borrows page bytes */
+        }
+        const uint8_t *x = ptr;
+        if ((x >= q->zeros.p && x < q->zeros.p + q->zeros.cap) || (x >= q->ones.p && x < q->ones.p + q->ones.cap))
+            continue; /* constant for the query's life: the caller substitutes its own */
+        dt_ref o = dt_owner(q, ptr);
+        if (!o.buf || (o.page && o.c->pos < o.c->n)) return SIZE_MAX;
+        size_t j = 0;
+        while (j < n && own[j] != o.buf) j++;
+        if (j == n) own[n++] = o.buf;
+    }
+    for (size_t j = 0; j < n; j++) {
+        taken[j] = *own[j];
+        *own[j] = *nspare ? spare[--*nspare] : (rd_buf){0};
+    }
+    return n;
 }

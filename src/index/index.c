@@ -464,29 +464,35 @@ static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uin
     *e = end < L->nbase ? end : L->nbase;
 }
 
-/* Blocks in [from, from+n) whose separator is < q (<= q when le); separators never decrease. */
-static inline uint64_t ix_sep_count(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q, int le)
+/* Blocks in [from, from+n) whose separator is < q (*lt) and <= q (*le); separators never decrease. */
+static inline void ix_sep_counts(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q, uint64_t *lt,
+                                 uint64_t *le)
 {
-    uint64_t c = 0;
     if (n <= 16) {
-        for (uint64_t b = from; b < from + n; b++) {
-            uint32_t sp = ld32(m + b * IX_META_SORTED);
-            c += le ? sp <= q : sp < q;
+        uint64_t a = 0, b = 0;
+        for (const uint8_t *p = m + from * IX_META_SORTED, *e = p + n * IX_META_SORTED; p < e; p += IX_META_SORTED) {
+            uint32_t sp = ld32(p);
+            a += sp < q;
+            b += sp <= q;
         }
-        return c;
+        *lt = a;
+        *le = b;
+        return;
     }
-    uint64_t a = from;
-    while (n > 0) {
-        uint64_t half = n / 2;
-        uint32_t sp = ld32(m + (a + half) * IX_META_SORTED);
-        if (le ? sp <= q : sp < q) {
-            a += half + 1;
-            n -= half + 1;
-        } else {
-            n = half;
+    for (int strict = 0; strict < 2; strict++) {
+        uint64_t a = from, len = n;
+        while (len > 0) {
+            uint64_t half = len / 2;
+            uint32_t sp = ld32(m + (a + half) * IX_META_SORTED);
+            if (strict ? sp <= q : sp < q) {
+                a += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
         }
+        *(strict ? le : lt) = a - from;
     }
-    return a - from;
 }
 
 /*
@@ -506,8 +512,10 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     __builtin_prefetch(pb + 128);
     __builtin_prefetch(pb + 192);
     uint32_t q = ix_sep(L, x);
-    uint64_t lo = b0 + ix_sep_count(L->meta, b0 + 1, nb, q, 0);
-    uint64_t hi = b0 + ix_sep_count(L->meta, b0 + 1, nb, q, 1);
+    uint64_t lo, hi;
+    ix_sep_counts(L->meta, b0 + 1, nb, q, &lo, &hi);
+    lo += b0;
+    hi += b0;
     if (TSF_UNLIKELY(hi > lo)) {
         const uint8_t *leaf = ix_at(ix, L->off);
         for (; hi > lo; hi--) {

@@ -96,6 +96,11 @@ tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int t
     pm->reserve = PM_RESERVE_MIN;
     while (pm->reserve < size * 4) pm->reserve *= 2;
     void *b = mmap(NULL, pm->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* Address-space limits (ulimit -v, valgrind): settle for less room to grow, down to 1 GiB. */
+    while (b == MAP_FAILED && pm->reserve / 2 >= (UINT64_C(1) << 30) && pm->reserve / 2 >= size * 2) {
+        pm->reserve /= 2;
+        b = mmap(NULL, pm->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    }
     if (b == MAP_FAILED) {
         pm_close(pm);
         return tsf_err(err, TSF_ENOMEM, "index: cannot reserve %llu bytes of address space",

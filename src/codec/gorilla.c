@@ -232,31 +232,80 @@ TSF_INLINE size_t enc_batch(const void *values, size_t n, uint64_t marker, uint8
  * 64-bit batch decoder. Decoding is a serial chain (each value's position depends on the previous
  * header), and on `mixed` data the three control codes come in random order, so the general loop has
  * no data-dependent branch: all three outcomes are computed and the right one picked with conditional
- * moves (csel). It keeps a 128-bit window (two big-endian loads at the value's byte) and cuts the
- * next header word out of it with a funnel shift, so the loads stay off the chain.
- * The stored window is kept as (64 - len, tz) so a value's xor is two shifts.
+ * moves. It keeps a 128-bit window (two big-endian loads at the value's byte) and cuts the next
+ * header out of it with a funnel shift, so the loads stay off the chain. The loop is bound by ALU
+ * throughput, so the representation saves operations: the stored window is (q = -len, tz), shifts
+ * use counts mod 64 (x86 shifts do that for free), so the xor is (payload >> q) << tz, a new window
+ * is q = ~field, tz = sum ^ 63 (sum = lz + len - 1; 64 and up when lz + len > 64, i.e. invalid), and
+ * the next header is at t - q.
  *
- * Predictable streams take faster loops: after a chunk of CHUNK values that were all `10` (the W0
- * walk is 99.8% `10`), a loop that only handles `10` runs until another code appears (one
- * mispredicted branch), with one load per value when the window is at most 55 bits wide; after a
- * chunk of only `0`, runs of repeats are counted 50 at a time with one clz.
+ * Predictable streams take faster loops: after a chunk of GOR_CHUNK values that moved exactly
+ * chunk * (2 + len) bits (all `10`, as the W0 walk, 99.8% `10`), a loop that only handles `10` runs
+ * until another code appears (one mispredicted branch), with one load per value when the window is
+ * at most 55 bits wide; after a chunk that moved one bit per value (all `0`), runs of repeats are
+ * counted 50 at a time with one clz. A wrong guess only costs time: those loops check every code.
  *
- * Invalid windows (lz + len > 64) set bit 6 of `errv`; the caller then reruns the checked iterator
- * to name the offset. Loads stay inside src: values are decoded in runs of at most
- * (bytes left - 16) / 10 (a value moves at most 78 bits = 10 bytes past its byte); the iterator
- * finishes the page.
+ * Invalid windows set bits 6..63 of `errv`; the caller then reruns the checked iterator to name the
+ * offset. Loads stay inside src: values are decoded in runs of at most (bytes left - 16) / 10 (a
+ * value moves at most 78 bits = 10 bytes past its byte); the iterator finishes the page.
  */
 #define GOR_CHUNK 16
 
-/* c ? a : b with a conditional move: on mixed data a branch here would mispredict 2/3 of the time. */
-TSF_INLINE uint64_t csel(uint64_t c, uint64_t a, uint64_t b)
-{
+/*
+ * Conditional moves: a branch here would mispredict on mixed data, and compilers turn plain ?: into
+ * branches, so on x86-64 they are spelled out (baseline instructions); elsewhere mask arithmetic.
+ */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __asm__("test %1, %1\n\tcmovnz %2, %0" : "+r"(b) : "r"(c), "r"(a) : "cc");
+#define GOR_CMOV 1
+#endif
+
+/* If c == -1 (control code `11`, from (int64_t)w >> 62): *a = na, *b = nb, *d = nd. */
+TSF_INLINE void sel3_new(int64_t c, uint64_t na, uint64_t *a, uint64_t nb, uint64_t *b, uint64_t nd,
+                         uint64_t *d)
+{
+#ifdef GOR_CMOV
+    __asm__("cmp $-1, %[c]\n\tcmove %[na], %[a]\n\tcmove %[nb], %[b]\n\tcmove %[nd], %[d]"
+            : [a] "+r"(*a), [b] "+r"(*b), [d] "+r"(*d)
+            : [c] "r"(c), [na] "r"(na), [nb] "r"(nb), [nd] "r"(nd)
+            : "cc");
+#else
+    uint64_t m = 0 - (uint64_t)(c == -1);
+    *a ^= (*a ^ na) & m;
+    *b ^= (*b ^ nb) & m;
+    *d ^= (*d ^ nd) & m;
+#endif
+}
+
+/* If the top bit of w is set (`10` or `11`): *a = na, *b = nb. */
+TSF_INLINE void sel2_neg(uint64_t w, uint64_t na, uint64_t *a, uint64_t nb, uint64_t *b)
+{
+#ifdef GOR_CMOV
+    __asm__("test %[w], %[w]\n\tcmovs %[na], %[a]\n\tcmovs %[nb], %[b]"
+            : [a] "+r"(*a), [b] "+r"(*b)
+            : [w] "r"(w), [na] "r"(na), [nb] "r"(nb)
+            : "cc");
+#else
+    uint64_t m = 0 - (w >> 63);
+    *a ^= (*a ^ na) & m;
+    *b ^= (*b ^ nb) & m;
+#endif
+}
+
+/* o > 63 ? a : b */
+TSF_INLINE uint64_t sel_gt63(uint64_t o, uint64_t a, uint64_t b)
+{
+#ifdef GOR_CMOV
+    __asm__("cmp $63, %[o]\n\tcmova %[a], %[b]" : [b] "+r"(b) : [o] "r"(o), [a] "r"(a) : "cc");
     return b;
 #else
-    return b ^ ((a ^ b) & (0 - (uint64_t)(c != 0)));
+    return b ^ ((a ^ b) & (0 - (uint64_t)(o > 63)));
 #endif
+}
+
+/* Rotate right by a constant (one rorx with BMI2). */
+TSF_INLINE uint64_t rotr64(uint64_t x, unsigned r)
+{
+    return (x >> r) | (x << (64 - r));
 }
 
 /* The 64 bits at bit sh (0..7) of the big-endian pair hi:lo. */
@@ -289,43 +338,40 @@ TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size
             return i;
         }
     }
-    uint64_t s64ln = have ? 64 - it->len : 0, stz = have ? 64 - it->lz - it->len : 0;
+    uint64_t q = have ? 0 - (uint64_t)it->len : 0, stz = have ? 64 - it->lz - it->len : 0;
     uint64_t errv = 0;
     const uint8_t *p = base + (pos >> 3);
     const uint8_t *const end16 = base + len - 16; /* the last byte a 16-byte window may start at */
-    unsigned sh = (unsigned)(pos & 7);
+    uint64_t sh = pos & 7;
     uint64_t hi = tsf_load_be64(p), lo = tsf_load_be64(p + 8);
-    uint64_t w = win_at(hi, lo, sh);
+    uint64_t w = win_at(hi, lo, (unsigned)sh);
     for (;;) {
         size_t k = (size_t)(end16 - p) / 10; /* values whose next windows stay inside src */
         if (k > n - i) k = n - i;
         if (k == 0) break;
         if (k > GOR_CHUNK) k = GOR_CHUNK;
         have = 1; /* the first value decoded here opens a window if none existed */
-        uint64_t wand = ~0ull, wor = 0;
+        const size_t bit0 = (size_t)(p - base) * 8 + sh;
         for (size_t e = i + k; i < e; i++) {
-            uint64_t isnew = w >= (3ull << 62), mnz = (uint64_t)((int64_t)w >> 63);
-            uint64_t field = (w >> 50) & 63, sum = ((w >> 56) & 63) + field;
-            wand &= w;
-            wor |= w;
-            errv |= sum & (0 - isnew);
-            s64ln = csel(isnew, 63 - field, s64ln);
-            stz = csel(isnew, (63 - sum) & 63, stz);
-            uint64_t t = csel(isnew, sh + 14, sh + 2); /* payload bit in the window: 2..21 */
-            uint64_t pay = (hi << t) | (lo >> (64 - t));
-            prev ^= ((pay >> s64ln) << stz) & mnz;
+            uint64_t field = rotr64(w, 50) & 63, sum = (rotr64(w, 56) & 63) + field;
+            uint64_t t = sh + 2; /* payload bit in the window: sh + 2 (`10`) or sh + 14 (`11`) */
+            sel3_new((int64_t)w >> 62, ~field, &q, sum ^ 63, &stz, sh + 14, &t);
+            errv |= stz;
+            uint64_t pay = (hi << t) | (lo >> ((0 - t) & 63));
+            uint64_t x = (pay >> (q & 63)) << (stz & 63), o = sh + 1;
+            sel2_neg(w, t - q, &o, prev ^ x, &prev); /* o: next header bit in the window, 1..85 */
             st_bits(values, i, prev, 64);
-            uint64_t o = csel(mnz, t + 64 - s64ln, sh + 1); /* next header bit in the window: 1..85 */
-            uint64_t wa = (hi << (o & 63)) | (lo >> ((64 - o) & 63)), wb = lo << ((o - 64) & 63);
-            w = csel(o >> 6, wb, wa);
+            uint64_t wa = (hi << (o & 63)) | (lo >> ((0 - o) & 63)), wb = lo << (o & 63);
+            w = sel_gt63(o, wb, wa);
             p += o >> 3;
-            sh = (unsigned)o & 7;
+            sh = o & 7;
             hi = tsf_load_be64(p);
             lo = tsf_load_be64(p + 8);
         }
-        /* after a chunk of `10` only: the `10` loop */
-        if ((wand >> 63) && !((wor >> 62) & 1)) {
-            const unsigned adv = 66 - (unsigned)s64ln; /* 2 + len */
+        if (errv >> 6) break; /* an invalid window: the caller reruns the checked iterator */
+        const size_t moved = (size_t)(p - base) * 8 + sh - bit0;
+        const uint64_t adv = 2 - q; /* 2 + len: the bits of a `10` */
+        if (moved == k * adv) {     /* all `10` (or a rare mix of the same length): the `10` loop */
             size_t m = (size_t)(end16 - p) / 10;
             if (m > n - i) m = n - i;
             size_t e = i + m;
@@ -333,9 +379,9 @@ TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size
                 for (; i < e; i++) {
                     uint64_t u = tsf_load_be64(p) << sh;
                     if ((u >> 62) != 2) break;
-                    prev ^= ((u << 2) >> s64ln) << stz;
+                    prev ^= ((u << 2) >> (q & 63)) << stz;
                     st_bits(values, i, prev, 64);
-                    unsigned o = sh + adv;
+                    uint64_t o = sh + adv;
                     p += o >> 3;
                     sh = o & 7;
                 }
@@ -344,41 +390,41 @@ TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size
                     uint64_t a = tsf_load_be64(p), b = tsf_load_be64(p + 8);
                     if (((a << sh) >> 62) != 2) break;
                     uint64_t pay = (a << (sh + 2)) | (b >> (62 - sh));
-                    prev ^= (pay >> s64ln) << stz;
+                    prev ^= (pay >> (q & 63)) << stz;
                     st_bits(values, i, prev, 64);
-                    unsigned o = sh + adv;
+                    uint64_t o = sh + adv;
                     p += o >> 3;
                     sh = o & 7;
                 }
             }
             hi = tsf_load_be64(p);
             lo = tsf_load_be64(p + 8);
-            w = win_at(hi, lo, sh);
-        } else if (!(wor >> 63)) {
-            /* after a chunk of `0` only: runs of repeats, 50 per clz; a run moves at most 57 bits,
-               so the reload stays inside src */
+            w = win_at(hi, lo, (unsigned)sh);
+        } else if (moved == k) {
+            /* all `0`: runs of repeats, 50 per clz; a run moves at most 57 bits, so the reload
+               stays inside src */
             while (i < n && end16 - p >= 7) {
-                uint64_t run = (uint64_t)TSF_CLZ64(win_at(hi, lo, sh) | (1ull << 13)); /* 0..50 */
+                uint64_t run = (uint64_t)TSF_CLZ64(win_at(hi, lo, (unsigned)sh) | (1ull << 13)); /* 0..50 */
                 if (run > n - i) run = n - i;
                 for (size_t e = i + run; i < e; i++) st_bits(values, i, prev, 64);
-                unsigned o = sh + (unsigned)run;
+                uint64_t o = sh + run;
                 p += o >> 3;
                 sh = o & 7;
                 hi = tsf_load_be64(p);
                 lo = tsf_load_be64(p + 8);
                 if (run < 50) break;
             }
-            w = win_at(hi, lo, sh);
+            w = win_at(hi, lo, (unsigned)sh);
         }
     }
     pos = (size_t)(p - base) * 8 + sh;
     it->r.pos = pos;
     it->prev = prev;
     if (have) {
-        it->len = 64 - (unsigned)s64ln;
-        it->lz = (unsigned)(s64ln - stz);
+        it->len = (unsigned)(0 - q);
+        it->lz = 64 - it->len - (unsigned)stz;
     }
-    *bad |= (errv & 64) != 0;
+    *bad |= (errv >> 6) != 0;
     return i;
 }
 

@@ -1,39 +1,34 @@
 /*
- * cmd_index.c - `tsf index FILE [-o OUT]` (issue 6 item 5): builds the page-time index of a TsFile
- * (tsf_page_index_build: page start times -> page locations in a sorted-mode learned index) next to it as
- * FILE.tsfidx, which queries then use to start at the page holding their first time (doc/reader.md).
+ * cmd_index.c - `tsf index FILE|DIR... [-o OUT]` (issue 6 item 5): builds the page-time index of each
+ * TsFile (tsf_page_index_build: page start times -> page locations in a sorted-mode learned index) next to
+ * it as FILE.tsfidx, which queries then use to start at the page holding their first time (doc/reader.md).
+ * A directory stands for its *.tsfile files (one index per file).
  */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
 static const char *HELP =
-    "usage: tsf index FILE [-o OUT]\n"
-    "Builds the page-time index of FILE (every series' page start times -> chunk and page offsets, late\n"
-    "out-of-order pages included) and writes it to FILE.tsfidx, replacing an older one. Readers use it for\n"
-    "queries that start inside a chunk; an index whose file changed since is ignored.\n"
-    "  -o, --output OUT   write the index to OUT instead\n"
-    "Prints the pages indexed. Exit code 2 when FILE is damaged, 3 when it cannot be read or OUT written.\n";
+    "usage: tsf index FILE|DIR... [-o OUT]\n"
+    "Builds the page-time index of each FILE (every series' page start times -> chunk and page offsets, "
+    "late\n"
+    "out-of-order pages included) and writes it to FILE.tsfidx, replacing an older one; a DIR stands for "
+    "its\n"
+    "*.tsfile files. Readers use it for queries that start inside a chunk; an index whose file changed "
+    "since\n"
+    "is ignored.\n"
+    "  -o, --output OUT   write the index to OUT instead (one FILE only)\n"
+    "Prints the pages indexed per file. Exit code 2 when a file is damaged, 3 when one cannot be read or an\n"
+    "index written (the other files are still indexed).\n";
 
-int tsf_cmd_index(int argc, char **argv)
+/* Indexes one file; returns its exit code. */
+static int index_one(const char *path, const char *out)
 {
-    const char *path = NULL, *out = NULL;
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    while (cli_next(&a)) {
-        if (cli_is(&a, "-h|--help")) {
-            fputs(HELP, stdout);
-            return CLI_OK;
-        } else if (cli_value(&a, "-o|--output")) {
-            out = a.val;
-        } else if (cli_positional(&a)) {
-            if (cli_one_file(&a, &path)) return CLI_USAGE;
-        } else
-            return cli_unknown(&a);
-    }
-    if (cli_file_given(&a, path)) return CLI_USAGE;
     tsf_reader *r;
     int rc = cli_open_reader("index", path, &r);
     if (rc) return rc;
@@ -61,5 +56,83 @@ int tsf_cmd_index(int argc, char **argv)
     tsf_page_index_close(pix);
     tsf_reader_close(r);
     free(def);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Indexes the *.tsfile files of a directory in name order; the worst exit code. */
+static int index_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        cli_err("index", "%s: cannot open: %s", dir, strerror(errno));
+        return CLI_IO;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = CLI_OK;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l < 8 || strcmp(de->d_name + l - 7, ".tsfile")) continue;
+        if (n == cap) {
+            char **g = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+            if (!g) break;
+            names = g;
+        }
+        size_t pl = strlen(dir) + l + 2;
+        if (!(names[n] = malloc(pl))) break;
+        snprintf(names[n++], pl, "%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    if (n) qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        int k = index_one(names[i], NULL);
+        if (k > rc) rc = k;
+        free(names[i]);
+    }
+    free(names);
+    if (!n) printf("%s: no .tsfile files\n", dir);
+    return rc;
+}
+
+int tsf_cmd_index(int argc, char **argv)
+{
+    const char *out = NULL;
+    int nfiles = 0;
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    while (cli_next(&a)) {
+        if (cli_is(&a, "-h|--help")) {
+            fputs(HELP, stdout);
+            return CLI_OK;
+        } else if (cli_value(&a, "-o|--output")) {
+            out = a.val;
+        } else if (cli_positional(&a))
+            nfiles++;
+        else
+            return cli_unknown(&a);
+    }
+    if (a.bad) return CLI_USAGE;
+    if (!nfiles) {
+        cli_err("index", "FILE missing (see tsf index --help)");
+        return CLI_USAGE;
+    }
+    if (out && nfiles > 1) {
+        cli_err("index", "-o takes one FILE (%d given)", nfiles);
+        return CLI_USAGE;
+    }
+    int rc = CLI_OK;
+    cli_args_init(&a, argc, argv);
+    while (cli_next(&a)) {
+        if (cli_value(&a, "-o|--output") || !cli_positional(&a)) continue;
+        struct stat sb;
+        int k =
+            stat(a.arg, &sb) == 0 && S_ISDIR(sb.st_mode) && !out ? index_dir(a.arg) : index_one(a.arg, out);
+        if (k > rc) rc = k;
+    }
     return rc;
 }

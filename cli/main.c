@@ -26,7 +26,7 @@ static const cmd CMDS[] = {
     {"sketch", tsf_cmd_sketch, "sketch FILE                       byte layout, offset by offset"},
     {"verify", tsf_cmd_verify, "verify FILE...                    check every structure; exit 2 if a file is damaged"},
     {"recover", tsf_cmd_recover, "recover FILE -o OUT               keep every sound chunk of a damaged file"},
-    {"index", tsf_cmd_index, "index FILE [-o OUT]               page-time index FILE.tsfidx (queries start at their page)"},
+    {"index", tsf_cmd_index, "index FILE|DIR... [-o OUT]        page-time index FILE.tsfidx (queries start at their page)"},
 };
 
 static void usage(FILE *f)

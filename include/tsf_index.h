@@ -9,7 +9,14 @@
  * overflow log and copy-on-write leaf rebuilds). See doc/index.md.
  *
  * Signed keys such as timestamps map order-preservingly with tsf_index_key_from_i64().
- * Thread safety: one handle is used by one thread at a time (readers + writer come later).
+ * Thread safety: one writer and any number of readers may use one handle at the same time.
+ *   Readers: tsf_index_get, tsf_index_lower_bound, tsf_index_floor, tsf_index_scan (optimistic: a
+ *   lookup retries when the writer changed its leaf meanwhile; a scan sees each leaf as it was at one
+ *   moment). Writer (one thread at a time): tsf_index_insert, tsf_index_delete, tsf_index_sync,
+ *   tsf_index_compact, tsf_index_bulk_load. A scan visitor must not write to the index it scans.
+ *   tsf_index_stats_get and tsf_index_check need the handle to themselves (no concurrent writer), as
+ *   do tsf_index_open and tsf_index_close. Memory the writer replaces is freed only once no reader
+ *   that started before can still hold it (the writer waits for such readers at the end of a call).
  */
 #ifndef TSF_INDEX_H
 #define TSF_INDEX_H

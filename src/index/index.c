@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <zlib.h>
 
 #include "index/index_internal.h"
@@ -69,10 +70,9 @@ static void ix_child_range(uint64_t origin, uint64_t mul, uint64_t f, uint64_t l
 
 /* ---- routing --------------------------------------------------------------------------------- */
 
-uint64_t ix_route(const tsf_index *ix, uint64_t key)
+static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul, uint64_t f,
+                                     uint64_t key)
 {
-    const uint8_t *base = ix->pm.base;
-    uint64_t off = ix->root_off, origin = ix->root_origin, mul = ix->root_mul, f = ix->root_fanout;
     for (;;) {
         uint64_t i = ix_model(key, origin, mul, f);
         const uint8_t *s = base + off + IX_NODE_HDR + i * IX_SLOT;
@@ -82,6 +82,137 @@ uint64_t ix_route(const tsf_index *ix, uint64_t key)
         mul = ld64(s + SL_O_MUL);
         f = ld32(s + SL_O_FANOUT);
         off = child;
+    }
+}
+
+uint64_t ix_route(const tsf_index *ix, uint64_t key)
+{
+    return ix_route_from(ix->pm.base, ix->root_off, ix->root_origin, ix->root_mul, ix->root_fanout, key);
+}
+
+uint64_t ix_route_in(const tsf_index *ix, const ix_tree *t, uint64_t key)
+{
+    return ix_route_from(ix->pm.base, t->root_off, t->root_origin, t->root_mul, t->root_fanout, key);
+}
+
+/* ---- concurrency: reader registration, reclamation, leaf seqlock ------------------------------ */
+
+/*
+ * Readers register in one of IX_RSLOTS counters (picked by stack address, so threads rarely share a
+ * line), under the parity of rd_epoch, and re-check the epoch after registering. The writer retires
+ * memory that readers may still hold (replaced leaf arrays, metadata, chunk lists, views, whole trees),
+ * and reclaims it by flipping the epoch and waiting until no reader of the old parity is inside: every
+ * such reader registered before the flip, and any later one cannot reach the retired memory.
+ */
+uint32_t ix_rd_enter(tsf_index *ix)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    uint32_t slot = (uint32_t)(((uint64_t)(sp >> 12) * UINT64_C(0x9E3779B97F4A7C15)) >> 59) % IX_RSLOTS;
+    for (;;) {
+        uint64_t e = __atomic_load_n(&ix->rd_epoch, __ATOMIC_SEQ_CST);
+        __atomic_fetch_add(&ix->rd[slot].n[e & 1], 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&ix->rd_epoch, __ATOMIC_SEQ_CST) == e) return slot << 1 | (uint32_t)(e & 1);
+        __atomic_fetch_sub(&ix->rd[slot].n[e & 1], 1, __ATOMIC_RELEASE);
+    }
+}
+
+void ix_rd_exit(tsf_index *ix, uint32_t t)
+{
+    __atomic_fetch_sub(&ix->rd[t >> 1].n[t & 1], 1, __ATOMIC_RELEASE);
+}
+
+/* Waits until every reader that registered before now has left. */
+static void ix_synchronize(tsf_index *ix)
+{
+    uint64_t e = __atomic_load_n(&ix->rd_epoch, __ATOMIC_RELAXED);
+    __atomic_store_n(&ix->rd_epoch, e + 1, __ATOMIC_SEQ_CST);
+    for (uint32_t s = 0; s < IX_RSLOTS; s++)
+        for (uint32_t spin = 0; __atomic_load_n(&ix->rd[s].n[e & 1], __ATOMIC_ACQUIRE) != 0; spin++) {
+            if (spin < 64) ix_pause();
+            else sched_yield();
+        }
+}
+
+void ix_retire(tsf_index *ix, void *p, uint64_t bytes)
+{
+    if (!p) return;
+    if (ix->nret == ix->capret) {
+        uint64_t nc = ix->capret ? ix->capret * 2 : 16;
+        ix_retired *r = tsf_realloc(ix->alloc, ix->ret, ix->capret * sizeof *r, nc * sizeof *r);
+        if (!r) { /* no room to defer: wait for the readers now */
+            ix_synchronize(ix);
+            tsf_free(ix->alloc, p, bytes);
+            return;
+        }
+        ix->ret = r;
+        ix->capret = nc;
+    }
+    ix->ret[ix->nret++] = (ix_retired){p, bytes};
+}
+
+void ix_reclaim(tsf_index *ix)
+{
+    if (ix->nret == 0) return;
+    ix_synchronize(ix);
+    for (uint64_t i = 0; i < ix->nret; i++) tsf_free(ix->alloc, ix->ret[i].p, ix->ret[i].bytes);
+    ix->nret = 0;
+}
+
+void ix_view_retire(tsf_index *ix, ix_view *v)
+{
+    if (!v) return;
+    ix_retire(ix, v->k, v->cap * 8);
+    ix_retire(ix, v->v, v->cap * 8);
+    ix_retire(ix, v, sizeof *v);
+}
+
+void ix_tree_snap(tsf_index *ix, ix_tree *t)
+{
+    for (uint32_t spin = 0;; spin++) {
+        uint64_t g = __atomic_load_n(&ix->gen, __ATOMIC_ACQUIRE);
+        if (!(g & 1)) {
+            t->root_off = IX_LD(&ix->root_off);
+            t->root_origin = IX_LD(&ix->root_origin);
+            t->root_mul = IX_LD(&ix->root_mul);
+            t->root_fanout = IX_LD(&ix->root_fanout);
+            t->leaves = IX_LD(&ix->leaves);
+            t->n_leaves = IX_LD(&ix->n_leaves);
+            t->gen = g;
+            if (ix_tree_valid(ix, g)) return;
+        }
+        if (spin < 64) ix_pause();
+        else sched_yield();
+    }
+}
+
+void ix_leaf_lock(ix_leaf *L)
+{
+    for (uint32_t spin = 0; __atomic_exchange_n(&L->lock, 1, __ATOMIC_ACQUIRE); spin++) {
+        if (spin < 64) ix_pause();
+        else sched_yield();
+    }
+}
+
+uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
+{
+    for (uint32_t spin = 0;; spin++) {
+        uint32_t v = __atomic_load_n(&L->ver, __ATOMIC_ACQUIRE);
+        if (!(v & 1)) {
+            S->off = IX_LD(&L->off);
+            S->origin = IX_LD(&L->origin);
+            S->mul = IX_LD(&L->mul);
+            S->nbase = IX_LD(&L->nbase);
+            S->meta = IX_LD(&L->meta);
+            S->w = IX_LD(&L->w);
+            S->nblocks = IX_LD(&L->nblocks);
+            S->err_lo = IX_LD(&L->err_lo);
+            S->err_hi = IX_LD(&L->err_hi);
+            S->ready = IX_LD(&L->ready);
+            S->shift = IX_LD(&L->shift);
+            if (ix_leaf_valid(L, v)) return v;
+        }
+        if (spin < 64) ix_pause();
+        else sched_yield();
     }
 }
 
@@ -204,18 +335,16 @@ void ix_leaf_write(tsf_index *ix, uint64_t off, uint64_t id, uint64_t lo, uint64
 void ix_leaf_load(tsf_index *ix, ix_leaf *L, uint64_t off)
 {
     const uint8_t *h = ix_at(ix, off);
-    L->off = off;
-    L->lo = ld64(h + LF_O_LO);
-    L->hi = ld64(h + LF_O_HI);
-    L->origin = ld64(h + LF_O_ORIGIN);
-    L->mul = ld64(h + LF_O_MUL);
-    L->nbase = ld64(h + LF_O_NBASE);
-    L->nblocks = ld32(h + LF_O_NBLOCKS);
-    L->err_lo = ld32(h + LF_O_ERRLO);
-    L->err_hi = ld32(h + LF_O_ERRHI);
-    L->ready = 0;
-    if (!L->w) L->w = &ix->w0;
-    else if (L->w != &ix->w0) L->w->view_ok = 0;
+    uint32_t el = ld32(h + LF_O_ERRLO), eh = ld32(h + LF_O_ERRHI);
+    IX_ST(&L->off, off);
+    IX_ST(&L->origin, ld64(h + LF_O_ORIGIN));
+    IX_ST(&L->mul, ld64(h + LF_O_MUL));
+    IX_ST(&L->nbase, ld64(h + LF_O_NBASE));
+    IX_ST(&L->nblocks, ld32(h + LF_O_NBLOCKS));
+    IX_ST(&L->err_lo, (uint16_t)(el < IX_ERR_WIDE ? el : IX_ERR_WIDE));
+    IX_ST(&L->err_hi, (uint16_t)(eh < IX_ERR_WIDE ? eh : IX_ERR_WIDE));
+    IX_ST(&L->ready, 0);
+    if (!L->w) IX_ST(&L->w, &ix->w0);
 }
 
 tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err)
@@ -223,31 +352,48 @@ tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err)
     if (L->w != &ix->w0) return TSF_OK;
     ix_leafw *w = tsf_calloc(ix->alloc, 1, sizeof *w);
     if (!w) return tsf_err(err, TSF_ENOMEM, "index: leaf overflow state");
-    L->w = w;
+    IX_STR(&L->w, w);
     return TSF_OK;
+}
+
+/* Drops the block metadata and chunk list (retired for readers that may hold them, or freed at once). */
+static void ix_leaf_drop_mode(tsf_index *ix, ix_leaf *L, int retire)
+{
+    uint64_t mb = (uint64_t)L->nblocks * ix_meta_stride(ix);
+    uint8_t *meta = L->meta;
+    IX_ST(&L->meta, NULL);
+    IX_ST(&L->ready, 0);
+    if (retire) ix_retire(ix, meta, mb ? mb : 1);
+    else tsf_free(ix->alloc, meta, mb ? mb : 1);
+    if (!L->w || L->w == &ix->w0) return;
+    ix_chunk *c = L->w->chunks;
+    uint64_t cb = (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
+    IX_ST(&L->w->nchunks, 0);
+    IX_ST(&L->w->chunks, NULL);
+    L->w->cap_chunks = 0;
+    L->w->ovf_records = 0;
+    if (retire) ix_retire(ix, c, cb);
+    else tsf_free(ix->alloc, c, cb);
 }
 
 void ix_leaf_drop(tsf_index *ix, ix_leaf *L)
 {
-    uint64_t mb = (uint64_t)L->nblocks * ix_meta_stride(ix);
-    tsf_free(ix->alloc, L->meta, mb ? mb : 1);
-    L->meta = NULL;
-    L->ready = 0;
-    if (!L->w || L->w == &ix->w0) return;
-    tsf_free(ix->alloc, L->w->chunks, (size_t)L->w->cap_chunks * sizeof(ix_chunk));
-    L->w->chunks = NULL;
-    L->w->nchunks = L->w->cap_chunks = 0;
-    L->w->ovf_records = 0;
+    ix_leaf_drop_mode(ix, L, 1);
 }
 
-static void ix_view_free(tsf_index *ix, ix_leaf *L)
+/* Frees a leaf's DRAM state for good (no reader can reach it any more). */
+static void ix_leaf_free(tsf_index *ix, ix_leaf *L)
 {
+    ix_leaf_drop_mode(ix, L, 0);
     if (!L->w || L->w == &ix->w0) return;
-    tsf_free(ix->alloc, L->w->vk, L->w->vcap * 8);
-    tsf_free(ix->alloc, L->w->vv, L->w->vcap * 8);
-    L->w->vk = L->w->vv = NULL;
-    L->w->vn = L->w->vcap = 0;
-    L->w->view_ok = 0;
+    ix_view *v = L->w->view;
+    if (v) {
+        tsf_free(ix->alloc, v->k, v->cap * 8);
+        tsf_free(ix->alloc, v->v, v->cap * 8);
+        tsf_free(ix->alloc, v, sizeof *v);
+    }
+    tsf_free(ix->alloc, L->w, sizeof *L->w);
+    L->w = NULL;
 }
 
 /* Validates the header of leaf id at off against the range routing gives it. */
@@ -275,27 +421,17 @@ static tsf_status ix_leaf_check_header(tsf_index *ix, uint64_t id, uint64_t off,
 }
 
 /* Separator of key k in a sorted leaf: monotone in k, (k - origin) >> shift saturated to 32 bits. */
-static inline uint32_t ix_sep(const ix_leaf *L, uint64_t k)
+static inline uint32_t ix_sep(uint64_t origin, uint32_t shift, uint64_t k)
 {
-    uint64_t q = (k > L->origin ? k - L->origin : 0) >> L->shift;
+    uint64_t q = (k > origin ? k - origin : 0) >> shift;
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
 /* ---- lazy DRAM metadata ---------------------------------------------------------------------- */
 
-tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err)
+/* DRAM entry of the chunk at off: fingerprints and key range of its records. */
+static void ix_chunk_fill(const tsf_index *ix, ix_chunk *c, uint64_t off)
 {
-    tsf_status st = ix_leaf_own(ix, L, err);
-    if (st != TSF_OK) return st;
-    if (L->w->nchunks == L->w->cap_chunks) {
-        uint32_t nc = L->w->cap_chunks ? L->w->cap_chunks * 2 : 4;
-        ix_chunk *c = tsf_realloc(ix->alloc, L->w->chunks, (size_t)L->w->cap_chunks * sizeof(ix_chunk),
-                                  (size_t)nc * sizeof(ix_chunk));
-        if (!c) return tsf_err(err, TSF_ENOMEM, "index: overflow chunk list");
-        L->w->chunks = c;
-        L->w->cap_chunks = nc;
-    }
-    ix_chunk *c = &L->w->chunks[L->w->nchunks++];
     memset(c, 0, sizeof *c);
     c->off = off;
     const uint8_t *p = ix_at(ix, off);
@@ -307,25 +443,107 @@ tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err
         if (k < c->kmin) c->kmin = k;
         if (k > c->kmax) c->kmax = k;
     }
+}
+
+tsf_status ix_chunk_push(tsf_index *ix, ix_leaf *L, uint64_t off, tsf_error *err)
+{
+    tsf_status st = ix_leaf_own(ix, L, err);
+    if (st != TSF_OK) return st;
+    ix_leafw *w = L->w;
+    if (w->nchunks == w->cap_chunks) {
+        /* A new array, published before the count; readers may still walk the old one (retired). */
+        uint32_t nc = w->cap_chunks ? w->cap_chunks * 2 : 4;
+        ix_chunk *c = tsf_alloc(ix->alloc, (size_t)nc * sizeof(ix_chunk));
+        if (!c) return tsf_err(err, TSF_ENOMEM, "index: overflow chunk list");
+        if (w->nchunks) memcpy(c, w->chunks, (size_t)w->nchunks * sizeof(ix_chunk));
+        ix_chunk *old = w->chunks;
+        uint64_t ob = (uint64_t)w->cap_chunks * sizeof(ix_chunk);
+        IX_STR(&w->chunks, c);
+        w->cap_chunks = nc;
+        ix_retire(ix, old, ob);
+    }
+    ix_chunk_fill(ix, &w->chunks[w->nchunks], off);
+    IX_STR(&w->nchunks, w->nchunks + 1);
     return TSF_OK;
 }
 
 tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
+    if (IX_LDA(&L->ready)) return TSF_OK;
+    ix_leaf_lock(L);
+    tsf_status s = ix_leaf_ready_locked(ix, L, err);
+    ix_leaf_unlock(L);
+    return s;
+}
+
+/* Validates the overflow chain of a leaf and lists its chunks oldest first (*out, *n, *cap). */
+static tsf_status ix_chain_build(tsf_index *ix, const ix_leaf *L, ix_chunk **out, uint32_t *n, uint32_t *cap,
+                                 uint64_t *nrec, tsf_error *err)
+{
+    uint64_t size = __atomic_load_n(&ix->pm.size, __ATOMIC_RELAXED);
+    uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD), limit = size / IX_CHUNK + 1;
+    ix_chunk *cl = NULL;
+    uint32_t cn = 0, cc = 0;
+    tsf_status st = TSF_OK;
+    *nrec = 0;
+    while (off != 0) {
+        if (off % IX_BLOCK != 0 || off < IX_REGION0 || off > size || size - off < IX_CHUNK || limit-- == 0) {
+            st = tsf_err(err, TSF_ECORRUPT, "index: overflow chunk offset %llu of leaf at byte %llu invalid",
+                         (unsigned long long)off, (unsigned long long)L->off);
+            break;
+        }
+        uint64_t w = ld64(ix_at(ix, off)), cnt = w & 0xff, tomb = w >> 8;
+        if (cnt > IX_CHUNK_SLOTS || (tomb >> cnt) != 0) {
+            st = tsf_err(err, TSF_ECORRUPT, "index: overflow chunk header at byte %llu is invalid",
+                         (unsigned long long)off);
+            break;
+        }
+        if (cn == cc) {
+            uint32_t nc = cc ? cc * 2 : 4;
+            ix_chunk *c = tsf_realloc(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk), (size_t)nc * sizeof(ix_chunk));
+            if (!c) {
+                st = tsf_err(err, TSF_ENOMEM, "index: overflow chunk list");
+                break;
+            }
+            cl = c;
+            cc = nc;
+        }
+        ix_chunk_fill(ix, &cl[cn++], off);
+        *nrec += cnt;
+        off = ld64(ix_at(ix, off) + 8);
+    }
+    if (st != TSF_OK) {
+        tsf_free(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk));
+        return st;
+    }
+    for (uint32_t i = 0, j = cn ? cn - 1 : 0; i < j; i++, j--) { /* newest first in the file */
+        ix_chunk t = cl[i];
+        cl[i] = cl[j];
+        cl[j] = t;
+    }
+    *out = cl;
+    *n = cn;
+    *cap = cc;
+    return TSF_OK;
+}
+
+tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
+{
     if (L->ready) return TSF_OK;
-    int sorted = ix->mode == TSF_INDEX_SORTED;
+    int sorted = ix->mode == TSF_INDEX_SORTED, bump = !(L->ver & 1);
     uint64_t stride = ix_meta_stride(ix), mb = (uint64_t)L->nblocks * stride;
-    L->meta = tsf_calloc(ix->alloc, mb ? mb : 1, 1);
-    if (!L->meta) return tsf_err(err, TSF_ENOMEM, "index: block metadata of %llu bytes", (unsigned long long)mb);
-    uint64_t prev = 0;
+    uint8_t *meta = tsf_calloc(ix->alloc, mb ? mb : 1, 1);
+    if (!meta) return tsf_err(err, TSF_ENOMEM, "index: block metadata of %llu bytes", (unsigned long long)mb);
+    uint64_t prev = 0, lo = ix_leaf_lo(ix, L), hi = ix_leaf_hi(ix, L);
     /* Separator scale: the leaf's key span (last base key - origin) >> shift fits 32 bits. */
-    L->shift = 0;
+    uint8_t shift = 0;
     if (sorted && L->nbase > 0) {
         uint64_t last = ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
         uint64_t span = last > L->origin ? last - L->origin : 0;
-        while ((span >> L->shift) > UINT32_MAX) L->shift++;
+        while ((span >> shift) > UINT32_MAX) shift++;
     }
-    for (uint64_t b = 0; b < L->nblocks; b++) {
+    tsf_status st = TSF_OK;
+    for (uint64_t b = 0; b < L->nblocks && st == TSF_OK; b++) {
         const uint8_t *blk = ix_block(ix, L, b);
         uint64_t w = ld64(blk), cnt = w & 0xff, tomb = (w >> 8) & 0x7fff;
         int bad = (w >> 23) != 0 || cnt > IX_SLOTS || (tomb >> cnt) != 0;
@@ -334,63 +552,56 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
             bad |= cnt != want || tomb != 0;
         }
         if (bad) {
-            ix_leaf_drop(ix, L);
-            return tsf_err(err, TSF_ECORRUPT, "index: block header at byte %llu is invalid",
-                           (unsigned long long)(blk - ix->pm.base));
+            st = tsf_err(err, TSF_ECORRUPT, "index: block header at byte %llu is invalid",
+                         (unsigned long long)(blk - ix->pm.base));
+            break;
         }
-        uint8_t *m = L->meta + b * stride;
+        uint8_t *m = meta + b * stride;
         uint64_t bloom = 0;
         for (uint64_t s = 0; s < cnt; s++) {
             uint64_t k = ld64(blk + 16 + s * 16);
             if (sorted) {
-                if (k < prev || k < L->lo || k > L->hi) {
-                    ix_leaf_drop(ix, L);
-                    return tsf_err(err, TSF_ECORRUPT, "index: sorted leaf key out of order at byte %llu",
-                                   (unsigned long long)(blk + 16 + s * 16 - ix->pm.base));
+                if (k < prev || k < lo || k > hi) {
+                    st = tsf_err(err, TSF_ECORRUPT, "index: sorted leaf key out of order at byte %llu",
+                                 (unsigned long long)(blk + 16 + s * 16 - ix->pm.base));
+                    break;
                 }
                 prev = k;
                 bloom |= ix_bloom_bits(k);
-                if (s == 0) st32(m, ix_sep(L, k));
+                if (s == 0) mst32(m, ix_sep(L->origin, shift, k));
             } else {
                 m[s] = ix_fp(k);
             }
         }
-        if (sorted) st64(m + 4, bloom);
+        if (sorted) mst64(m + 4, bloom);
         else m[15] = (uint8_t)cnt;
     }
-    /* Overflow chain, newest first in the file; kept oldest first in DRAM. */
-    uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD), limit = ix->pm.size / IX_CHUNK + 1, nrec = 0;
-    while (off != 0) {
-        if (off % IX_BLOCK != 0 || off < IX_REGION0 || off > ix->pm.size || ix->pm.size - off < IX_CHUNK ||
-            limit-- == 0) {
-            ix_leaf_drop(ix, L);
-            return tsf_err(err, TSF_ECORRUPT, "index: overflow chunk offset %llu of leaf at byte %llu invalid",
-                           (unsigned long long)off, (unsigned long long)L->off);
-        }
-        uint64_t w = ld64(ix_at(ix, off)), cnt = w & 0xff, tomb = w >> 8;
-        if (cnt > IX_CHUNK_SLOTS || (tomb >> cnt) != 0) {
-            ix_leaf_drop(ix, L);
-            return tsf_err(err, TSF_ECORRUPT, "index: overflow chunk header at byte %llu is invalid",
-                           (unsigned long long)off);
-        }
-        tsf_status s = ix_chunk_push(ix, L, off, err);
-        if (s != TSF_OK) {
-            ix_leaf_drop(ix, L);
-            return s;
-        }
-        nrec += cnt;
-        off = ld64(ix_at(ix, off) + 8);
+    ix_chunk *cl = NULL;
+    uint32_t cn = 0, cc = 0;
+    uint64_t nrec = 0;
+    if (st == TSF_OK) st = ix_chain_build(ix, L, &cl, &cn, &cc, &nrec, err);
+    if (st == TSF_OK && cn) {
+        st = ix_leaf_own(ix, L, err);
+        if (st != TSF_OK) tsf_free(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk));
     }
-    for (uint32_t i = 0, j = L->w->nchunks ? L->w->nchunks - 1 : 0; i < j; i++, j--) {
-        ix_chunk t = L->w->chunks[i];
-        L->w->chunks[i] = L->w->chunks[j];
-        L->w->chunks[j] = t;
+    if (st != TSF_OK) {
+        tsf_free(ix->alloc, meta, mb ? mb : 1);
+        return st;
     }
+    /* Publish: everything under an odd version (unless the caller, a writer, holds one already). */
+    if (bump) ix_ver_begin(L);
+    IX_ST(&L->meta, meta);
+    IX_ST(&L->shift, shift);
     if (L->w != &ix->w0) {
-        L->w->ovf_records = L->w->ovf_built = nrec;
-        L->w->chunks_built = L->w->nchunks;
+        ix_leafw *w = L->w;
+        IX_ST(&w->chunks, cl);
+        IX_ST(&w->nchunks, cn);
+        w->cap_chunks = cc;
+        w->ovf_records = w->ovf_built = nrec;
+        w->chunks_built = cn;
     }
-    L->ready = 1;
+    IX_ST(&L->ready, 1);
+    if (bump) ix_ver_end(L);
     return TSF_OK;
 }
 
@@ -398,11 +609,11 @@ tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err)
 
 enum { IX_MISS = 0, IX_HIT = 1, IX_TOMB = 2 };
 
-/* Bitmask of the first n fingerprints equal to fp. */
+/* Bitmask of the first n fingerprints equal to fp (the writer may be changing them: atomic loads). */
 static inline uint64_t ix_fp_mask(const uint8_t *fps, uint64_t n, uint8_t fp)
 {
     uint64_t m = 0;
-    for (uint64_t i = 0; i < n; i++) m |= (uint64_t)(fps[i] == fp) << i;
+    for (uint64_t i = 0; i < n && i < 64; i++) m |= (uint64_t)(IX_LD(&fps[i]) == fp) << i;
     return m;
 }
 
@@ -424,11 +635,14 @@ static inline int ix_probe(const uint8_t *recs, uint64_t cand, uint64_t tombs, u
 static int ix_ovf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint64_t *val)
 {
     uint8_t fp = ix_fp(key);
-    for (uint32_t c = L->w->nchunks; c-- > 0;) {
-        if (key < L->w->chunks[c].kmin || key > L->w->chunks[c].kmax) continue;
-        const uint8_t *p = ix_at(ix, L->w->chunks[c].off);
+    uint32_t n = IX_LDA(&L->w->nchunks);
+    const ix_chunk *cs = IX_LDA(&L->w->chunks);
+    for (uint32_t c = n; c-- > 0;) {
+        if (key < IX_LD(&cs[c].kmin) || key > IX_LD(&cs[c].kmax)) continue;
+        const uint8_t *p = ix_at(ix, IX_LD(&cs[c].off));
         uint64_t w = ld64(p), cnt = w & 0xff;
-        uint64_t cand = ix->nometa ? (UINT64_C(1) << cnt) - 1 : ix_fp_mask(L->w->chunks[c].fp, cnt, fp);
+        if (cnt > IX_CHUNK_SLOTS) cnt = IX_CHUNK_SLOTS; /* torn read: the version check retries */
+        uint64_t cand = ix->nometa ? (UINT64_C(1) << cnt) - 1 : ix_fp_mask(cs[c].fp, cnt, fp);
         int r = ix_probe(p + 16, cand, w >> 8, key, val);
         if (r != IX_MISS) return r;
     }
@@ -459,8 +673,9 @@ static inline uint64_t ix_base_search(const uint8_t *leaf, uint64_t a, uint64_t 
 static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
 {
     uint64_t p = ix_model(x, L->origin, L->mul, L->nbase);
-    *a = p > L->err_lo ? p - L->err_lo : 0;
-    uint64_t end = p + (uint64_t)L->err_hi + 1;
+    uint64_t el = L->err_lo == IX_ERR_WIDE ? p : L->err_lo, eh = L->err_hi == IX_ERR_WIDE ? L->nbase : L->err_hi;
+    *a = p > el ? p - el : 0;
+    uint64_t end = p + eh + 1;
     *e = end < L->nbase ? end : L->nbase;
 }
 
@@ -471,7 +686,7 @@ static inline void ix_sep_counts(const uint8_t *m, uint64_t from, uint64_t n, ui
     if (n <= 16) {
         uint64_t a = 0, b = 0;
         for (const uint8_t *p = m + from * IX_META_SORTED, *e = p + n * IX_META_SORTED; p < e; p += IX_META_SORTED) {
-            uint32_t sp = ld32(p);
+            uint32_t sp = mld32(p);
             a += sp < q;
             b += sp <= q;
         }
@@ -483,7 +698,7 @@ static inline void ix_sep_counts(const uint8_t *m, uint64_t from, uint64_t n, ui
         uint64_t a = from, len = n;
         while (len > 0) {
             uint64_t half = len / 2;
-            uint32_t sp = ld32(m + (a + half) * IX_META_SORTED);
+            uint32_t sp = mld32(m + (a + half) * IX_META_SORTED);
             if (strict ? sp <= q : sp < q) {
                 a += half + 1;
                 len -= half + 1;
@@ -511,8 +726,8 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     __builtin_prefetch(pb + 64);
     __builtin_prefetch(pb + 128);
     __builtin_prefetch(pb + 192);
-    uint32_t q = ix_sep(L, x);
-    uint64_t lo, hi;
+    uint32_t q = ix_sep(L->origin, L->shift, x);
+    uint64_t lo = 0, hi = 0;
     ix_sep_counts(L->meta, b0 + 1, nb, q, &lo, &hi);
     lo += b0;
     hi += b0;
@@ -550,25 +765,28 @@ static inline uint64_t ix_base_pos(const tsf_index *ix, const ix_leaf *L, uint64
     return b * IX_SLOTS + ix_block_rank(ix, L, b, x, strict);
 }
 
-static int ix_leaf_get(tsf_index *ix, ix_leaf *L, uint64_t key, uint64_t *val)
+/* Point lookup in one leaf; L is a reader's copy (ix_leaf_snap) or the writer's own entry. */
+static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint64_t *val)
 {
     if (ix->mode == TSF_INDEX_DYNAMIC) {
         uint64_t b = ix_model(key, L->origin, L->mul, L->nblocks);
         const uint8_t *blk = ix_block(ix, L, b);
         uint64_t cand;
         if (ix->nometa) {
-            cand = (UINT64_C(1) << (ld64(blk) & 0xff)) - 1;
+            uint64_t c = ld64(blk) & 0xff;
+            cand = (UINT64_C(1) << (c < IX_SLOTS ? c : IX_SLOTS)) - 1;
         } else {
-            const uint8_t *m = L->meta + b * 16;
-            cand = ix_fp_mask(m, m[15], ix_fp(key));
+            const uint8_t *m = L->meta + b * IX_META_DYN;
+            uint8_t c = IX_LD(&m[15]);
+            cand = ix_fp_mask(m, c < IX_SLOTS ? c : IX_SLOTS, ix_fp(key));
         }
         if (cand) {
             int r = ix_probe(blk + 16, cand, ld64(blk) >> 8, key, val);
             if (r != IX_MISS) return r;
         }
-        return L->w->nchunks ? ix_ovf_get(ix, L, key, val) : IX_MISS;
+        return IX_LD(&L->w->nchunks) ? ix_ovf_get(ix, L, key, val) : IX_MISS;
     }
-    if (L->w->nchunks) {
+    if (IX_LD(&L->w->nchunks)) {
         int r = ix_ovf_get(ix, L, key, val);
         if (r != IX_MISS) return r;
     }
@@ -576,7 +794,7 @@ static int ix_leaf_get(tsf_index *ix, ix_leaf *L, uint64_t key, uint64_t *val)
     if (!ix->nometa && !ix->dup) {
         /* Unique keys: key, if present, is in the last block whose first key is <= key. */
         uint64_t b = ix_sep_block(ix, L, key, 1), bits = ix_bloom_bits(key);
-        if ((ld64(L->meta + b * IX_META_SORTED + 4) & bits) != bits) return IX_MISS;
+        if ((mld64(L->meta + b * IX_META_SORTED + 4) & bits) != bits) return IX_MISS;
         const uint8_t *blk = ix_block(ix, L, b) + 16;
         uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS;
         for (uint64_t i = 0; i < cnt; i++)
@@ -595,15 +813,35 @@ static int ix_leaf_get(tsf_index *ix, ix_leaf *L, uint64_t key, uint64_t *val)
     return IX_MISS;
 }
 
+/*
+ * Readers (get, lower bound, floor, scan) run concurrently with one writer: registered for the whole
+ * call (nothing they can reach is freed meanwhile), on a consistent copy of the tree fields; a point
+ * lookup works on a copy of its leaf entry and retries when the leaf's version changed meanwhile.
+ */
 tsf_status tsf_index_get(tsf_index *ix, uint64_t key, uint64_t *val, tsf_error *err)
 {
     if (!ix || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_get");
-    ix_leaf *L = &ix->leaves[ix_route(ix, key)];
-    if (TSF_UNLIKELY(!L->ready)) {
-        tsf_status s = ix_leaf_ready(ix, L, err);
-        if (s != TSF_OK) return s;
+    uint32_t rt = ix_rd_enter(ix);
+    tsf_status st;
+    for (;;) {
+        ix_tree t;
+        ix_tree_snap(ix, &t);
+        ix_leaf *L = &t.leaves[ix_route_in(ix, &t, key)], S;
+        uint32_t v = ix_leaf_snap(L, &S);
+        if (TSF_UNLIKELY(!S.ready)) {
+            st = ix_leaf_ready(ix, L, err);
+            if (st != TSF_OK) break;
+            continue;
+        }
+        uint64_t out = 0;
+        int r = ix_leaf_get(ix, &S, key, &out);
+        if (!ix_leaf_valid(L, v)) continue;
+        if (r == IX_HIT) *val = out;
+        st = r == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
+        break;
     }
-    return ix_leaf_get(ix, L, key, val) == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
+    ix_rd_exit(ix, rt);
+    return st;
 }
 
 /* ---- ordered access: leaf views -------------------------------------------------------------- */
@@ -620,40 +858,56 @@ static int ix_rec_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int ix_view_push(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v)
+static int ix_view_push(tsf_index *ix, ix_view *w, uint64_t k, uint64_t v)
 {
-    if (L->w->vn == L->w->vcap) {
-        uint64_t nc = L->w->vcap ? L->w->vcap * 2 : 64;
-        uint64_t *a = tsf_realloc(ix->alloc, L->w->vk, L->w->vcap * 8, nc * 8);
+    if (w->n == w->cap) {
+        uint64_t nc = w->cap ? w->cap * 2 : 64;
+        uint64_t *a = tsf_realloc(ix->alloc, w->k, w->cap * 8, nc * 8);
         if (!a) return -1;
-        L->w->vk = a;
-        uint64_t *b = tsf_realloc(ix->alloc, L->w->vv, L->w->vcap * 8, nc * 8);
-        if (!b) return -1;
-        L->w->vv = b;
-        L->w->vcap = nc;
+        w->k = a;
+        uint64_t *b = tsf_realloc(ix->alloc, w->v, w->cap * 8, nc * 8);
+        if (!b) {
+            /* keep k and v the same size so that one free size fits both */
+            uint64_t *c = tsf_realloc(ix->alloc, w->k, nc * 8, w->cap * 8);
+            if (c) w->k = c;
+            return -1;
+        }
+        w->v = b;
+        w->cap = nc;
     }
-    L->w->vk[L->w->vn] = k;
-    L->w->vv[L->w->vn] = v;
-    L->w->vn++;
+    w->k[w->n] = k;
+    w->v[w->n] = v;
+    w->n++;
     return 0;
 }
 
-/* Is the leaf read straight from the file (sorted base, no overflow)? */
-static inline int ix_direct(const tsf_index *ix, const ix_leaf *L)
+static void ix_view_free(tsf_index *ix, ix_view *v)
 {
-    return ix->mode == TSF_INDEX_SORTED && L->w->nchunks == 0;
+    if (!v) return;
+    tsf_free(ix->alloc, v->k, v->cap * 8);
+    tsf_free(ix->alloc, v->v, v->cap * 8);
+    tsf_free(ix->alloc, v, sizeof *v);
 }
 
-tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
+tsf_status ix_leaf_view_locked(tsf_index *ix, ix_leaf *L, const ix_view **out, tsf_error *err)
 {
-    tsf_status s = ix_leaf_ready(ix, L, err);
-    if (s != TSF_OK || L->w->view_ok) return s;
+    tsf_status s = ix_leaf_ready_locked(ix, L, err);
+    if (s != TSF_OK) return s;
+    if (L->w->view) {
+        *out = L->w->view;
+        return TSF_OK;
+    }
     s = ix_leaf_own(ix, L, err);
     if (s != TSF_OK) return s;
+    ix_view *vw = tsf_calloc(ix->alloc, 1, sizeof *vw);
+    if (!vw) return tsf_err(err, TSF_ENOMEM, "index: leaf view");
     /* Newer-than-base records: chunks oldest to newest, then dynamic blocks (the newest tier). */
     uint64_t nr = L->w->ovf_records + (ix->mode == TSF_INDEX_DYNAMIC ? (uint64_t)L->nblocks * IX_SLOTS : 0);
     ix_rec *r = tsf_alloc(ix->alloc, (nr ? nr : 1) * sizeof(ix_rec));
-    if (!r) return tsf_err(err, TSF_ENOMEM, "index: leaf view of %llu records", (unsigned long long)nr);
+    if (!r) {
+        tsf_free(ix->alloc, vw, sizeof *vw);
+        return tsf_err(err, TSF_ENOMEM, "index: leaf view of %llu records", (unsigned long long)nr);
+    }
     uint64_t n = 0, age = 0;
     for (uint32_t c = 0; c < L->w->nchunks; c++) {
         const uint8_t *p = ix_at(ix, L->w->chunks[c].off);
@@ -669,7 +923,6 @@ tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
                 r[n] = (ix_rec){ld64(p + 16 + i * 16), ld64(p + 24 + i * 16), (++age << 1) | (w >> (8 + i) & 1)};
         }
     qsort(r, n, sizeof *r, ix_rec_cmp);
-    L->w->vn = 0;
     const uint8_t *leaf = ix_at(ix, L->off);
     uint64_t i = 0, j = 0, nb = ix->mode == TSF_INDEX_SORTED ? L->nbase : 0;
     int oom = 0;
@@ -680,10 +933,10 @@ tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
         while (j2 < n && r[j2].k == k) j2++;
         if (!ix->dup) {
             if (j2 > j) {
-                if (!(r[j2 - 1].seq & 1)) oom = ix_view_push(ix, L, k, r[j2 - 1].v);
+                if (!(r[j2 - 1].seq & 1)) oom = ix_view_push(ix, vw, k, r[j2 - 1].v);
             } else {
-                oom = ix_view_push(ix, L, k, ld64(leaf + IX_BLOCK + (i2 - 1) / IX_SLOTS * IX_BLOCK + 24 +
-                                                  (i2 - 1) % IX_SLOTS * 16));
+                oom = ix_view_push(ix, vw, k, ld64(leaf + IX_BLOCK + (i2 - 1) / IX_SLOTS * IX_BLOCK + 24 +
+                                                   (i2 - 1) % IX_SLOTS * 16));
             }
         } else {
             uint64_t t = j2; /* last tombstone */
@@ -691,54 +944,76 @@ tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err)
                 if (r[q].seq & 1) t = q;
             if (t == j2)
                 for (uint64_t q = i; q < i2 && !oom; q++)
-                    oom = ix_view_push(ix, L, k, ld64(leaf + IX_BLOCK + q / IX_SLOTS * IX_BLOCK + 24 +
-                                                      q % IX_SLOTS * 16));
-            for (uint64_t q = t == j2 ? j : t + 1; q < j2 && !oom; q++) oom = ix_view_push(ix, L, k, r[q].v);
+                    oom = ix_view_push(ix, vw, k, ld64(leaf + IX_BLOCK + q / IX_SLOTS * IX_BLOCK + 24 +
+                                                       q % IX_SLOTS * 16));
+            for (uint64_t q = t == j2 ? j : t + 1; q < j2 && !oom; q++) oom = ix_view_push(ix, vw, k, r[q].v);
         }
         i = i2;
         j = j2;
     }
     tsf_free(ix->alloc, r, (nr ? nr : 1) * sizeof(ix_rec));
     if (oom) {
-        ix_view_free(ix, L);
+        ix_view_free(ix, vw);
         return tsf_err(err, TSF_ENOMEM, "index: leaf view");
     }
-    L->w->view_ok = 1;
+    IX_STR(&L->w->view, vw);
+    *out = vw;
     return TSF_OK;
 }
 
-/* Prepares a leaf for ordered access; returns its live count in *n. */
-static tsf_status ix_leaf_ordered(tsf_index *ix, ix_leaf *L, uint64_t *n, tsf_error *err)
+/* A leaf prepared for ordered access: its entry copy, and its view (NULL: read the sorted base). */
+typedef struct ix_ord {
+    ix_leaf S;
+    const ix_view *v;
+    uint64_t n;
+} ix_ord;
+
+static tsf_status ix_leaf_ordered(tsf_index *ix, ix_leaf *L, ix_ord *o, tsf_error *err)
 {
-    tsf_status s = ix_leaf_ready(ix, L, err);
-    if (s != TSF_OK) return s;
-    if (ix_direct(ix, L)) {
-        *n = L->nbase;
+    for (;;) {
+        uint32_t ver = ix_leaf_snap(L, &o->S);
+        if (!o->S.ready) {
+            tsf_status s = ix_leaf_ready(ix, L, err);
+            if (s != TSF_OK) return s;
+            continue;
+        }
+        if (ix->mode == TSF_INDEX_SORTED && IX_LDA(&o->S.w->nchunks) == 0) {
+            o->v = NULL; /* the sorted base never changes in place */
+            o->n = o->S.nbase;
+            if (ix_leaf_valid(L, ver)) return TSF_OK;
+            continue;
+        }
+        const ix_view *v = IX_LDA(&o->S.w->view);
+        if (!v) {
+            ix_leaf_lock(L);
+            tsf_status s = ix_leaf_view_locked(ix, L, &v, err);
+            ix_leaf_unlock(L);
+            if (s != TSF_OK) return s;
+        }
+        o->v = v;
+        o->n = v->n;
         return TSF_OK;
     }
-    s = ix_leaf_view(ix, L, err);
-    *n = L->w->vn;
-    return s;
 }
 
-static inline uint64_t ix_vkey(const tsf_index *ix, const ix_leaf *L, uint64_t i)
+static inline uint64_t ix_vkey(const tsf_index *ix, const ix_ord *o, uint64_t i)
 {
-    return ix_direct(ix, L) ? ix_base_key(ix_at(ix, L->off), i) : L->w->vk[i];
+    return o->v ? o->v->k[i] : ix_base_key(ix_at(ix, o->S.off), i);
 }
-static inline uint64_t ix_vval(const tsf_index *ix, const ix_leaf *L, uint64_t i)
+static inline uint64_t ix_vval(const tsf_index *ix, const ix_ord *o, uint64_t i)
 {
-    if (!ix_direct(ix, L)) return L->w->vv[i];
-    return ld64(ix_at(ix, L->off) + IX_BLOCK + i / IX_SLOTS * IX_BLOCK + 24 + i % IX_SLOTS * 16);
+    if (o->v) return o->v->v[i];
+    return ld64(ix_at(ix, o->S.off) + IX_BLOCK + i / IX_SLOTS * IX_BLOCK + 24 + i % IX_SLOTS * 16);
 }
 
 /* First position in the leaf's ordered view with key >= x (> x when strict). */
-static uint64_t ix_leaf_pos(const tsf_index *ix, const ix_leaf *L, uint64_t n, uint64_t x, int strict)
+static uint64_t ix_leaf_pos(const tsf_index *ix, const ix_ord *o, uint64_t x, int strict)
 {
-    if (ix_direct(ix, L)) return n == 0 ? 0 : ix_base_pos(ix, L, x, strict);
-    uint64_t a = 0, len = n;
+    if (!o->v) return o->n == 0 ? 0 : ix_base_pos(ix, &o->S, x, strict);
+    uint64_t a = 0, len = o->n;
     while (len > 0) {
         uint64_t half = len / 2;
-        uint64_t k = L->w->vk[a + half];
+        uint64_t k = o->v->k[a + half];
         if (strict ? k <= x : k < x) {
             a += half + 1;
             len -= half + 1;
@@ -752,39 +1027,56 @@ static uint64_t ix_leaf_pos(const tsf_index *ix, const ix_leaf *L, uint64_t n, u
 tsf_status tsf_index_lower_bound(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
 {
     if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_lower_bound");
-    for (uint64_t id = ix_route(ix, x), first = 1; id < ix->n_leaves; id++, first = 0) {
-        ix_leaf *L = &ix->leaves[id];
-        uint64_t n;
-        tsf_status s = ix_leaf_ordered(ix, L, &n, err);
-        if (s != TSF_OK) return s;
-        uint64_t p = first ? ix_leaf_pos(ix, L, n, x, 0) : 0;
-        if (p < n) {
-            *key = ix_vkey(ix, L, p);
-            *val = ix_vval(ix, L, p);
-            return TSF_OK;
+    uint32_t rt = ix_rd_enter(ix);
+    ix_tree t;
+    ix_tree_snap(ix, &t);
+    tsf_status s = TSF_ENOTFOUND;
+    for (uint64_t id = ix_route_in(ix, &t, x), first = 1; id < t.n_leaves; id++, first = 0) {
+        ix_ord o;
+        tsf_status st = ix_leaf_ordered(ix, &t.leaves[id], &o, err);
+        if (st != TSF_OK) {
+            s = st;
+            break;
+        }
+        uint64_t p = first ? ix_leaf_pos(ix, &o, x, 0) : 0;
+        if (p < o.n) {
+            *key = ix_vkey(ix, &o, p);
+            *val = ix_vval(ix, &o, p);
+            s = TSF_OK;
+            break;
         }
     }
-    return TSF_ENOTFOUND;
+    ix_rd_exit(ix, rt);
+    return s;
 }
 
 tsf_status tsf_index_floor(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
 {
     if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_floor");
-    uint64_t id = ix_route(ix, x);
+    uint32_t rt = ix_rd_enter(ix);
+    ix_tree t;
+    ix_tree_snap(ix, &t);
+    tsf_status s = TSF_ENOTFOUND;
+    uint64_t id = ix_route_in(ix, &t, x);
     for (int first = 1;; first = 0) {
-        ix_leaf *L = &ix->leaves[id];
-        uint64_t n;
-        tsf_status s = ix_leaf_ordered(ix, L, &n, err);
-        if (s != TSF_OK) return s;
-        uint64_t p = first ? ix_leaf_pos(ix, L, n, x, 1) : n;
-        if (p > 0) {
-            *key = ix_vkey(ix, L, p - 1);
-            *val = ix_vval(ix, L, p - 1);
-            return TSF_OK;
+        ix_ord o;
+        tsf_status st = ix_leaf_ordered(ix, &t.leaves[id], &o, err);
+        if (st != TSF_OK) {
+            s = st;
+            break;
         }
-        if (id == 0) return TSF_ENOTFOUND;
+        uint64_t p = first ? ix_leaf_pos(ix, &o, x, 1) : o.n;
+        if (p > 0) {
+            *key = ix_vkey(ix, &o, p - 1);
+            *val = ix_vval(ix, &o, p - 1);
+            s = TSF_OK;
+            break;
+        }
+        if (id == 0) break;
         id--;
     }
+    ix_rd_exit(ix, rt);
+    return s;
 }
 
 tsf_status tsf_index_scan(tsf_index *ix, uint64_t lo, uint64_t hi, tsf_index_visit fn, void *arg,
@@ -792,18 +1084,25 @@ tsf_status tsf_index_scan(tsf_index *ix, uint64_t lo, uint64_t hi, tsf_index_vis
 {
     if (!ix || !fn) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_scan");
     if (lo > hi) return TSF_OK;
-    for (uint64_t id = ix_route(ix, lo), first = 1; id < ix->n_leaves; id++, first = 0) {
-        ix_leaf *L = &ix->leaves[id];
-        uint64_t n;
-        tsf_status s = ix_leaf_ordered(ix, L, &n, err);
-        if (s != TSF_OK) return s;
-        for (uint64_t p = first ? ix_leaf_pos(ix, L, n, lo, 0) : 0; p < n; p++) {
-            uint64_t k = ix_vkey(ix, L, p);
-            if (k > hi) return TSF_OK;
-            if (fn(k, ix_vval(ix, L, p), arg)) return TSF_OK;
+    uint32_t rt = ix_rd_enter(ix);
+    ix_tree t;
+    ix_tree_snap(ix, &t);
+    tsf_status s = TSF_OK;
+    int stop = 0;
+    for (uint64_t id = ix_route_in(ix, &t, lo), first = 1; !stop && id < t.n_leaves; id++, first = 0) {
+        ix_ord o;
+        s = ix_leaf_ordered(ix, &t.leaves[id], &o, err);
+        if (s != TSF_OK) break;
+        for (uint64_t p = first ? ix_leaf_pos(ix, &o, lo, 0) : 0; p < o.n; p++) {
+            uint64_t k = ix_vkey(ix, &o, p);
+            if (k > hi || fn(k, ix_vval(ix, &o, p), arg)) {
+                stop = 1;
+                break;
+            }
         }
     }
-    return TSF_OK;
+    ix_rd_exit(ix, rt);
+    return s;
 }
 
 /* ---- build (bulk load, compaction) ----------------------------------------------------------- */
@@ -845,17 +1144,11 @@ static void ix_fit(ix_bnode *nd, const uint64_t *k, uint64_t c, uint64_t lo)
     nd->mul = c > 1 ? ix_mul_for(c, k[c - 1] - k[0]) : 0;
 }
 
-static void ix_free_leaves(tsf_index *ix)
+static void ix_free_leaves(tsf_index *ix, ix_leaf *leaves, uint64_t n)
 {
-    if (!ix->leaves) return;
-    for (uint64_t i = 0; i < ix->n_leaves; i++) {
-        ix_leaf *L = &ix->leaves[i];
-        ix_leaf_drop(ix, L);
-        ix_view_free(ix, L);
-        if (L->w && L->w != &ix->w0) tsf_free(ix->alloc, L->w, sizeof *L->w);
-    }
-    tsf_free(ix->alloc, ix->leaves, ix->n_leaves * sizeof(ix_leaf));
-    ix->leaves = NULL;
+    if (!leaves) return;
+    for (uint64_t i = 0; i < n; i++) ix_leaf_free(ix, &leaves[i]);
+    tsf_free(ix->alloc, leaves, n * sizeof(ix_leaf));
 }
 
 tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, uint64_t n, tsf_error *err)
@@ -1006,15 +1299,23 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         st = tsf_err(err, TSF_ENOMEM, "index: leaf directory");
         goto out;
     }
-    ix_free_leaves(ix);
-    ix->leaves = nl;
-    ix->n_leaves = nlv;
     for (uint64_t i = 0; i < nlv; i++) ix_leaf_load(ix, &nl[i], start + lv[i].off);
+    /* Readers copy the tree fields under the gen seqlock; the old tree is freed once none can hold it. */
+    ix_leaf *old = ix->leaves;
+    uint64_t oldn = ix->n_leaves;
+    __atomic_store_n(&ix->gen, ix->gen + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    IX_ST(&ix->leaves, nl);
+    IX_ST(&ix->n_leaves, nlv);
+    IX_ST(&ix->root_fanout, (uint32_t)nodes[H - 1][0].f);
+    IX_ST(&ix->root_off, start);
+    IX_ST(&ix->root_origin, nodes[H - 1][0].origin);
+    IX_ST(&ix->root_mul, nodes[H - 1][0].mul);
+    __atomic_store_n(&ix->gen, ix->gen + 1, __ATOMIC_RELEASE);
+    ix_synchronize(ix);
+    ix_free_leaves(ix, old, oldn);
+    ix_reclaim(ix);
     ix->height = (uint32_t)H;
-    ix->root_fanout = (uint32_t)nodes[H - 1][0].f;
-    ix->root_off = start;
-    ix->root_origin = nodes[H - 1][0].origin;
-    ix->root_mul = nodes[H - 1][0].mul;
     ix->leaf_table = start + table_rel;
     ix->n_nodes = nnodes;
     ix->region_start = start;
@@ -1121,7 +1422,7 @@ static tsf_status ix_sb_load(tsf_index *ix, uint64_t off, tsf_error *err)
 
 typedef struct ix_walk {
     uint64_t leaf_next, visited;
-    int fill;
+    uint64_t *rng;
 } ix_walk;
 
 static tsf_status ix_walk_node(tsf_index *ix, ix_walk *w, uint64_t off, uint64_t f, uint64_t level,
@@ -1153,10 +1454,10 @@ static tsf_status ix_walk_node(tsf_index *ix, ix_walk *w, uint64_t off, uint64_t
                 return tsf_err(err, TSF_ECORRUPT, "index: slot %llu of node at byte %llu: leaf id %llu out of order",
                                (unsigned long long)s, (unsigned long long)off, (unsigned long long)child);
             w->leaf_next++;
-            if (w->fill) {
-                ix->leaves[child].lo = clo;
-                ix->leaves[child].hi = chi;
-            } else if (ix->leaves[child].lo != clo || ix->leaves[child].hi != chi) {
+            if (w->rng) {
+                w->rng[child * 2] = clo;
+                w->rng[child * 2 + 1] = chi;
+            } else if (ix_leaf_lo(ix, &ix->leaves[child]) != clo || ix_leaf_hi(ix, &ix->leaves[child]) != chi) {
                 return tsf_err(err, TSF_ECORRUPT, "index: leaf %llu range differs from its routing range",
                                (unsigned long long)child);
             }
@@ -1169,9 +1470,9 @@ static tsf_status ix_walk_node(tsf_index *ix, ix_walk *w, uint64_t off, uint64_t
     return TSF_OK;
 }
 
-tsf_status ix_walk_nodes(tsf_index *ix, int fill_leaves, tsf_error *err)
+tsf_status ix_walk_nodes(tsf_index *ix, uint64_t *rng, tsf_error *err)
 {
-    ix_walk w = {0, 0, fill_leaves};
+    ix_walk w = {0, 0, rng};
     tsf_status s = ix_walk_node(ix, &w, ix->root_off, ix->root_fanout, ix->height - 1, ix->root_origin,
                                 ix->root_mul, 0, UINT64_MAX, err);
     if (s == TSF_OK && (w.leaf_next != ix->n_leaves || w.visited != ix->n_nodes))
@@ -1202,12 +1503,15 @@ static tsf_status ix_recover(tsf_index *ix, tsf_error *err)
     if (s != TSF_OK) return s;
     ix->leaves = tsf_calloc(ix->alloc, ix->n_leaves, sizeof(ix_leaf));
     if (!ix->leaves) return tsf_err(err, TSF_ENOMEM, "index: leaf directory of %llu", (unsigned long long)ix->n_leaves);
-    s = ix_walk_nodes(ix, 1, err);
+    uint64_t *rng = tsf_alloc(ix->alloc, ix->n_leaves * 16);
+    if (!rng) return tsf_err(err, TSF_ENOMEM, "index: leaf ranges of %llu", (unsigned long long)ix->n_leaves);
+    s = ix_walk_nodes(ix, rng, err);
     for (uint64_t i = 0; s == TSF_OK && i < ix->n_leaves; i++) {
         uint64_t off = ld64(ix_at(ix, ix->leaf_table + i * 8));
-        s = ix_leaf_check_header(ix, i, off, ix->leaves[i].lo, ix->leaves[i].hi, err);
+        s = ix_leaf_check_header(ix, i, off, rng[i * 2], rng[i * 2 + 1], err);
         if (s == TSF_OK) ix_leaf_load(ix, &ix->leaves[i], off);
     }
+    tsf_free(ix->alloc, rng, ix->n_leaves * 16);
     ix->alloc_end = ix_align(ix->pm.size, IX_BLOCK);
     return s;
 }
@@ -1273,7 +1577,9 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
 void tsf_index_close(tsf_index *ix)
 {
     if (!ix) return;
-    ix_free_leaves(ix);
+    ix_free_leaves(ix, ix->leaves, ix->n_leaves);
+    ix_reclaim(ix);
+    tsf_free(ix->alloc, ix->ret, ix->capret * sizeof *ix->ret);
     pm_close(&ix->pm);
     tsf_free(ix->alloc, ix, sizeof *ix);
 }

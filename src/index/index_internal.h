@@ -16,20 +16,31 @@ typedef struct ix_chunk {
     uint8_t fp[IX_CHUNK_SLOTS + 1];
 } ix_chunk;
 
-/* Overflow and view state of a leaf; leaves never written or viewed share the handle's zeroed w0. */
+/* Merged, sorted live pairs of a leaf for ordered reads; immutable once published (readers share it). */
+typedef struct ix_view {
+    uint64_t n, cap;
+    uint64_t *k, *v;
+} ix_view;
+
+/*
+ * Overflow and view state of a leaf; leaves never written or viewed share the handle's zeroed w0.
+ * Readers load nchunks/chunks (acquire) and chunk entries with atomic loads; the writer changes them
+ * under the leaf lock with an odd leaf version.
+ */
 typedef struct ix_leafw {
     uint32_t nchunks, cap_chunks;
-    ix_chunk *chunks;        /* oldest first; the newest is chunks[nchunks-1] */
+    ix_chunk *chunks;        /* oldest first; the newest is chunks[nchunks-1]; replaced, never realloc'd */
     uint64_t ovf_records;
     uint64_t ovf_built;      /* records in the log when the metadata was built (rebuild trigger base) */
     uint32_t chunks_built;   /* chunks then */
-    uint8_t view_ok;         /* vk/vv hold the merged sorted live pairs */
-    uint64_t *vk, *vv, vn, vcap;
+    ix_view *view;           /* cached merged view or NULL (atomic pointer) */
 } ix_leafw;
 
 /*
  * DRAM directory entry of one leaf (rebuilt at open; block metadata built lazily on first touch). The
- * fields a point lookup reads fill the first cache line; 80 bytes in all (DRAM budget: <= 1 B/key).
+ * fields a point lookup reads, 64 bytes in all (DRAM budget: <= 1 B/key).
+ * Concurrency: every change of the first line happens under `lock` with `ver` odd (seqlock); readers
+ * copy it with atomic loads (ix_leaf_snap) and re-check `ver` after using the copy.
  */
 typedef struct ix_leaf {
     uint64_t off;            /* leaf header in the file */
@@ -37,11 +48,22 @@ typedef struct ix_leaf {
     uint64_t nbase;          /* sorted mode: keys in the dense sorted base */
     uint8_t *meta;           /* block metadata, IX_META_SORTED / IX_META_DYN bytes per block */
     ix_leafw *w;             /* overflow log and view: &ix->w0 (all zero, read-only) until written */
-    uint32_t nblocks, err_lo, err_hi;
+    uint32_t nblocks;
+    uint16_t err_lo, err_hi; /* measured model error; IX_ERR_WIDE = larger (search the whole base) */
+    uint32_t ver;            /* seqlock version: odd while the leaf changes */
     uint8_t ready;           /* block metadata and chunk list built */
     uint8_t shift;           /* sorted: separator = (first key of block - origin) >> shift */
-    uint64_t lo, hi;         /* routing range (fixed by the parent's model) */
-} ix_leaf;
+    uint8_t lock;            /* spin lock of writers and metadata/view builders */
+    uint8_t pad;
+} ix_leaf; /* the routing range [lo, hi] is in the leaf header (validated at open): ix_leaf_lo/hi */
+
+#define IX_ERR_WIDE 0xffffu
+
+/* Relaxed atomic access to words that a reader may load while the writer stores them. */
+#define IX_LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define IX_ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define IX_LDA(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define IX_STR(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /*
  * Block metadata in DRAM. Sorted leaves: 12 B per block, a 32-bit separator (the block's first key
@@ -52,6 +74,19 @@ typedef struct ix_leaf {
  */
 #define IX_META_SORTED 12u
 #define IX_META_DYN 16u
+
+/* Reader registration slots (one cache line each; a thread picks one by its stack address). */
+#define IX_RSLOTS 32u
+typedef struct ix_rslot {
+    uint64_t n[2]; /* readers inside, by epoch parity */
+    uint8_t pad[48];
+} ix_rslot;
+
+/* Memory whose free waits until no reader that could still see it is inside (ix_reclaim). */
+typedef struct ix_retired {
+    void *p;
+    uint64_t bytes;
+} ix_retired;
 
 struct tsf_index {
     pmem pm;
@@ -66,7 +101,22 @@ struct tsf_index {
     ix_leaf *leaves;
     ix_leafw w0; /* the shared empty overflow/view state, never written */
     uint64_t rebuilds;
+    /* Concurrency (one writer, many readers): gen is the seqlock of the tree fields above (root_*,
+       leaves, n_leaves), rd/rd_epoch the reader registration, ret the memory waiting for reclamation. */
+    uint64_t gen;
+    uint64_t rd_epoch;
+    ix_retired *ret;
+    uint64_t nret, capret;
+    ix_rslot rd[IX_RSLOTS];
 };
+
+/* A consistent copy of the tree fields (readers). */
+typedef struct ix_tree {
+    uint64_t root_off, root_origin, root_mul, gen;
+    uint32_t root_fanout;
+    ix_leaf *leaves;
+    uint64_t n_leaves;
+} ix_tree;
 
 /* 64x64 -> high 64 bits. */
 static inline uint64_t ix_mulhi(uint64_t a, uint64_t b)
@@ -116,8 +166,61 @@ static inline uint64_t ix_meta_stride(const tsf_index *ix)
     return ix->mode == TSF_INDEX_SORTED ? IX_META_SORTED : IX_META_DYN;
 }
 
-/* Routing: leaf id of key (exact, no search). */
+/* Routing range of a leaf, from its header. */
+static inline uint64_t ix_leaf_lo(const tsf_index *ix, const ix_leaf *L)
+{
+    return ld64(ix->pm.base + L->off + LF_O_LO);
+}
+static inline uint64_t ix_leaf_hi(const tsf_index *ix, const ix_leaf *L)
+{
+    return ld64(ix->pm.base + L->off + LF_O_HI);
+}
+
+/* Routing: leaf id of key (exact, no search), in the handle's tree (writer) or in a reader's copy. */
 uint64_t ix_route(const tsf_index *ix, uint64_t key);
+uint64_t ix_route_in(const tsf_index *ix, const ix_tree *t, uint64_t key);
+
+static inline void ix_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Leaf lock (writers, metadata and view builders) and the seqlock version around changes. */
+void ix_leaf_lock(ix_leaf *L);
+static inline void ix_leaf_unlock(ix_leaf *L)
+{
+    __atomic_store_n(&L->lock, 0, __ATOMIC_RELEASE);
+}
+static inline void ix_ver_begin(ix_leaf *L)
+{
+    __atomic_store_n(&L->ver, L->ver + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+static inline void ix_ver_end(ix_leaf *L)
+{
+    __atomic_store_n(&L->ver, L->ver + 1, __ATOMIC_RELEASE);
+}
+/* Reader side: a consistent copy of the leaf's first line; returns its (even) version. */
+uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S);
+static inline int ix_leaf_valid(const ix_leaf *L, uint32_t v)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return __atomic_load_n(&L->ver, __ATOMIC_RELAXED) == v;
+}
+/* Reader registration (epochs) and reclamation of retired memory by the writer. */
+uint32_t ix_rd_enter(tsf_index *ix);
+void ix_rd_exit(tsf_index *ix, uint32_t t);
+void ix_tree_snap(tsf_index *ix, ix_tree *t);
+static inline int ix_tree_valid(const tsf_index *ix, uint64_t gen)
+{
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ix->gen, __ATOMIC_RELAXED) == gen;
+}
+void ix_retire(tsf_index *ix, void *p, uint64_t bytes);
+void ix_reclaim(tsf_index *ix);
+void ix_view_retire(tsf_index *ix, ix_view *v);
 /* Builds block metadata and the chunk list of a leaf, validating them (TSF_ECORRUPT on damage). */
 tsf_status ix_leaf_ready(tsf_index *ix, ix_leaf *L, tsf_error *err);
 /* Appends DRAM metadata of the chunk at off (newest). */
@@ -128,8 +231,10 @@ tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err);
 void ix_leaf_drop(tsf_index *ix, ix_leaf *L);
 /* Loads the leaf fields from its header at off (validated at open or after writing). */
 void ix_leaf_load(tsf_index *ix, ix_leaf *L, uint64_t off);
-/* Merged, sorted live pairs of a leaf (cached until the next write to the leaf). */
-tsf_status ix_leaf_view(tsf_index *ix, ix_leaf *L, tsf_error *err);
+/* Same as ix_leaf_ready with the leaf lock held. */
+tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err);
+/* Merged, sorted live pairs of a leaf (cached until the next write to the leaf); leaf lock held. */
+tsf_status ix_leaf_view_locked(tsf_index *ix, ix_leaf *L, const ix_view **out, tsf_error *err);
 /* Bytes a leaf with these sorted pairs takes, and writing it at off. */
 uint64_t ix_leaf_bytes(const tsf_index *ix, const uint64_t *keys, uint64_t n);
 void ix_leaf_write(tsf_index *ix, uint64_t off, uint64_t id, uint64_t lo, uint64_t hi, const uint64_t *keys,
@@ -140,7 +245,8 @@ tsf_status ix_alloc(tsf_index *ix, uint64_t bytes, uint64_t *off, tsf_error *err
 tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, uint64_t n, tsf_error *err);
 /* Writes and persists the next superblock. */
 tsf_status ix_commit(tsf_index *ix, tsf_error *err);
-/* Walks every internal node checking structure and exact child ranges; fills leaf ranges if asked. */
-tsf_status ix_walk_nodes(tsf_index *ix, int fill_leaves, tsf_error *err);
+/* Walks every internal node checking structure and exact child ranges; stores the leaf ranges in rng
+   (2 words per leaf) when given, else compares them with the leaf headers. */
+tsf_status ix_walk_nodes(tsf_index *ix, uint64_t *rng, tsf_error *err);
 
 #endif

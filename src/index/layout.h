@@ -48,23 +48,44 @@ enum {
 /* Block header word (commit): bits 0-7 count of used slots (a prefix), bits 8-22 tombstone mask. */
 /* Chunk header: word 0 (commit) bits 0-7 count, bits 8-54 tombstone mask; word 1 = older chunk. */
 
+/*
+ * Loads and stores of file words: aligned, single-copy atomic (relaxed), so that readers may run while
+ * the one writer changes a leaf (they validate with the leaf's seqlock version afterwards).
+ */
 static inline uint64_t ld64(const uint8_t *p)
+{
+    return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_RELAXED);
+}
+static inline uint32_t ld32(const uint8_t *p)
+{
+    return __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_RELAXED);
+}
+static inline void st64(uint8_t *p, uint64_t v)
+{
+    __atomic_store_n((uint64_t *)(void *)p, v, __ATOMIC_RELAXED);
+}
+static inline void st32(uint8_t *p, uint32_t v)
+{
+    __atomic_store_n((uint32_t *)(void *)p, v, __ATOMIC_RELAXED);
+}
+/* Unaligned loads/stores of DRAM metadata that is immutable once published (sorted block metadata). */
+static inline uint64_t mld64(const uint8_t *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
     return v;
 }
-static inline uint32_t ld32(const uint8_t *p)
+static inline uint32_t mld32(const uint8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
 }
-static inline void st64(uint8_t *p, uint64_t v)
+static inline void mst64(uint8_t *p, uint64_t v)
 {
     memcpy(p, &v, 8);
 }
-static inline void st32(uint8_t *p, uint32_t v)
+static inline void mst32(uint8_t *p, uint32_t v)
 {
     memcpy(p, &v, 4);
 }

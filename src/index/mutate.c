@@ -45,9 +45,9 @@ static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t 
         st64(p + 16 + cnt * 16, k);
         st64(p + 24 + cnt * 16, v);
         commit64(p, (w & ~UINT64_C(0xff)) + (cnt + 1) + ((uint64_t)(tomb != 0) << (8 + cnt)));
-        c->fp[cnt] = ix_fp(k);
-        if (k < c->kmin) c->kmin = k;
-        if (k > c->kmax) c->kmax = k;
+        IX_ST(&c->fp[cnt], ix_fp(k)); /* readers may be loading these (they re-check the version) */
+        if (k < c->kmin) IX_ST(&c->kmin, k);
+        if (k > c->kmax) IX_ST(&c->kmax, k);
         pm_dirty(&ix->pm, c->off, 16 + (cnt + 1) * 16);
     }
     L->w->ovf_records++;
@@ -73,7 +73,7 @@ static tsf_status ix_migrate(tsf_index *ix, ix_leaf *L, uint64_t b, tsf_error *e
     if (st != TSF_OK) return st;
     commit64(blk, 0);
     pm_dirty(&ix->pm, L->off + IX_BLOCK + b * IX_BLOCK, 8);
-    L->meta[b * 16 + 15] = 0;
+    IX_ST(&L->meta[b * IX_META_DYN + 15], 0);
     return TSF_OK;
 }
 
@@ -81,7 +81,7 @@ static tsf_status ix_migrate(tsf_index *ix, ix_leaf *L, uint64_t b, tsf_error *e
 static tsf_status ix_block_put(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v, int tomb, tsf_error *err)
 {
     uint64_t b = ix_model(k, L->origin, L->mul, L->nblocks);
-    uint8_t *blk = ix_block(ix, L, b), *m = L->meta + b * 16;
+    uint8_t *blk = ix_block(ix, L, b), *m = L->meta + b * IX_META_DYN;
     uint64_t boff = L->off + IX_BLOCK + b * IX_BLOCK;
     uint64_t w = ld64(blk), cnt = w & 0xff, tm = (w >> 8) & 0x7fff;
     if (!ix->dup || tomb) {
@@ -107,8 +107,8 @@ static tsf_status ix_block_put(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v
     st64(blk + 24 + cnt * 16, v);
     tm |= (uint64_t)(tomb != 0) << cnt;
     commit64(blk, (cnt + 1) | tm << 8);
-    m[cnt] = ix_fp(k);
-    m[15] = (uint8_t)(cnt + 1);
+    IX_ST(&m[cnt], ix_fp(k));
+    IX_ST(&m[15], (uint8_t)(cnt + 1));
     pm_dirty(&ix->pm, boff, 32 + cnt * 16);
     return TSF_OK;
 }
@@ -117,28 +117,30 @@ static tsf_status ix_block_put(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v
 static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
 {
     ix_leaf *L = &ix->leaves[id];
-    tsf_status s = ix_leaf_view(ix, L, err);
+    const ix_view *v;
+    tsf_status s = ix_leaf_view_locked(ix, L, &v, err);
     if (s != TSF_OK) return s;
-    uint64_t bytes = ix_leaf_bytes(ix, L->w->vk, L->w->vn), off;
+    uint64_t bytes = ix_leaf_bytes(ix, v->k, v->n), off;
     s = ix_alloc(ix, bytes, &off, err);
     if (s != TSF_OK) return s;
-    ix_leaf_write(ix, off, id, L->lo, L->hi, L->w->vk, L->w->vv, L->w->vn);
+    ix_leaf_write(ix, off, id, ix_leaf_lo(ix, L), ix_leaf_hi(ix, L), v->k, v->v, v->n);
     pm_dirty(&ix->pm, off, bytes);
     s = pm_persist(&ix->pm, off, bytes, err);
     if (s != TSF_OK) return s;
     commit64(ix_at(ix, ix->leaf_table + id * 8), off);
     pm_dirty(&ix->pm, ix->leaf_table + id * 8, 8);
-    ix_leaf_drop(ix, L);
-    ix_leaf_load(ix, L, off);
-    L->w->view_ok = 1; /* the merged pairs are exactly the new leaf's content */
+    ix_leaf_drop(ix, L); /* the old metadata and chunk list are retired (readers may hold them) */
+    ix_leaf_load(ix, L, off); /* the view stays: the merged pairs are exactly the new leaf's content */
     ix->rebuilds++;
-    return ix_leaf_ready(ix, L, err);
+    return ix_leaf_ready_locked(ix, L, err);
 }
 
 static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
 {
     ix_leaf *L = &ix->leaves[id];
-    L->w->view_ok = 0;
+    ix_view *v = L->w->view;
+    IX_STR(&L->w->view, NULL);
+    ix_view_retire(ix, v);
     uint64_t cap = ix->mode == TSF_INDEX_SORTED ? L->nbase : (uint64_t)L->nblocks * IX_SLOTS;
     uint64_t limit = cap * ix->ovf_pct / 100;
     if (limit < 2 * IX_CHUNK_SLOTS) limit = 2 * IX_CHUNK_SLOTS;
@@ -150,13 +152,20 @@ static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, 
 {
     uint64_t id = ix_route(ix, key);
     ix_leaf *L = &ix->leaves[id];
-    tsf_status s = ix_leaf_ready(ix, L, err);
+    /* Under the leaf lock (metadata/view builders) with an odd version (optimistic readers retry). */
+    ix_leaf_lock(L);
+    tsf_status s = ix_leaf_ready_locked(ix, L, err);
     if (s == TSF_OK) s = ix_leaf_own(ix, L, err);
-    if (s != TSF_OK) return s;
-    s = ix->mode == TSF_INDEX_SORTED ? ix_ovf_append(ix, L, key, val, tomb, err)
-                                     : ix_block_put(ix, L, key, val, tomb, err);
-    if (s != TSF_OK) return s;
-    return ix_after_write(ix, id, err);
+    if (s == TSF_OK) {
+        ix_ver_begin(L);
+        s = ix->mode == TSF_INDEX_SORTED ? ix_ovf_append(ix, L, key, val, tomb, err)
+                                         : ix_block_put(ix, L, key, val, tomb, err);
+        if (s == TSF_OK) s = ix_after_write(ix, id, err);
+        ix_ver_end(L);
+    }
+    ix_leaf_unlock(L);
+    ix_reclaim(ix); /* replaced chunk lists, views and leaf metadata */
+    return s;
 }
 
 tsf_status tsf_index_insert(tsf_index *ix, uint64_t key, uint64_t val, tsf_error *err)

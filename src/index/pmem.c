@@ -189,7 +189,7 @@ tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
         s = pm_map_range(pm, from, new_size, err);
     }
     if (s != TSF_OK) return s;
-    pm->size = new_size;
+    __atomic_store_n(&pm->size, new_size, __ATOMIC_RELAXED); /* readers validating chains load it */
     return TSF_OK;
 }
 
@@ -203,7 +203,7 @@ tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
     if (ftruncate(pm->fd, (off_t)new_size) != 0)
         return tsf_err(err, TSF_EIO, "index: cannot shrink file: %s", strerror(errno));
     for (uint64_t p = keep / PM_PAGE; p < pm->dirty_words * 64; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
-    pm->size = new_size;
+    __atomic_store_n(&pm->size, new_size, __ATOMIC_RELAXED);
     return TSF_OK;
 }
 

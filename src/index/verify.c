@@ -29,7 +29,7 @@ tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
         if (s != TSF_OK) return s;
         dram += (uint64_t)L->nblocks * ix_meta_stride(ix);
         if (L->w != &ix->w0) dram += sizeof *L->w + (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
-        st->cache_bytes += L->w->vcap * 16;
+        if (L->w->view) st->cache_bytes += L->w->view->cap * 16 + sizeof(ix_view);
         st->overflow_records += L->w->ovf_records;
         if (L->w->nchunks > st->max_overflow_depth) st->max_overflow_depth = L->w->nchunks;
         st->records += L->w->ovf_records;
@@ -46,7 +46,7 @@ tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
 static tsf_status ix_check_key(tsf_index *ix, uint64_t id, uint64_t k, uint64_t off, tsf_error *err)
 {
     const ix_leaf *L = &ix->leaves[id];
-    if (k < L->lo || k > L->hi)
+    if (k < ix_leaf_lo(ix, L) || k > ix_leaf_hi(ix, L))
         return tsf_err(err, TSF_ECORRUPT, "index check: key %llu at byte %llu outside leaf %llu range",
                        (unsigned long long)k, (unsigned long long)off, (unsigned long long)id);
     if (ix_route(ix, k) != id)
@@ -74,7 +74,7 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
             if (s != TSF_OK) return s;
             if (sorted) {
                 uint64_t i = b * IX_SLOTS + s2, p = ix_model(k, L->origin, L->mul, L->nbase);
-                if ((p > i && p - i > L->err_lo) || (i > p && i - p > L->err_hi))
+                if ((L->err_lo != IX_ERR_WIDE && p > i && p - i > L->err_lo) || (L->err_hi != IX_ERR_WIDE && i > p && i - p > L->err_hi))
                     return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu beyond the error bound",
                                    (unsigned long long)off);
                 bloom |= ix_bloom_bits(k);
@@ -117,10 +117,13 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
         return tsf_err(err, TSF_ECORRUPT, "index check: overflow of leaf %llu: chain or count differs",
                        (unsigned long long)id);
     if (!sorted || L->w->nchunks) {
-        s = ix_leaf_view(ix, L, err);
+        const ix_view *v;
+        ix_leaf_lock(L);
+        s = ix_leaf_view_locked(ix, L, &v, err);
+        ix_leaf_unlock(L);
         if (s != TSF_OK) return s;
-        for (uint64_t i = 1; i < L->w->vn; i++)
-            if (L->w->vk[i] < L->w->vk[i - 1] || (L->w->vk[i] == L->w->vk[i - 1] && !ix->dup))
+        for (uint64_t i = 1; i < v->n; i++)
+            if (v->k[i] < v->k[i - 1] || (v->k[i] == v->k[i - 1] && !ix->dup))
                 return tsf_err(err, TSF_ECORRUPT, "index check: merged view of leaf %llu out of order",
                                (unsigned long long)id);
     }
@@ -130,18 +133,19 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
 tsf_status tsf_index_check(tsf_index *ix, tsf_error *err)
 {
     if (!ix) return tsf_err(err, TSF_EINVAL, "index: NULL handle");
-    tsf_status s = ix_walk_nodes(ix, 0, err);
+    tsf_status s = ix_walk_nodes(ix, NULL, err);
     if (s != TSF_OK) return s;
     uint64_t next = 0; /* the leaves' non-empty ranges tile [0, 2^64) in order */
     int done = 0;
     for (uint64_t id = 0; id < ix->n_leaves; id++) {
         const ix_leaf *L = &ix->leaves[id];
-        if (L->lo <= L->hi) {
-            if (done || L->lo != next)
+        uint64_t lo = ix_leaf_lo(ix, L), hi = ix_leaf_hi(ix, L);
+        if (lo <= hi) {
+            if (done || lo != next)
                 return tsf_err(err, TSF_ECORRUPT, "index check: leaf %llu range does not follow its predecessor",
                                (unsigned long long)id);
-            if (L->hi == UINT64_MAX) done = 1;
-            else next = L->hi + 1;
+            if (hi == UINT64_MAX) done = 1;
+            else next = hi + 1;
         }
         s = ix_check_leaf(ix, id, err);
         if (s != TSF_OK) return s;

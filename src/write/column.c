@@ -193,6 +193,66 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
     return s;
 }
 
+/* Statistics of a non-aligned batch: computed ahead by tsf_wcol_append_group, or here. */
+static void batch_stats(tsf_writer *w, wctx *x, wcol *c, int64_t t0, int64_t t1, const void *v, size_t n)
+{
+    if (x->pre) {
+        c->pstat = *x->pre;
+        x->pre = NULL;
+        return;
+    }
+    tsf_wstats_update(&c->pstat, t0, t1, v, n, w->alloc);
+}
+
+static int group_ok(const wcol *c, tsf_type t)
+{
+    return c->mask == 0 && c->type == t && !c->autoc && !plain_like(c) &&
+           (t == TSF_INT32 || t == TSF_DATE || t == TSF_INT64 || t == TSF_TIMESTAMP || t == TSF_FLOAT ||
+            t == TSF_DOUBLE);
+}
+
+tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const void *const *vals, size_t m,
+                                 const int64_t *times, size_t k, uint64_t g, tsf_error *err)
+{
+    tsf_status s;
+    size_t maxp = w->opt.page_max_points, j = 0;
+    while (j < m) {
+        wcol *const *q = cs + j;
+        /* four columns of one type with equal pending pages: one page segmentation for all four */
+        int four = j + 4 <= m && k > 0;
+        for (size_t a = 0; four && a < 4; a++)
+            four = group_ok(q[a], q[0]->type) && q[a]->nvals == q[0]->nvals;
+        if (!four) {
+            if ((s = tsf_wcol_append_x(w, x, cs[j], times, vals[j], NULL, 0, k, g, err))) return s;
+            j++;
+            continue;
+        }
+        size_t wd = q[0]->width, off = 0;
+        while (off < k) {
+            size_t seg = maxp - q[0]->nvals; /* rows until the pages are full */
+            if (seg > k - off) seg = k - off;
+            tsf_wstats pre[4];
+            tsf_wstats *ps[4] = {&pre[0], &pre[1], &pre[2], &pre[3]};
+            const void *pv[4];
+            for (size_t a = 0; a < 4; a++) {
+                pre[a] = q[a]->pstat; /* numeric: no owned bytes */
+                pv[a] = (const uint8_t *)vals[j + a] + off * wd;
+            }
+            tsf_wstats_update4(ps, times[off], times[off + seg - 1], pv, seg);
+            for (size_t a = 0; a < 4; a++) {
+                x->pre = &pre[a];
+                s = tsf_wcol_append_x(w, x, q[a], times + off, pv[a], NULL, 0, seg,
+                                      g == UINT64_MAX ? g : g + off, err);
+                x->pre = NULL;
+                if (s) return s;
+            }
+            off += seg;
+        }
+        j += 4;
+    }
+    return TSF_OK;
+}
+
 tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
                              const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err)
 {
@@ -316,7 +376,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
         const uint8_t *src = (const uint8_t *)vals + i * c->width;
         if (c->nvals == 0 && n == maxp && !is_binary(c->type) && !c->autoc) {
             /* the batch is a whole page: encode it straight from the tablet */
-            tsf_wstats_update(&c->pstat, times[i], times[j - 1], src, n, w->alloc);
+            batch_stats(w, x, c, times[i], times[j - 1], src, n);
             if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
             if ((s = seal_page(w, x, c, 0, src, times + i, n, err))) return s;
             c->est = 0;
@@ -333,7 +393,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
         if ((s = copy_vals(x, c, vals, i, n, err))) return s;
         c->nvals += n;
         const void *pv = is_binary(c->type) ? (const void *)((const tsf_bytes *)vals + i) : (const void *)src;
-        tsf_wstats_update(&c->pstat, times[i], times[j - 1], pv, n, w->alloc);
+        batch_stats(w, x, c, times[i], times[j - 1], pv, n);
         if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
         if (c->nvals >= maxp || tsf_wcol_full(w, c))
             if ((s = tsf_wcol_seal_x(w, x, c, 0, err))) return s;

@@ -34,6 +34,10 @@ void tsf_wstats_free(tsf_wstats *s, const tsf_allocator *a);
 /* Adds n > 0 values (type's C representation) whose first and last timestamps are t0, t1. */
 void tsf_wstats_update(tsf_wstats *s, int64_t t0, int64_t t1, const void *values, size_t n,
                        const tsf_allocator *a);
+/* tsf_wstats_update of four statistics of one numeric type (INT32/DATE/INT64/TIMESTAMP/FLOAT/DOUBLE)
+ * over n values each, interleaved: bit-identical results, about 4x the speed of four calls (the
+ * sums are latency-bound chains). -1 (nothing done) for other or mixed types. */
+int tsf_wstats_update4(tsf_wstats *const *s, int64_t t0, int64_t t1, const void *const *values, size_t n);
 /* Time-only update (aligned time column). */
 void tsf_wstats_update_time(tsf_wstats *s, int64_t t0, int64_t t1, size_t n);
 /* Java Statistics.mergeStatistics: `src` covers later times than `dst`. */

@@ -502,14 +502,43 @@ static wcol *job_col(const wjobs *j, size_t i)
     return &j->d->cols[j->t->cols[i].idx];
 }
 
+/* Columns per append job: four of one type share a statistics pass (tsf_wcol_append_group). */
+#define JOB_COLS 4
+
+/*
+ * Appends tablet columns [lo, hi) of a non-aligned tree tablet (at most 64); runs of columns
+ * without nulls go through tsf_wcol_append_group. skip_auto leaves AUTO columns out.
+ */
+static tsf_status append_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, size_t lo, size_t hi, uint64_t g,
+                              int skip_auto, tsf_error *err)
+{
+    wcol *cs[64];
+    const void *vs[64];
+    size_t m = 0;
+    tsf_status s = TSF_OK;
+    for (size_t i = lo; i < hi && !s; i++) {
+        wcol *c = &d->cols[t->cols[i].idx];
+        if (skip_auto && c->autoc) continue;
+        const uint8_t *v = valid_or_null(t, i, 0, t->rows);
+        if (!v) {
+            cs[m] = c;
+            vs[m++] = t->vals[i];
+            continue;
+        }
+        s = tsf_wcol_append_group(w, x, cs, vs, m, t->times, t->rows, g, err);
+        m = 0;
+        if (!s) s = tsf_wcol_append_x(w, x, c, t->times, t->vals[i], v, 0, t->rows, g, err);
+    }
+    if (!s) s = tsf_wcol_append_group(w, x, cs, vs, m, t->times, t->rows, g, err);
+    return s;
+}
+
 static tsf_status job_run(wjobs *j, wctx *x, size_t i, tsf_error *err)
 {
     tsf_writer *w = j->w;
-    wcol *c = job_col(j, i);
-    if (j->seal) return tsf_wcol_seal_x(w, x, c, j->d->rows, err);
-    tsf_tablet *t = j->t;
-    const uint8_t *v = valid_or_null(t, i, 0, t->rows);
-    return tsf_wcol_append_x(w, x, c, t->times, t->vals[i], v, 0, t->rows, j->g, err);
+    if (j->seal) return tsf_wcol_seal_x(w, x, job_col(j, i), j->d->rows, err);
+    size_t lo = i * JOB_COLS, hi = lo + JOB_COLS < j->t->ncols ? lo + JOB_COLS : j->t->ncols;
+    return append_cols(w, x, j->t, j->d, lo, hi, j->g, 1, err);
 }
 
 static void *worker_main(void *arg)
@@ -519,7 +548,7 @@ static void *worker_main(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->n || atomic_load(&j->stop)) break;
-        if (job_col(j, i)->autoc) continue;
+        if (j->seal && job_col(j, i)->autoc) continue;
         tsf_status s = job_run(j, k->x, i, &k->err);
         if (s) {
             k->s = s;
@@ -569,8 +598,14 @@ static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
         }
     }
     /* AUTO columns on this thread, in column order */
-    for (size_t i = 0; i < j->n && !s; i++)
+    for (size_t i = 0; j->seal && i < j->n && !s; i++)
         if (job_col(j, i)->autoc) s = job_run(j, &w->ctx, i, err);
+    for (size_t i = 0; !j->seal && i < j->t->ncols && !s; i++) {
+        tsf_tablet *t = j->t;
+        wcol *c = &j->d->cols[t->cols[i].idx];
+        if (c->autoc) s = tsf_wcol_append_x(w, &w->ctx, c, t->times, t->vals[i], valid_or_null(t, i, 0, t->rows), 0,
+                                            t->rows, j->g, err);
+    }
     int64_t m = (int64_t)w->mem + w->ctx.mem;
     w->mem = m > 0 ? (size_t)m : 0;
     w->ctx.mem = 0;
@@ -848,13 +883,11 @@ static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     uint64_t g = 0;
     if ((s = shared_times(w, d, t->times, n, &g, err))) return s;
     if (w->nwk && t->ncols > 1) {
-        wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = t->ncols};
+        wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = (t->ncols + JOB_COLS - 1) / JOB_COLS};
         if ((s = jobs_run(w, &j, err))) return s;
     } else {
-        for (size_t i = 0; i < t->ncols && !s; i++) {
-            const uint8_t *v = valid_or_null(t, i, 0, n);
-            s = tsf_wcol_append_x(w, &w->ctx, &d->cols[t->cols[i].idx], t->times, t->vals[i], v, 0, n, g, err);
-        }
+        for (size_t i = 0; i < t->ncols && !s; i += 64)
+            s = append_cols(w, &w->ctx, t, d, i, i + 64 < t->ncols ? i + 64 : t->ncols, g, 0, err);
         int64_t m = (int64_t)w->mem + w->ctx.mem;
         w->mem = m > 0 ? (size_t)m : 0;
         w->ctx.mem = 0;

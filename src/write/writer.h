@@ -26,6 +26,7 @@ typedef struct wctx {
     tsf_wbuf plz, plzsrc; /* LZ4 block of the last page prefix (lz4lit.h) and that prefix */
     size_t plz_seq, plz_lit;
     tsf_wbuf lz4s; /* LZ4 state + output of the incompressibility probe */
+    const struct tsf_wstats *pre; /* statistics of the next batch, computed ahead (tsf_wcol_append_group) */
     int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
 } wctx;
 
@@ -183,6 +184,13 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
  */
 tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
                              const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err);
+/*
+ * Non-aligned columns cs[0..m) of a tablet, all rows present (no validity), rows [0, k): the same as
+ * m tsf_wcol_append_x calls, but the statistics of four columns of one numeric type are computed
+ * together (tsf_wstats_update4), page segment by page segment.
+ */
+tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const void *const *vals, size_t m,
+                                 const int64_t *times, size_t k, uint64_t g, tsf_error *err);
 /* Seals the pending page (rows = aligned page rows, 0 for non-aligned). */
 tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err);
 tsf_status tsf_wcol_seal_x(tsf_writer *w, wctx *x, wcol *c, size_t rows, tsf_error *err);

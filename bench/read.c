@@ -23,6 +23,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,21 +438,36 @@ static long long case_a_series(tsf_reader *r, const tsf_query_options *o, size_t
     return points;
 }
 
-/* Columns mode on T threads: the series are split among T threads that share the reader (each query
- * owns its state), each query decoded on its own thread; the per-thread sums are added in thread order. */
-typedef struct {
+/* Columns mode on T threads: the threads share the reader (each query owns its state) and take the next
+ * series from a shared counter (no static split: a thread the machine delays takes fewer); each series'
+ * sum is kept and they are added in series order, so the total does not depend on the schedule. */
+typedef struct case_a_shared {
     tsf_reader *r;
     tsf_query_options o;
-    size_t j0, j1;
-    double sum;
-    long long points;
+    size_t nseries;
+    _Atomic size_t next;
+    double *sums;
+    long long *points; /* per series; -1: failed */
+} case_a_shared;
+
+typedef struct {
+    case_a_shared *sh;
     tsf_error err;
+    int failed;
 } case_a_job;
 
 static void *case_a_worker(void *arg)
 {
     case_a_job *jb = arg;
-    jb->points = case_a_series(jb->r, &jb->o, jb->j0, jb->j1, &jb->sum, &jb->err);
+    case_a_shared *sh = jb->sh;
+    for (;;) {
+        size_t j = atomic_fetch_add(&sh->next, 1);
+        if (j >= sh->nseries) break;
+        double s = 0;
+        sh->points[j] = case_a_series(sh->r, &sh->o, j, j + 1, &s, &jb->err);
+        sh->sums[j] = s;
+        if (sh->points[j] < 0) jb->failed = 1;
+    }
     return NULL;
 }
 
@@ -463,24 +479,29 @@ static long long case_a_columns_mt(tsf_reader *r, const tsf_query_options *o, in
     case_a_job jobs[64];
     pthread_t tid[64];
     if (threads > 64) threads = 64;
+    case_a_shared sh = {
+        r, *o, d.nseries, 0, calloc(d.nseries + 1, sizeof(double)), calloc(d.nseries + 1, sizeof(long long))};
+    sh.o.threads = 1;
     long long points = 0;
-    for (int t = 0; t < threads; t++) {
-        jobs[t] = (case_a_job){
-            r, *o, d.nseries * (size_t)t / (size_t)threads, d.nseries * (size_t)(t + 1) / (size_t)threads, 0,
-            0, {0}};
-        jobs[t].o.threads = 1;
-        if (t > 0 && pthread_create(&tid[t], NULL, case_a_worker, &jobs[t])) return -1;
+    int started = 1;
+    if (!sh.sums || !sh.points) points = -1;
+    for (int t = 0; t < threads && points == 0; t++) {
+        jobs[t] = (case_a_job){&sh, {0}, 0};
+        if (t > 0 && pthread_create(&tid[t], NULL, case_a_worker, &jobs[t]) == 0) started++;
     }
-    case_a_worker(&jobs[0]);
-    for (int t = 1; t < threads; t++) pthread_join(tid[t], NULL);
-    for (int t = 0; t < threads; t++) {
-        if (jobs[t].points < 0) {
+    if (points == 0) case_a_worker(&jobs[0]);
+    for (int t = 1; t < started; t++) pthread_join(tid[t], NULL);
+    for (int t = 0; t < started && points == 0; t++)
+        if (jobs[t].failed) {
             *err = jobs[t].err;
-            return -1;
+            points = -1;
         }
-        points += jobs[t].points;
-        *sum += jobs[t].sum;
+    for (size_t j = 0; j < d.nseries && points >= 0; j++) {
+        points += sh.points[j];
+        *sum += sh.sums[j];
     }
+    free(sh.sums);
+    free(sh.points);
     return points;
 }
 

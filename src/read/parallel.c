@@ -2,14 +2,23 @@
  * parallel.c - the parallel scan behind tsf_query_options.threads (issue "Reader and queries" item 5).
  *
  * The query's time range is cut, per device, into consecutive tasks [tmin, b1-1], [b1, b2-1], ...,
- * [bn, tmax] at the start times of chunks (and, for aligned devices, of pages) of the series that
+ * [bn, tmax] at the start times of chunks and, in chunks larger than a task, of pages of the series that
  * drives the device (the time column; for a non-aligned device its first requested series), grouping
- * units until a task holds about PAR_TASK_VALUES values. Worker threads each take the next task, run it
- * as an ordinary single-thread query (own buffers, decompressor and state) and copy its batches into a
- * slot of a ring of threads + 1 slots; the caller takes the slots in task order, so batches come out in
- * the same order as with one thread. Cuts at page starts of an aligned device's time column fall where
- * a batch ends anyway (batches never span pages), so such batches are identical to the one-thread ones;
- * a non-aligned device with several columns yields the same rows, possibly cut into batches differently.
+ * units until a task holds about PAR_TASK_VALUES values. Worker threads each take the next task and run
+ * it as an ordinary single-thread query (own buffers, decompressor and state) into a slot of a ring of
+ * threads + 1 slots; the caller takes the slots in task order, so batches come out in the same order as
+ * with one thread.
+ *
+ * No copies where it can be helped: a worker's query reads whole pages per batch (its batch size is a
+ * multiple of the caller's, >= PAR_BIG_BATCH) and, after each batch, hands the decode buffers the batch
+ * points into over to the slot (rd_query_detach), taking recycled ones from a pool; the caller borrows
+ * them, slicing each page batch into batch_size pieces, until it moves on to the next slot, which returns
+ * them to the pool. Batches that cannot be detached (TEXT/STRING/BLOB values borrowing page bytes, a
+ * filter's compacted rows, a page larger than the big batch) are copied into the slot's arena as before.
+ * Cuts at page starts fall where a batch ends anyway (batches never span pages), and slicing a page batch
+ * into batch_size pieces gives the one-thread pieces, so aligned and single-column queries without a
+ * filter give batches identical to one thread's; a non-aligned device with several columns (or a filter)
+ * yields the same rows, possibly cut into batches differently.
  * No global state: the workers live and die with the query.
  */
 #include <pthread.h>
@@ -19,20 +28,24 @@
 #include "parallel.h"
 
 #define PAR_TASK_VALUES (1u << 19) /* values (rows x columns) a task aims at */
+#define PAR_BIG_BATCH 16384        /* at least this many rows per worker batch (whole pages) */
 
 typedef struct par_task {
     size_t device;
     int64_t tmin, tmax;
 } par_task;
 
-typedef struct pb_col { /* a column of a copied batch: offsets into the slot's arena */
+typedef struct pb_col { /* a column of a kept batch: detached data (vp/bp) or offsets into the slot's arena */
     const char *name;
     tsf_type type;
+    const uint8_t *vp, *bp; /* NULL: copied, at voff/boff */
     size_t voff, boff;
 } pb_col;
 
 typedef struct pb_batch {
-    size_t device, nrows, toff, ncols, col0;
+    size_t device, nrows, ncols, col0;
+    const int64_t *tp; /* NULL: copied, at toff */
+    size_t toff;
 } pb_batch;
 
 typedef struct par_slot {
@@ -44,6 +57,10 @@ typedef struct par_slot {
     size_t used;
     rd_buf batches, cols; /* pb_batch[nbatches], pb_col[ncols] */
     size_t nbatches, ncols;
+    rd_buf held; /* rd_buf[nheld]: decode buffers detached from the task's query */
+    size_t nheld;
+    rd_buf spare; /* rd_buf[nspare]: pool buffers the worker holds for the next detach */
+    size_t nspare;
     tsf_query_stats st;
 } par_slot;
 
@@ -62,9 +79,13 @@ struct rd_par {
     size_t next_task; /* next task a worker takes */
     size_t cons;      /* task the caller consumes */
     int stop;
+    rd_buf pool; /* rd_buf[npool]: recycled decode buffers (guarded by the mutex) */
+    size_t npool;
+    rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (they close before the caller reads) */
     /* caller side */
     par_slot *cur;
-    size_t cur_batch;
+    size_t cur_batch, cur_row; /* batch of cur being handed out, and its first row not yet handed out */
+    rd_buf vbits;              /* validity bitmaps of slices that start inside a byte */
     tsf_status failed;
     tsf_error failed_err;
     tsf_column_batch *cb;
@@ -91,7 +112,7 @@ static tsf_status add_task(rd_par *p, size_t d, int64_t lo, int64_t hi, tsf_erro
 typedef struct cutter {
     rd_par *p;
     size_t device;
-    int64_t last; /* start of the open task */
+    int64_t last;         /* start of the open task */
     uint64_t acc, target; /* rows in the open task, rows per task */
 } cutter;
 
@@ -145,8 +166,9 @@ static tsf_status plan_device(rd_par *p, size_t d, tsf_error *err)
         tsf_fmt_chunk_header ch;
         uint64_t dpos, dend, fetched = 0;
         int paged = 0;
-        /* aligned: pages of the value columns pair with the time pages, so a page start is a clean cut */
-        if (dev->aligned && cs.count > c.target &&
+        /* a page start is a clean cut: batches end there (aligned value pages pair with the time pages;
+         * other columns of a non-aligned device are merged by time, whatever the cut) */
+        if (cs.count > c.target &&
             rd_read_chunk_header(r, off, &hb, &ch, &dpos, &dend, &fetched, &e) == TSF_OK &&
             tsf_fmt_chunk_multi_page(ch.marker)) {
             paged = 1;
@@ -195,6 +217,7 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
     pb->nrows = n;
     pb->ncols = b->ncolumns;
     pb->col0 = s->ncols;
+    pb->tp = NULL;
     if ((pb->toff = arena_put(p, s, b->times, n * sizeof(int64_t), 64, err)) == SIZE_MAX) return TSF_ENOMEM;
     for (size_t k = 0; k < b->ncolumns; k++) {
         const tsf_column_batch *cb = &b->columns[k];
@@ -202,6 +225,7 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
         /* the task's query owns its copies of the requested names: point at the parent query's */
         pc->name = p->o.columns && k < p->o.ncolumns ? p->o.columns[k] : cb->name;
         pc->type = cb->type;
+        pc->vp = pc->bp = NULL;
         size_t esz = rd_value_size(cb->type);
         if ((pc->boff = arena_put(p, s, cb->validity, (n + 7) / 8, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
         if ((pc->voff = arena_put(p, s, cb->values, n * esz, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
@@ -222,6 +246,68 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
     return TSF_OK;
 }
 
+/* Room for n more rd_bufs in the array buffer `arr` holding `have`. */
+static tsf_status bufs_reserve(rd_par *p, rd_buf *arr, size_t have, size_t n, tsf_error *err)
+{
+    return rd_buf_reserve(p->a, arr, (have + n) * sizeof(rd_buf), err);
+}
+
+/* A pointer into a task query's constant buffer `qb` moved to the same offset in ours (`mine`). */
+static const uint8_t *subst(const void *ptr, const rd_buf *qb, const rd_buf *mine)
+{
+    const uint8_t *x = ptr;
+    if (qb->p && x >= qb->p && x < qb->p + qb->cap) return mine->p + (x - qb->p);
+    return x;
+}
+
+/* Keeps batch b of the task's query q in slot s: detached without copying where possible, else copied. */
+static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_batch *b, tsf_error *err)
+{
+    size_t need = 1 + 2 * b->ncolumns;
+    tsf_status st;
+    if ((st = bufs_reserve(p, &s->held, s->nheld, need, err)) ||
+        (st = bufs_reserve(p, &s->spare, 0, need, err)) ||
+        (st = rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err)) ||
+        (st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
+        return st;
+    if (s->nspare < need) { /* top up the worker's spare buffers from the pool */
+        pthread_mutex_lock(&p->mu);
+        while (s->nspare < need && p->npool)
+            ((rd_buf *)s->spare.p)[s->nspare++] = ((rd_buf *)p->pool.p)[--p->npool];
+        pthread_mutex_unlock(&p->mu);
+    }
+    size_t n = rd_query_detach(q, b, (rd_buf *)s->spare.p, &s->nspare, (rd_buf *)s->held.p + s->nheld);
+    if (n == SIZE_MAX) return copy_batch(p, s, b, err);
+    s->nheld += n;
+    rd_buf qz, qo;
+    rd_query_consts(q, &qz, &qo);
+    pb_batch *pb = (pb_batch *)s->batches.p + s->nbatches++;
+    *pb = (pb_batch){b->device, b->nrows, b->ncolumns, s->ncols, b->times, 0};
+    for (size_t k = 0; k < b->ncolumns; k++) {
+        const tsf_column_batch *cb = &b->columns[k];
+        pb_col *pc = (pb_col *)s->cols.p + s->ncols + k;
+        pc->name = p->o.columns && k < p->o.ncolumns ? p->o.columns[k] : cb->name;
+        pc->type = cb->type;
+        pc->vp = subst(cb->values, &qz, &p->zeros);
+        pc->bp = subst(subst(cb->validity, &qz, &p->zeros), &qo, &p->ones);
+        pc->voff = pc->boff = 0;
+    }
+    s->ncols += b->ncolumns;
+    return TSF_OK;
+}
+
+/* Gives n buffers back to the pool (caller holds the mutex). */
+static void pool_put(rd_par *p, rd_buf *bufs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (bufs_reserve(p, &p->pool, p->npool, 1, NULL)) {
+            rd_buf_free(p->a, &bufs[i]);
+            continue;
+        }
+        ((rd_buf *)p->pool.p)[p->npool++] = bufs[i];
+    }
+}
+
 static void run_task(rd_par *p, par_slot *s, const par_task *t)
 {
     s->used = s->nbatches = s->ncols = 0;
@@ -233,12 +319,17 @@ static void run_task(rd_par *p, par_slot *s, const par_task *t)
     o.time_min = t->tmin;
     o.time_max = t->tmax;
     o.threads = 0;
+    /* whole pages per batch (then sliced by the caller) where the slices are the one-thread batches */
+    const rd_device *dev = &p->r->devices[t->device];
+    size_t ncols = o.columns ? o.ncolumns : dev->nseries;
+    if (!o.where && (dev->aligned || ncols == 1))
+        o.batch_size = ((PAR_BIG_BATCH - 1) / o.batch_size + 1) * o.batch_size;
     tsf_query *q = NULL;
     tsf_status st = tsf_query_open(p->r, &o, &q, &s->err);
     while (!st) {
         const tsf_batch *b;
         if ((st = tsf_query_next(q, &b, &s->err)) || !b) break;
-        st = copy_batch(p, s, b, &s->err);
+        st = keep_batch(p, s, q, b, &s->err);
     }
     if (q) tsf_query_get_stats(q, &s->st);
     tsf_query_close(q);
@@ -285,6 +376,13 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     pthread_cond_init(&p->cv_ready, NULL);
     for (size_t i = 0; i < o->ndevices && !st; i++) st = plan_device(p, o->devices[i], err);
     if (st) goto fail;
+    size_t big = o->batch_size > PAR_BIG_BATCH ? o->batch_size
+                                               : ((PAR_BIG_BATCH - 1) / o->batch_size + 1) * o->batch_size;
+    if ((st = rd_buf_reserve(p->a, &p->zeros, big * 16, err)) ||
+        (st = rd_buf_reserve(p->a, &p->ones, big / 8 + 1, err)))
+        goto fail;
+    memset(p->zeros.p, 0, p->zeros.cap);
+    memset(p->ones.p, 0xff, p->ones.cap);
     p->nth = o->threads > 64 ? 64 : o->threads;
     if (p->nth > p->ntasks) p->nth = p->ntasks;
     p->nslots = p->nth + 1;
@@ -309,7 +407,7 @@ fail:
     return st;
 }
 
-/* Hands the consumed slot back to the workers. */
+/* Hands the consumed slot back to the workers, its detached buffers to the pool. */
 static void release(rd_par *p)
 {
     par_slot *s = p->cur;
@@ -320,6 +418,8 @@ static void release(rd_par *p)
     p->st.bytes_read += a->bytes_read, p->st.bytes_decompressed += a->bytes_decompressed;
     p->st.rows += a->rows;
     pthread_mutex_lock(&p->mu);
+    pool_put(p, (rd_buf *)s->held.p, s->nheld);
+    s->nheld = 0;
     s->ready = 0;
     p->cons++;
     pthread_cond_broadcast(&p->cv_work);
@@ -349,28 +449,53 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
             return s->status;
         }
         p->cur = s;
-        p->cur_batch = 0;
+        p->cur_batch = p->cur_row = 0;
+        /* copied TEXT/STRING/BLOB cells: arena offset + 1 back to pointers, once per slot */
+        uint8_t *base = s->data.p;
+        for (size_t j = 0; j < s->nbatches; j++) {
+            const pb_batch *pb = (const pb_batch *)s->batches.p + j;
+            for (size_t k = 0; k < pb->ncols; k++) {
+                const pb_col *pc = (const pb_col *)s->cols.p + pb->col0 + k;
+                if (pc->vp || !var_type(pc->type)) continue;
+                tsf_bytes *v = (tsf_bytes *)(base + pc->voff);
+                for (size_t i = 0; i < pb->nrows; i++) {
+                    uintptr_t at = (uintptr_t)v[i].data;
+                    v[i].data = at ? base + (at - 1) : NULL;
+                }
+            }
+        }
     }
     par_slot *s = p->cur;
-    const pb_batch *pb = (const pb_batch *)s->batches.p + p->cur_batch++;
+    const pb_batch *pb = (const pb_batch *)s->batches.p + p->cur_batch;
+    size_t r0 = p->cur_row, m = pb->nrows - r0;
+    if (m > p->o.batch_size) m = p->o.batch_size;
     if (pb->ncols > p->cb_cap) {
         tsf_column_batch *cb = tsf_realloc(p->a, p->cb, p->cb_cap * sizeof *cb, pb->ncols * sizeof *cb);
         if (!cb) return tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
         p->cb = cb;
         p->cb_cap = pb->ncols;
     }
+    size_t vb = m / 8 + 1; /* bytes of one re-aligned validity bitmap */
+    if ((r0 & 7) && rd_buf_reserve(p->a, &p->vbits, pb->ncols * vb, err)) return TSF_ENOMEM;
     uint8_t *base = s->data.p;
     for (size_t k = 0; k < pb->ncols; k++) {
         const pb_col *pc = (const pb_col *)s->cols.p + pb->col0 + k;
-        p->cb[k] = (tsf_column_batch){pc->name, pc->type, base + pc->voff, base + pc->boff};
-        if (!var_type(pc->type)) continue;
-        tsf_bytes *v = (tsf_bytes *)(base + pc->voff);
-        for (size_t i = 0; i < pb->nrows; i++) {
-            uintptr_t at = (uintptr_t)v[i].data;
-            v[i].data = at ? base + (at - 1) : NULL;
+        const uint8_t *v = pc->vp ? pc->vp : base + pc->voff, *b = pc->bp ? pc->bp : base + pc->boff;
+        if (r0 & 7) { /* a slice starting inside a byte: shift its bits down */
+            uint8_t *d = p->vbits.p + k * vb;
+            memset(d, 0, vb);
+            for (size_t i = 0; i < m; i++)
+                d[i >> 3] |= (uint8_t)(((b[(r0 + i) >> 3] >> ((r0 + i) & 7)) & 1) << (i & 7));
+            b = d;
+        } else {
+            b += r0 >> 3;
         }
+        p->cb[k] = (tsf_column_batch){pc->name, pc->type, v + r0 * rd_value_size(pc->type), b};
     }
-    p->out = (tsf_batch){pb->device, pb->nrows, (const int64_t *)(base + pb->toff), pb->ncols, p->cb};
+    const int64_t *t = pb->tp ? pb->tp : (const int64_t *)(base + pb->toff);
+    p->out = (tsf_batch){pb->device, m, t + r0, pb->ncols, p->cb};
+    p->cur_row += m;
+    if (p->cur_row >= pb->nrows) p->cur_batch++, p->cur_row = 0;
     *out = &p->out;
     return TSF_OK;
 }
@@ -389,10 +514,20 @@ void rd_par_close(rd_par *p)
     pthread_mutex_unlock(&p->mu);
     for (size_t i = 0; i < p->nth; i++) pthread_join(p->th[i], NULL);
     for (size_t i = 0; p->slots && i < p->nslots; i++) {
+        par_slot *s = &p->slots[i];
+        for (size_t j = 0; j < s->nheld; j++) rd_buf_free(p->a, (rd_buf *)s->held.p + j);
+        for (size_t j = 0; j < s->nspare; j++) rd_buf_free(p->a, (rd_buf *)s->spare.p + j);
+        rd_buf_free(p->a, &s->held);
+        rd_buf_free(p->a, &s->spare);
         rd_buf_free(p->a, &p->slots[i].data);
         rd_buf_free(p->a, &p->slots[i].batches);
         rd_buf_free(p->a, &p->slots[i].cols);
     }
+    for (size_t j = 0; j < p->npool; j++) rd_buf_free(p->a, (rd_buf *)p->pool.p + j);
+    rd_buf_free(p->a, &p->pool);
+    rd_buf_free(p->a, &p->zeros);
+    rd_buf_free(p->a, &p->ones);
+    rd_buf_free(p->a, &p->vbits);
     tsf_free(p->a, p->slots, p->nslots * sizeof *p->slots);
     tsf_free(p->a, p->th, p->th_cap * sizeof *p->th);
     tsf_free(p->a, p->tasks, p->tasks_cap * sizeof *p->tasks);

@@ -18,4 +18,13 @@ void rd_par_stats(const rd_par *p, tsf_query_stats *out);
 /* Stops and joins the workers and frees everything; NULL is a no-op. */
 void rd_par_close(rd_par *p);
 
+/* query.c, for the workers: makes batch b (just returned by tsf_query_next(q)) outlive q's next call by
+ * moving the decode buffers it points into to taken[0..n) (room for 1 + 2 x columns) and giving q buffers
+ * popped from spare (*nspare of them; empty ones when none are left). Pointers into q's constant buffers
+ * (rd_query_consts: zeros, ones) are left for the caller to substitute. Returns n, or SIZE_MAX when b
+ * cannot be detached: rows of its page are still to come, TEXT/STRING/BLOB values borrow page bytes, or
+ * it points elsewhere (a filter's compacted rows); then copy it. */
+size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *nspare, rd_buf *taken);
+void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones);
+
 #endif

@@ -1209,3 +1209,67 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
     }
     return TSF_OK;
 }
+
+/* ---- parallel scan support (parallel.c) ---------------------------------------------------- */
+
+typedef struct dt_ref {
+    rd_buf *buf;
+    int page; /* a decoded page buffer: only detachable once its page is used up */
+    const qcol *c;
+} dt_ref;
+
+/* The decode buffer of q holding ptr (NULL: none). */
+static dt_ref dt_owner(tsf_query *q, const void *ptr)
+{
+    const uint8_t *x = ptr;
+#define DT_IN(b) ((b).p && x >= (b).p && x < (b).p + (b).cap)
+    if (q->dev && q->dev->aligned && DT_IN(q->tcol.times)) return (dt_ref){&q->tcol.times, 1, &q->tcol};
+    if (DT_IN(q->times_out)) return (dt_ref){&q->times_out, 0, NULL};
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        const qcol *pc = q->dev->aligned ? &q->tcol : c; /* whose page position tells "used up" */
+        if (DT_IN(c->vals)) return (dt_ref){&c->vals, 1, pc};
+        if (DT_IN(c->times)) return (dt_ref){&c->times, 1, pc};
+        if (DT_IN(c->out_vals)) return (dt_ref){&c->out_vals, 0, NULL};
+        if (DT_IN(c->out_valid)) return (dt_ref){&c->out_valid, 0, NULL};
+    }
+#undef DT_IN
+    return (dt_ref){NULL, 0, NULL};
+}
+
+void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones)
+{
+    *zeros = q->zeros;
+    *ones = q->ones;
+}
+
+size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *nspare, rd_buf *taken)
+{
+    size_t n = 0;
+    rd_buf *own[1 + 2 * 64];
+    size_t nptr = 1 + 2 * b->ncolumns;
+    if (b->ncolumns > 64) return SIZE_MAX;
+    for (size_t k = 0; k < nptr; k++) {
+        const void *ptr = k == 0
+                              ? (const void *)b->times
+                              : (k & 1 ? b->columns[(k - 1) / 2].values : b->columns[(k - 1) / 2].validity);
+        if (k && (k & 1)) {
+            tsf_type t = b->columns[(k - 1) / 2].type;
+            if (t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB) return SIZE_MAX; /* borrows page bytes */
+        }
+        const uint8_t *x = ptr;
+        if ((x >= q->zeros.p && x < q->zeros.p + q->zeros.cap) ||
+            (x >= q->ones.p && x < q->ones.p + q->ones.cap))
+            continue; /* constant for the query's life: the caller substitutes its own */
+        dt_ref o = dt_owner(q, ptr);
+        if (!o.buf || (o.page && o.c->pos < o.c->n)) return SIZE_MAX;
+        size_t j = 0;
+        while (j < n && own[j] != o.buf) j++;
+        if (j == n) own[n++] = o.buf;
+    }
+    for (size_t j = 0; j < n; j++) {
+        taken[j] = *own[j];
+        *own[j] = *nspare ? spare[--*nspare] : (rd_buf){0};
+    }
+    return n;
+}

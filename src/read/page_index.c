@@ -358,7 +358,7 @@ static tsf_status write_index(pix_build *b, const char *path, size_t ncols, uint
     tsf_status st = dir ? TSF_OK : tsf_err(err, TSF_ENOMEM, "page index: out of memory");
     if (st || (st = assign_keys(b, ncols, dir, &total, err)) || (st = pix_tail_crc(r, &crc, err))) goto done;
     /* in-order pages by key; a page whose key equals an earlier one is late too */
-    qsort(b->e, b->ne, sizeof *b->e, ent_cmp);
+    if (b->ne) qsort(b->e, b->ne, sizeof *b->e, ent_cmp);
     cap = b->ne + 3 * b->np + 3 * ncols + H_COUNT;
     keys = tsf_calloc(b->a, cap, sizeof *keys);
     vals = tsf_calloc(b->a, cap, sizeof *vals);
@@ -388,7 +388,7 @@ static tsf_status write_index(pix_build *b, const char *path, size_t ncols, uint
     if ((st = tsf_index_open(path, &o, &ix, err)) || (st = tsf_index_bulk_load(ix, keys, vals, n, err)))
         goto done;
     /* late pages in file order (on an equal key the later page wins) */
-    qsort(b->e, nlate, sizeof *b->e, ent_cmp_g);
+    if (nlate) qsort(b->e, nlate, sizeof *b->e, ent_cmp_g);
     for (size_t i = 0; i < nlate; i++)
         if ((st = tsf_index_insert(ix, b->e[i].key, b->e[i].g, err))) goto done;
     st = tsf_index_sync(ix, err);

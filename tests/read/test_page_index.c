@@ -253,8 +253,11 @@ static size_t check_lookups(tsf_page_index *pix, const ref *f, uint64_t *seed)
         CHECK(loc.start_time == hi);
         for (int k = 0; k < 200; k++) {
             uint64_t span = (uint64_t)hi - (uint64_t)lo;
-            int64_t t = k & 1 ? c->p[tsf_test_rand(seed) % c->n].start + (k & 2 ? 1 : -1)
-                              : (int64_t)((uint64_t)lo + (span ? tsf_test_rand(seed) % (span + 1) : 0));
+            uint64_t u = k & 1 ? (uint64_t)c->p[tsf_test_rand(seed) % c->n].start + (k & 2 ? 1 : UINT64_MAX)
+                               : (uint64_t)lo + (span == UINT64_MAX ? tsf_test_rand(seed)
+                                                 : span             ? tsf_test_rand(seed) % (span + 1)
+                                                                    : 0);
+            int64_t t = (int64_t)u; /* start +- 1 wraps at the int64 ends (also a valid probe) */
             int64_t want = 0;
             int have = ref_floor(c, t, &want);
             tsf_status st = tsf_page_index_lookup(pix, c->device, c->series, t, &loc, &e);
@@ -341,8 +344,9 @@ static void check_queries(tsf_reader *plain, tsf_reader *r, tsf_page_index *pix,
             continue; /* one round per device (all its columns) */
         for (int k = 0; k < rounds; k++) {
             const rpage *pg = &c->p[tsf_test_rand(seed) % c->n];
-            int64_t lo = pg->start + (int64_t)(tsf_test_rand(seed) % 3) - 1;
-            int64_t hi = k % 4 == 0 ? INT64_MAX : lo + (int64_t)(tsf_test_rand(seed) % 1000);
+            int64_t lo = (int64_t)((uint64_t)pg->start + tsf_test_rand(seed) % 3 - 1); /* wraps at the ends */
+            int64_t hi =
+                k % 4 == 0 || lo > INT64_MAX - 1000 ? INT64_MAX : lo + (int64_t)(tsf_test_rand(seed) % 1000);
             qsum a, b;
             unsigned th = k % 5 == 4 ? 3 : 1; /* same threads both ways (see doc/reader.md on late chunks) */
             tsf_status sa = run_query(plain, NULL, c->device, lo, hi, th, &a, &e);

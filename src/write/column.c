@@ -206,7 +206,7 @@ static void batch_stats(tsf_writer *w, wctx *x, wcol *c, int64_t t0, int64_t t1,
 
 static int group_ok(const wcol *c, tsf_type t)
 {
-    return c->mask == 0 && c->type == t && !c->autoc && !plain_like(c) &&
+    return (c->mask == 0 || c->mask == 0x40) && c->type == t && !c->autoc && !plain_like(c) &&
            (t == TSF_INT32 || t == TSF_DATE || t == TSF_INT64 || t == TSF_TIMESTAMP || t == TSF_FLOAT ||
             t == TSF_DOUBLE);
 }
@@ -220,8 +220,9 @@ tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const 
         wcol *const *q = cs + j;
         /* four columns of one type with equal pending pages: one page segmentation for all four */
         int four = j + 4 <= m && k > 0;
-        for (size_t a = 0; four && a < 4; a++)
-            four = group_ok(q[a], q[0]->type) && q[a]->nvals == q[0]->nvals;
+        for (size_t a = 0; four && a < 4; a++) /* aligned: the device keeps the pages in step */
+            four = group_ok(q[a], q[0]->type) && q[a]->mask == q[0]->mask &&
+                   (q[0]->mask || q[a]->nvals == q[0]->nvals);
         if (!four) {
             if ((s = tsf_wcol_append_x(w, x, cs[j], times, vals[j], NULL, 0, k, g, err))) return s;
             j++;
@@ -230,7 +231,7 @@ tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const 
         size_t wd = q[0]->width, off = 0;
         while (off < k) {
             size_t seg = maxp - q[0]->nvals; /* rows until the pages are full */
-            if (seg > k - off) seg = k - off;
+            if (seg > k - off || q[0]->mask) seg = k - off;
             tsf_wstats pre[4];
             tsf_wstats *ps[4] = {&pre[0], &pre[1], &pre[2], &pre[3]};
             const void *pv[4];
@@ -314,7 +315,10 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             }
         }
         c->prow = rows;
-        if (c->nvals > start) {
+        if (c->nvals > start && x->pre && !valid) { /* computed ahead (tsf_wcol_append_group) */
+            c->pstat = *x->pre;
+            x->pre = NULL;
+        } else if (c->nvals > start) {
             const void *pv = c->vals + start * c->width;
             if (is_binary(c->type)) {
                 /* statistics read the tablet's bytes: rebuild pointers into the arena */

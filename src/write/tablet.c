@@ -714,6 +714,9 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
         if (k > b - r) k = b - r;
         if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) return s;
         int full = 0;
+        wcol *cs[64]; /* a run of columns without nulls: statistics four at a time */
+        const void *vs[64];
+        size_t m = 0;
         for (size_t j = 0; j < d->ncols; j++) {
             /* find the tablet column feeding device column j */
             size_t tc = SIZE_MAX;
@@ -723,15 +726,24 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
                     break;
                 }
             wcol *c = &d->cols[j];
-            if (tc == SIZE_MAX) {
-                s = tsf_wcol_append(w, c, t->times + r, NULL, NULL, 0, k, err);
-            } else {
-                const uint8_t *v = valid_or_null(t, tc, r, r + k);
-                s = tsf_wcol_append(w, c, t->times + r, t->vals[tc] + r * c->width, v, r, k, err);
+            const uint8_t *v = tc == SIZE_MAX ? NULL : valid_or_null(t, tc, r, r + k);
+            if (tc != SIZE_MAX && !v) {
+                cs[m] = c;
+                vs[m++] = t->vals[tc] + r * c->width;
+                if (m < 64 && j + 1 < d->ncols) continue;
             }
+            s = tsf_wcol_append_group(w, &w->ctx, cs, vs, m, t->times + r, k, UINT64_MAX, err);
+            m = 0;
+            if (!s && tc == SIZE_MAX) s = tsf_wcol_append_x(w, &w->ctx, c, t->times + r, NULL, NULL, 0, k, UINT64_MAX, err);
+            else if (!s && v)
+                s = tsf_wcol_append_x(w, &w->ctx, c, t->times + r, t->vals[tc] + r * c->width, v, r, k, UINT64_MAX,
+                                      err);
+            int64_t mm = (int64_t)w->mem + w->ctx.mem;
+            w->mem = mm > 0 ? (size_t)mm : 0;
+            w->ctx.mem = 0;
             if (s) return s;
-            full |= tsf_wcol_full(w, c);
         }
+        for (size_t j = 0; j < d->ncols; j++) full |= tsf_wcol_full(w, &d->cols[j]);
         d->rows += k;
         r += k;
         if (d->rows >= maxp || full)

@@ -185,9 +185,10 @@ tsf_status tsf_wcol_append(tsf_writer *w, wcol *c, const int64_t *times, const v
 tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
                              const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err);
 /*
- * Non-aligned columns cs[0..m) of a tablet, all rows present (no validity), rows [0, k): the same as
- * m tsf_wcol_append_x calls, but the statistics of four columns of one numeric type are computed
- * together (tsf_wstats_update4), page segment by page segment.
+ * Columns cs[0..m) (non-aligned, or aligned value columns of one device) of a tablet, all rows
+ * present (no validity), rows [0, k): the same as m tsf_wcol_append_x calls, but the statistics of
+ * four columns of one numeric type are computed together (tsf_wstats_update4), page segment by
+ * page segment (aligned: k rows never cross the device's page).
  */
 tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const void *const *vals, size_t m,
                                  const int64_t *times, size_t k, uint64_t g, tsf_error *err);

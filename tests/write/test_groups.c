@@ -4,7 +4,8 @@
  * A file written with whole tablets must be byte-identical to the same rows written one column per
  * tablet (no groups), for every numeric type, NaN / -0.0 / +0.0 values where the comparison order
  * matters, pages cut inside tablets, columns with nulls in some tablets (their pending pages then
- * differ in length, so groups fall back), and 1 or 3 threads.
+ * differ in length, so groups fall back), and 1 or 3 threads. Aligned devices: series statistics
+ * equal those computed in the test page by page.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,8 +23,8 @@ static const tsf_type TYPES[NC] = {TSF_DOUBLE, TSF_DOUBLE, TSF_DOUBLE, TSF_DOUBL
 static double dval(int k, size_t r)
 {
     uint64_t h = (r + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)k * 0xBF58476D1CE4E5B9ull;
-    if (r % 1000 == 0 && k == 1) return NAN; /* first value of a page: min/max stay NaN */
-    if (r % 97 == 5) return (r & 1) ? -0.0 : 0.0;
+    if (r % 1000 == 0 && k == 1) return NAN;             /* first value of a page: min/max stay NaN */
+    if (r % 97 == 5) return r % 1000 < 500 ? -0.0 : 0.0; /* first zero of a page -0, last +0 */
     double d = (double)(int64_t)(h >> 40) / 1024.0 - 8000.0;
     if (k == 2) return r % 1000 == 500 ? NAN : fabs(d); /* min is a signed zero: the first one wins */
     return d;
@@ -56,7 +57,7 @@ static void fill(int k, size_t r0, size_t n, void *out)
     }
 }
 
-static void write_file(membuf *m, int per_column, int threads)
+static void write_file(membuf *m, int per_column, int threads, int aligned)
 {
     tsf_error e = {0};
     tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
@@ -67,6 +68,7 @@ static void write_file(membuf *m, int per_column, int threads)
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
     char names[NC][8];
+    tsf_column_schema schema[NC];
     for (int k = 0; k < NC; k++) {
         names[k][0] = 'c';
         names[k][1] = (char)('a' + k);
@@ -74,8 +76,10 @@ static void write_file(membuf *m, int per_column, int threads)
         tsf_encoding enc =
             TYPES[k] == TSF_DOUBLE || TYPES[k] == TSF_FLOAT ? TSF_ENC_GORILLA : TSF_ENC_TS_2DIFF;
         tsf_column_schema s = {names[k], TYPES[k], enc, TSF_LZ4, TSF_COLUMN_FIELD};
-        CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &s, &e), &e);
+        if (!aligned) CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &s, &e), &e);
+        schema[k] = s;
     }
+    if (aligned) CHECK_OK(tsf_writer_register_aligned(w, "root.sg.d", schema, NC, &e), &e);
     int64_t *times = malloc(TAB * sizeof *times);
     uint8_t *vals = malloc(TAB * 8), valid[TAB / 8 + 1];
     for (size_t r0 = 0; r0 < ROWS; r0 += TAB) {
@@ -114,19 +118,88 @@ static void write_file(membuf *m, int per_column, int threads)
 static void test_groups_same_bytes(void)
 {
     membuf single = {0};
-    write_file(&single, 1, 1);
+    write_file(&single, 1, 1, 0);
     CHECK(single.len > 1000);
     for (int threads = 1; threads <= 3; threads += 2) {
         membuf whole = {0};
-        write_file(&whole, 0, threads);
+        write_file(&whole, 0, threads, 0);
         CHECK(whole.len == single.len && !memcmp(whole.p, single.p, single.len));
         free(whole.p);
     }
     free(single.p);
 }
 
+/* Java Statistics order: min/max by < and >, sum value by value in a page, page sums merged. */
+typedef struct dstat {
+    uint64_t n;
+    double min, max, first, last, sum;
+} dstat;
+
+static void dstat_merge(dstat *dst, const dstat *src)
+{
+    if (!src->n) return;
+    if (!dst->n) {
+        *dst = *src;
+        return;
+    }
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
+    dst->sum += src->sum;
+    dst->last = src->last;
+    dst->n += src->n;
+}
+
+/* Aligned device: the series statistics of the DOUBLE columns (0-3 share a pass, 4 alone) equal
+ * those computed here page by page (pages of PAGE rows). */
+static void test_aligned_group_stats(void)
+{
+    for (int threads = 1; threads <= 2; threads++) {
+        membuf m = {0};
+        write_file(&m, 0, threads, 1);
+        tsf_error e = {0};
+        tsf_reader *r = NULL;
+        CHECK_OK(tsf_reader_open_memory(&r, m.p, m.len, NULL, &e), &e);
+        size_t di = 0;
+        CHECK_OK(tsf_reader_find_device(r, "root.sg.d", &di, &e), &e);
+        for (int k = 0; k < 5 && r; k++) {
+            dstat series = {0};
+            for (size_t p0 = 0; p0 < ROWS; p0 += PAGE) {
+                dstat pg = {0};
+                for (size_t i = p0; i < p0 + PAGE && i < ROWS; i++) {
+                    if (!present(k, i)) continue;
+                    double v = dval(k, i);
+                    if (!pg.n) {
+                        pg.min = pg.max = pg.first = pg.sum = v;
+                    } else {
+                        if (v < pg.min) pg.min = v;
+                        if (v > pg.max) pg.max = v;
+                        pg.sum += v;
+                    }
+                    pg.last = v;
+                    pg.n++;
+                }
+                dstat_merge(&series, &pg);
+            }
+            char name[3] = {'c', (char)('a' + k), 0};
+            size_t j = 0;
+            tsf_series_info si;
+            CHECK_OK(tsf_reader_find_series(r, di, name, &j, &e), &e);
+            CHECK_OK(tsf_reader_series(r, di, j, &si, &e), &e);
+            CHECK(si.stats.count == series.n);
+            CHECK_MEM(&si.stats.min, &series.min, 8);
+            CHECK_MEM(&si.stats.max, &series.max, 8);
+            CHECK_MEM(&si.stats.first, &series.first, 8);
+            CHECK_MEM(&si.stats.last, &series.last, 8);
+            CHECK_MEM(&si.stats.sum, &series.sum, 8);
+        }
+        tsf_reader_close(r);
+        free(m.p);
+    }
+}
+
 int main(void)
 {
     TSF_RUN(test_groups_same_bytes);
+    TSF_RUN(test_aligned_group_stats);
     return tsf_test_finish();
 }

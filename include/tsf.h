@@ -166,6 +166,10 @@ typedef struct tsf_codec_options {
     tsf_codec_path path;       /* TSF_PATH_AUTO */
     int32_t float_precision;   /* digits kept by FLOAT/DOUBLE TS_2DIFF and RLE (max_point_number); 2 */
     const tsf_allocator *allocator; /* NULL = malloc */
+    /* GORILLA encoder window choice: 0 = the reference's rule (Java's bytes; default); 1 = per value
+       the cheaper of reusing the stored window and opening a new one; 2 = also a lookahead of 4 values
+       over 8 candidate windows (smallest, slower). Every setting writes a standard GORILLA stream. */
+    int32_t gorilla_compact;
 } tsf_codec_options;
 
 /** Fills the defaults. */

@@ -54,11 +54,15 @@ tsf_status tsf_codec_open(tsf_codec **out, const tsf_codec_options *opts, tsf_er
     }
     if ((unsigned)o.path > TSF_PATH_NEON)
         return tsf_err(err, TSF_EINVAL, "tsf_codec_open: unknown path %d", (int)o.path);
+    if ((uint32_t)o.gorilla_compact > 2)
+        return tsf_err(err, TSF_EINVAL, "tsf_codec_open: gorilla_compact %d is not 0, 1 or 2",
+                       (int)o.gorilla_compact);
     tsf_codec *c = tsf_alloc(o.allocator, sizeof *c);
     if (!c) return tsf_err(err, TSF_ENOMEM, "tsf_codec_open: out of memory");
     memset(c, 0, sizeof *c);
     c->path = tsf_path_resolve(o.path);
     c->float_precision = o.float_precision;
+    c->gorilla_compact = o.gorilla_compact;
     if (o.allocator) c->alloc = *o.allocator;
     *out = c;
     return TSF_OK;

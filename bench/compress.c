@@ -6,7 +6,7 @@
  * series and in total next to the CSV's bytes per point, and whether each file reads back bit for
  * bit (FLOAT/DOUBLE TS_2DIFF/RLE at the default precision 2, SPRINTZ and RLBE may not: marked '*').
  *
- * usage: tsf-bench compress [--data DIR] [--compression C] [--json]
+ * usage: tsf-bench compress [--data DIR] [--compression C] [--lz4-probe 0|1] [--json]
  */
 #include <math.h>
 #include <stdlib.h>
@@ -195,6 +195,8 @@ static int load_manifest(const char *dir, series **out, size_t *nout)
 }
 
 /* Writes one series; returns the file size (0 on failure) and, for AUTO, what was picked. */
+static int g_lz4_probe = 1; /* writer option lz4_probe (--lz4-probe 0|1); set once before any write */
+
 static size_t write_series(const series *s, tsf_encoding enc, tsf_compression comp, obuf *out, int *lossless,
                            tsf_encoding *picked, size_t *nchunks)
 {
@@ -204,7 +206,10 @@ static size_t write_series(const series *s, tsf_encoding enc, tsf_compression co
     out->n = 0;
     tsf_column_schema sc = {"v", s->type, enc, comp, TSF_COLUMN_FIELD};
     tsf_tablet *t = NULL;
-    if (tsf_writer_open_callbacks(&w, &cb, NULL, &e) || tsf_writer_register_series(w, "root.ds.d", &sc, &e) ||
+    tsf_writer_options wo;
+    tsf_writer_options_init(&wo);
+    wo.lz4_probe = g_lz4_probe;
+    if (tsf_writer_open_callbacks(&w, &cb, &wo, &e) || tsf_writer_register_series(w, "root.ds.d", &sc, &e) ||
         tsf_tablet_new(w, "root.ds.d", NULL, 0, s->n ? s->n : 1, &t, &e) ||
         tsf_tablet_set_times(t, s->times, s->n, &e) ||
         tsf_tablet_set_column(t, 0, s->vals, s->valid, s->n, &e) || tsf_writer_write_tablet(w, t, &e)) {
@@ -264,6 +269,7 @@ static size_t write_series(const series *s, tsf_encoding enc, tsf_compression co
 int bench_compress(int argc, char **argv)
 {
     int json = bench_flag(argc, argv, "--json");
+    g_lz4_probe = (int)bench_opt_ll(argc, argv, "--lz4-probe", 1);
     tsf_compression comp = TSF_LZ4;
     const char *cs = bench_opt(argc, argv, "--compression");
     if (cs && tsf_compression_parse(cs, &comp)) {

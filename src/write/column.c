@@ -500,7 +500,13 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         memcpy(d0 + 4, c->bitmap, bmlen);
         u = 4 + bmlen;
     }
-    if (!direct && c->comp == TSF_LZ4 && w->opt.lz4_probe && vbound >= TSF_LZ4LIT_MIN) {
+    int lit = !direct && c->comp == TSF_LZ4 && w->opt.lz4_probe && vbound >= TSF_LZ4LIT_MIN;
+    size_t lit_size = 0; /* > 0: this page measures LZ4 against literals for the next pages */
+    if (lit && !c->lz4_lit && c->lz4_wait) { /* LZ4 found matches on a recent page: plain LZ4 */
+        c->lz4_wait--;
+        lit = 0;
+    }
+    if (lit) {
         /* values straight into the chunk, stored as literals when a probe finds them incompressible */
         /* the prefix (shared times, an all-present bitmap) repeats from column to column: LZ4 it once */
         int hit = x->plz.len && x->plzsrc.len == u && !memcmp(x->plzsrc.p, d0, u);
@@ -521,7 +527,10 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         uint8_t *vp = cd + hmax;
         if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, vp, vbound, &wrote, err))) return s;
-        if (tsf_lz4lit_incompressible(vp, wrote, &x->lz4s)) {
+        if (!c->lz4_wait) { /* every TSF_LZ4LIT_RECHECK pages: LZ4 the whole page, compare */
+            lit_size = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote) + wrote;
+            c->lz4_wait = TSF_LZ4LIT_RECHECK;
+        } else if (c->lz4_wait--, tsf_lz4lit_incompressible(vp, wrote, &x->lz4s)) {
             size_t h = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote);
             tsf_lz4lit_put_head(vp - h, x->plz.p, x->plz_seq, d0, u, x->plz_lit, wrote);
             body_off = (size_t)(vp - h - c->chunk.p);
@@ -542,6 +551,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         if ((s = tsf_compressor_compress(x->cz, c->comp, x->scratch.p, u, cd, cb, &csize, err))) return s;
+        if (lit_size) c->lz4_lit = csize + csize / 200 >= lit_size; /* LZ4 saved < 0.5%: literals next */
     }
     c->chunk.len += csize;
     return add_page(w, x, c, body_off, u, csize, err);

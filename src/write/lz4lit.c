@@ -83,7 +83,7 @@ void tsf_lz4lit_put_head(uint8_t *dst, const uint8_t *z, size_t seq_len, const u
     memcpy(dst + o, prefix + plen - lit, lit);
 }
 
-/* 1 if LZ4 saves at least 1/32 of a PROBE_BYTES sample at `p`. */
+/* 1 if LZ4 shrinks a PROBE_BYTES sample at `p` at all (random bytes grow by the block framing). */
 static int sample_shrinks(LZ4_stream_t *st, const uint8_t *p, uint8_t *out, size_t cap)
 {
     int r;
@@ -93,7 +93,7 @@ static int sample_shrinks(LZ4_stream_t *st, const uint8_t *p, uint8_t *out, size
     } else {
         r = LZ4_compress_default((const char *)p, (char *)out, PROBE_BYTES, (int)cap);
     }
-    return r > 0 && (size_t)r < PROBE_BYTES - PROBE_BYTES / 32;
+    return r > 0 && (size_t)r < PROBE_BYTES;
 }
 
 int tsf_lz4lit_incompressible(const uint8_t *v, size_t n, tsf_wbuf *tmp)

@@ -9,6 +9,9 @@
 
 /* Value streams shorter than this always go through LZ4 (two 2 KiB probe samples). */
 #define TSF_LZ4LIT_MIN 4096
+/* A column's first such page, and every 16th after, goes through LZ4 whole; it decides whether the
+ * next pages try literals (LZ4 saved < 0.5% on it) or plain LZ4. */
+#define TSF_LZ4LIT_RECHECK 16
 
 /* Splits a well-formed LZ4 block z[0..zlen) into its sequences before the last one (seq_len
  * bytes) and the literal count of the last (literal-only) sequence. -1 if z is not such a block. */

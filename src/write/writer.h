@@ -49,6 +49,8 @@ typedef struct wcol {
     uint8_t mask; /* 0, 0x80 time, 0x40 value */
     uint8_t autoc;       /* TSF_ENCODING_AUTO state (auto.h); 0 = the encoding is fixed */
     uint8_t auto_noprec; /* AUTO: a page did not survive the precision: lossless encodings only */
+    uint8_t lz4_lit;     /* lz4_probe: the last measured page gained < 0.5% from LZ4 match search */
+    uint16_t lz4_wait;   /* lz4_probe: pages until the next measured page */
     int32_t auto_prec;   /* AUTO: max_point_number when autoc == TSF_AUTO_PRECISION */
     size_t width; /* C width of one value (tsf_bytes for binary) */
     struct wdevice *dev;

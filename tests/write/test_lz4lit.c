@@ -5,7 +5,7 @@
  * literals only, last match starting >= 12 bytes and ending >= 5 bytes before the end) and
  * decompress with our LZ4 decoder to prefix + values; whole files written with the option read
  * back cell by cell, are byte-identical with 1 and 2 threads, and are byte-identical to lz4_probe 0
- * where the values compress (the probe falls back to LZ4).
+ * where the values compress (the probe falls back to LZ4), also when only whole-page LZ4 sees it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +308,46 @@ static void test_fallback_identical(void)
     free(f[1].p);
 }
 
+/* Values whose repeats are farther apart than a probe sample: the samples look incompressible,
+ * but the measured first page shows LZ4 gains, so every page goes through LZ4: the bytes equal
+ * lz4_probe 0. */
+static void test_long_range_matches(void)
+{
+    enum { N = 60000, PERIOD = 512 };
+    double *v = malloc(N * sizeof *v);
+    int64_t *t = malloc(N * sizeof *t);
+    uint64_t rs = 11;
+    for (size_t i = 0; i < N; i++) {
+        t[i] = (int64_t)i;
+        v[i] = i < PERIOD ? (double)(int64_t)tsf_test_rand(&rs) : v[i - PERIOD]; /* 4 KiB period */
+    }
+    membuf f[2] = {{0}, {0}};
+    for (int probe = 0; probe < 2; probe++) {
+        tsf_error e = {0};
+        tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &f[probe]};
+        tsf_writer_options o;
+        tsf_writer_options_init(&o);
+        o.lz4_probe = probe;
+        tsf_writer *w = NULL;
+        CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
+        tsf_column_schema sc = {"p", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD};
+        CHECK_OK(tsf_writer_register_series(w, "root.sg.f", &sc, &e), &e);
+        tsf_tablet *tb = NULL;
+        CHECK_OK(tsf_tablet_new(w, "root.sg.f", NULL, 0, N, &tb, &e), &e);
+        CHECK_OK(tsf_tablet_set_times(tb, t, N, &e), &e);
+        CHECK_OK(tsf_tablet_set_column(tb, 0, v, NULL, N, &e), &e);
+        CHECK_OK(tsf_writer_write_tablet(w, tb, &e), &e);
+        tsf_tablet_free(tb);
+        CHECK_OK(tsf_writer_close(w, &e), &e);
+    }
+    CHECK(f[0].len > 0 && f[0].len < N * 4); /* LZ4 found the repeats */
+    CHECK(f[0].len == f[1].len && !memcmp(f[0].p, f[1].p, f[0].len));
+    free(f[0].p);
+    free(f[1].p);
+    free(v);
+    free(t);
+}
+
 int main(void)
 {
     TSF_RUN(test_blocks);
@@ -315,5 +355,6 @@ int main(void)
     TSF_RUN(test_probe);
     TSF_RUN(test_files);
     TSF_RUN(test_fallback_identical);
+    TSF_RUN(test_long_range_matches);
     return tsf_test_finish();
 }

@@ -29,6 +29,7 @@
 
 #define PAR_TASK_VALUES (1u << 19) /* values (rows x columns) a task aims at */
 #define PAR_BIG_BATCH 16384        /* at least this many rows per worker batch (whole pages) */
+#define PAR_SPARE_BATCHES 4        /* pool buffers a worker takes per lock, in batches' worth */
 
 typedef struct par_task {
     size_t device;
@@ -266,13 +267,13 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
     size_t need = 1 + 2 * b->ncolumns;
     tsf_status st;
     if ((st = bufs_reserve(p, &s->held, s->nheld, need, err)) ||
-        (st = bufs_reserve(p, &s->spare, 0, need, err)) ||
+        (st = bufs_reserve(p, &s->spare, 0, PAR_SPARE_BATCHES * need, err)) ||
         (st = rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err)) ||
         (st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
         return st;
-    if (s->nspare < need) { /* top up the worker's spare buffers from the pool */
+    if (s->nspare < need) { /* top up the worker's spares from the pool, several batches' worth per lock */
         pthread_mutex_lock(&p->mu);
-        while (s->nspare < need && p->npool)
+        while (s->nspare < PAR_SPARE_BATCHES * need && p->npool)
             ((rd_buf *)s->spare.p)[s->nspare++] = ((rd_buf *)p->pool.p)[--p->npool];
         pthread_mutex_unlock(&p->mu);
     }

@@ -525,6 +525,8 @@ TSF_INLINE size_t dec_batch64(tsf_gorilla_iter *it, void *values, size_t i, size
     return i;
 }
 
+/* 32-bit batch decoder: one load per value holds a whole code (57 valid bits >= 2 + 5 + 5 + 32); the
+   control code selects with conditional moves, as in the 64-bit loop. */
 TSF_INLINE size_t dec_batch32(tsf_gorilla_iter *it, void *values, size_t i, size_t n, int *bad)
 {
     const uint8_t *base = it->r.base;
@@ -532,29 +534,22 @@ TSF_INLINE size_t dec_batch32(tsf_gorilla_iter *it, void *values, size_t i, size
     if (len < 8) return i;
     const size_t last = len - 8;
     size_t pos = it->r.pos;
-    uint32_t prev = (uint32_t)it->prev;
-    unsigned slz = it->lz, slen = it->len, err = 0;
+    uint64_t prev = (uint32_t)it->prev, slz = it->lz, slen = it->len, err = 0;
     for (; i < n && (pos >> 3) <= last; i++) {
-        uint64_t w = tsf_load_be64(base + (pos >> 3)) << (pos & 7); /* 57 valid bits >= 2+5+5+32 */
-        unsigned ctrl = (unsigned)(w >> 62);
-        unsigned isnew = ctrl == 3, nz = ctrl >= 2;
-        unsigned lz = isnew ? (unsigned)(w >> 57) & 31 : slz;
-        unsigned ln = isnew ? ((unsigned)(w >> 52) & 31) + 1 : slen;
-        slz = lz;
-        slen = ln;
-        unsigned hdr = isnew ? 12 : 2;
-        uint32_t pay = (uint32_t)((w << hdr) >> 32);
-        uint32_t x = (pay >> (lz & 31)) & (~0u << ((32 - lz - ln) & 31));
-        err |= nz & (lz + ln > 32);
-        x = nz ? x : 0;
-        pos += nz ? hdr + ln : 1;
-        prev ^= x;
+        uint64_t w = tsf_load_be64(base + (pos >> 3)) << (pos & 7), hdr = 2;
+        sel3_new((int64_t)w >> 62, rotr64(w, 57) & 31, &slz, (rotr64(w, 52) & 31) + 1, &slen, 12, &hdr);
+        uint64_t pay = (w << hdr) >> 32;
+        uint64_t x = (pay >> (slz & 31)) & ((uint64_t)0xffffffffu << ((32 - slz - slen) & 31));
+        err |= ((slz + slen + 31) >> 6) & (w >> 63); /* lz + len > 32 on a `10` or `11` */
+        uint64_t adv = 1;
+        sel2_neg(w, hdr + slen, &adv, prev ^ x, &prev);
+        pos += adv;
         st_bits(values, i, prev, 32);
     }
     it->r.pos = pos;
     it->prev = prev;
-    it->lz = slz;
-    it->len = slen;
+    it->lz = (unsigned)slz;
+    it->len = (unsigned)slen;
     *bad |= (int)err;
     return i;
 }

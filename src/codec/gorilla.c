@@ -617,8 +617,9 @@ static size_t gorilla_bound(tsf_type type, size_t n, size_t var_bytes)
     return tsf_gorilla_bound_n(n, width_of(type));
 }
 
-tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n,
-                                   uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
+/* Encodes one page stream; compact: the gorilla_compact level (0 for the reference's bytes). */
+static tsf_status enc_stream(const tsf_codec *c, tsf_type type, const void *values, size_t n, uint8_t *dst,
+                             size_t cap, size_t *written, tsf_error *err, int compact)
 {
     const unsigned W = width_of(type);
     const uint64_t marker = tsf_gorilla_marker(type);
@@ -627,7 +628,11 @@ tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void
     if (cap < need)
         return tsf_err(err, TSF_ERANGE, "GORILLA encode: dst capacity %zu < bound %zu for %zu values", cap,
                        need, n);
-    if (c->path == TSF_PATH_PER_VALUE) {
+    if (compact >= 2) { /* one implementation for every path */
+        *written = enc_lookahead(values, n, marker, dst, W);
+        return TSF_OK;
+    }
+    if (!compact && c->path == TSF_PATH_PER_VALUE) { /* level 1 runs the batch kernels on every path */
         tsf_gorilla_enc e;
         tsf_gorilla_enc_init(&e, W, dst, cap);
         for (size_t i = 0; i < n; i++) tsf_gorilla_enc_put(&e, ld_bits(values, i, W));
@@ -638,39 +643,26 @@ tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void
     }
 #if defined(TSF_X86)
     if (use_bmi(c)) {
-        *written = W == 32 ? enc32_bmi(values, n, marker, dst, 0) : enc64_bmi(values, n, marker, dst, 0);
+        *written =
+            W == 32 ? enc32_bmi(values, n, marker, dst, compact) : enc64_bmi(values, n, marker, dst, compact);
         return TSF_OK;
     }
 #endif
-    *written = W == 32 ? enc32_scalar(values, n, marker, dst, 0) : enc64_scalar(values, n, marker, dst, 0);
+    *written = W == 32 ? enc32_scalar(values, n, marker, dst, compact)
+                       : enc64_scalar(values, n, marker, dst, compact);
     return TSF_OK;
+}
+
+tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n,
+                                   uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
+{
+    return enc_stream(c, type, values, n, dst, cap, written, err, 0);
 }
 
 static tsf_status gorilla_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n,
                                  uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
-    if (c->gorilla_compact == 0) return tsf_gorilla_encode_bits(c, type, values, n, dst, cap, written, err);
-    /* the same bytes on every path: level 1 runs the batch kernels (also for PER_VALUE), level 2 one
-       implementation */
-    const unsigned W = width_of(type);
-    const uint64_t marker = tsf_gorilla_marker(type);
-    size_t need = tsf_gorilla_bound_n(n, W);
-    *written = 0;
-    if (cap < need)
-        return tsf_err(err, TSF_ERANGE, "GORILLA encode: dst capacity %zu < bound %zu for %zu values", cap,
-                       need, n);
-    if (c->gorilla_compact >= 2) {
-        *written = enc_lookahead(values, n, marker, dst, W);
-        return TSF_OK;
-    }
-#if defined(TSF_X86)
-    if (use_bmi(c)) {
-        *written = W == 32 ? enc32_bmi(values, n, marker, dst, 1) : enc64_bmi(values, n, marker, dst, 1);
-        return TSF_OK;
-    }
-#endif
-    *written = W == 32 ? enc32_scalar(values, n, marker, dst, 1) : enc64_scalar(values, n, marker, dst, 1);
-    return TSF_OK;
+    return enc_stream(c, type, values, n, dst, cap, written, err, c->gorilla_compact);
 }
 
 static tsf_status corrupt_at(tsf_error *err, const tsf_gorilla_iter *it, size_t i, const char *what)

@@ -590,16 +590,13 @@ TSF_GOR_BMI static size_t dec32_bmi(tsf_gorilla_iter *it, void *v, size_t i, siz
 }
 #endif
 
+#if defined(TSF_X86)
 /* BMI twins for the AVX2 / AVX-512 paths (every AVX2 CPU has BMI1/BMI2/LZCNT). */
 static int use_bmi(const tsf_codec *c)
 {
-#if defined(TSF_X86)
     return c->path == TSF_PATH_AVX2 || c->path == TSF_PATH_AVX512;
-#else
-    (void)c;
-    return 0;
-#endif
 }
+#endif
 
 /* ---- vtable entry points ---------------------------------------------------------------------- */
 

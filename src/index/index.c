@@ -70,11 +70,32 @@ static void ix_child_range(uint64_t origin, uint64_t mul, uint64_t f, uint64_t l
 
 /* ---- routing --------------------------------------------------------------------------------- */
 
+/*
+ * Ablation TSF_INDEX_LOCAL_SEARCH (benchmarks only): the slot found by a binary search over the children's
+ * first keys (origin + ceil(s * 2^64 / mul), computed per probe) instead of one model evaluation; the
+ * same slot, so results are identical.
+ */
+static uint64_t ix_slot_search(uint64_t key, uint64_t origin, uint64_t mul, uint64_t f)
+{
+    uint64_t a = 0, n = f; /* largest s with s == 0 or key >= start(s) */
+    while (n > 1) {
+        uint64_t half = n / 2, s = a + half;
+        int ge = 0;
+        if (mul != 0 && key >= origin) {
+            unsigned __int128 t = (((unsigned __int128)s << 64) + mul - 1) / mul;
+            ge = t <= (unsigned __int128)(key - origin);
+        }
+        a = ge ? s : a;
+        n -= half;
+    }
+    return a;
+}
+
 static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul, uint64_t f,
-                                     uint64_t key)
+                                     uint64_t key, int local)
 {
     for (;;) {
-        uint64_t i = ix_model(key, origin, mul, f);
+        uint64_t i = TSF_UNLIKELY(local) ? ix_slot_search(key, origin, mul, f) : ix_model(key, origin, mul, f);
         const uint8_t *s = base + off + IX_NODE_HDR + i * IX_SLOT;
         uint64_t child = ld64(s + SL_O_CHILD);
         if (ld32(s + SL_O_KIND) == SL_LEAF) return child;
@@ -87,12 +108,14 @@ static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t
 
 uint64_t ix_route(const tsf_index *ix, uint64_t key)
 {
-    return ix_route_from(ix->pm.base, ix->root_off, ix->root_origin, ix->root_mul, ix->root_fanout, key);
+    return ix_route_from(ix->pm.base, ix->root_off, ix->root_origin, ix->root_mul, ix->root_fanout, key,
+                         (ix->flags & TSF_INDEX_LOCAL_SEARCH) != 0);
 }
 
 uint64_t ix_route_in(const tsf_index *ix, const ix_tree *t, uint64_t key)
 {
-    return ix_route_from(ix->pm.base, t->root_off, t->root_origin, t->root_mul, t->root_fanout, key);
+    return ix_route_from(ix->pm.base, t->root_off, t->root_origin, t->root_mul, t->root_fanout, key,
+                         (ix->flags & TSF_INDEX_LOCAL_SEARCH) != 0);
 }
 
 /* ---- concurrency: reader registration, reclamation, leaf seqlock ------------------------------ */

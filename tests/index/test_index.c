@@ -261,6 +261,29 @@ static void test_no_block_meta(void)
     }
 }
 
+/* The local-search ablation (binary search over the children in internal nodes) routes identically. */
+static void test_local_search(void)
+{
+    uint64_t *k = malloc(60000 * 8), *v = malloc(60000 * 8);
+    for (uint32_t mode = 0; mode < 2; mode++)
+        for (int g = 0; g < GEN_COUNT; g++) {
+            size_t m = ref_gen(g, k, 60000, 50 + g);
+            for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+            tsf_index *ix = open_mem(mode, TSF_INDEX_LOCAL_SEARCH);
+            if (!ix) continue;
+            tsf_error err;
+            CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+            ref_map r;
+            ref_init(&r, m);
+            for (size_t i = 0; i < m; i++) ref_put(&r, k[i], v[i]);
+            diff_all(ix, &r, 21 + g, 5000);
+            ref_free(&r);
+            tsf_index_close(ix);
+        }
+    free(k);
+    free(v);
+}
+
 /* Empty index, single key, inserts into an empty index, extreme keys 0 / 2^64-1 / INT64_MIN. */
 static void test_edges(void)
 {
@@ -374,5 +397,6 @@ int main(int argc, char **argv)
     RUN(test_mutations_sorted);
     RUN(test_mutations_dynamic);
     RUN(test_no_block_meta);
+    RUN(test_local_search);
     return tsf_test_finish();
 }

@@ -51,7 +51,7 @@ enum {
     TSF_INDEX_READONLY = 1u << 1,         /**< open an existing file for reading only */
     TSF_INDEX_TRUNCATE = 1u << 2,         /**< discard an existing file's contents */
     TSF_INDEX_NO_BLOCK_META = 1u << 3,    /**< ablation: no DRAM fingerprints/filters (always read) */
-    TSF_INDEX_LOCAL_SEARCH = 1u << 4,     /**< ablation (benchmarks): binary search over the children in internal nodes instead of one model step; same results */
+    TSF_INDEX_LOCAL_SEARCH = 1u << 4,     /**< ablation (benchmarks): binary search among the children in internal nodes */
 };
 
 /** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen. */

@@ -706,25 +706,26 @@ static tsf_status check_increasing(const tsf_tablet *t, size_t a, size_t b, cons
 /* Appends rows [a, b) of the tablet to an aligned device in page-sized row batches. */
 static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t a, size_t b, tsf_error *err)
 {
-    tsf_status s;
+    tsf_status s = TSF_OK;
     size_t maxp = w->opt.page_max_points;
     size_t r = a;
+    /* tablet column feeding each device column (SIZE_MAX: absent from the tablet) */
+    size_t feed_small[256];
+    size_t *feed = d->ncols <= 256 ? feed_small : tsf_alloc(w->alloc, d->ncols * sizeof *feed);
+    if (!feed) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    for (size_t j = 0; j < d->ncols; j++) feed[j] = SIZE_MAX;
+    for (size_t i = t->ncols; i-- > 0;) /* the first tablet column of a field wins, as before */
+        if (t->cols[i].category == TSF_COLUMN_FIELD && t->cols[i].field < d->ncols) feed[t->cols[i].field] = i;
     while (r < b) {
         size_t k = maxp - d->rows;
         if (k > b - r) k = b - r;
-        if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) return s;
+        if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) goto done;
         int full = 0;
         wcol *cs[64]; /* a run of columns without nulls: statistics four at a time */
         const void *vs[64];
         size_t m = 0;
         for (size_t j = 0; j < d->ncols; j++) {
-            /* find the tablet column feeding device column j */
-            size_t tc = SIZE_MAX;
-            for (size_t i = 0; i < t->ncols; i++)
-                if (t->cols[i].category == TSF_COLUMN_FIELD && t->cols[i].field == j) {
-                    tc = i;
-                    break;
-                }
+            size_t tc = feed[j];
             wcol *c = &d->cols[j];
             const uint8_t *v = tc == SIZE_MAX ? NULL : valid_or_null(t, tc, r, r + k);
             if (tc != SIZE_MAX && !v) {
@@ -741,18 +742,20 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
             int64_t mm = (int64_t)w->mem + w->ctx.mem;
             w->mem = mm > 0 ? (size_t)mm : 0;
             w->ctx.mem = 0;
-            if (s) return s;
+            if (s) goto done;
         }
         for (size_t j = 0; j < d->ncols; j++) full |= tsf_wcol_full(w, &d->cols[j]);
         d->rows += k;
         r += k;
         if (d->rows >= maxp || full)
-            if ((s = tsf_w_seal_device(w, d, err))) return s;
+            if ((s = tsf_w_seal_device(w, d, err))) goto done;
     }
     d->last_time = t->times[b - 1];
     d->has_time = 1;
     d->dirty = 1;
-    return TSF_OK;
+done:
+    if (feed != feed_small) tsf_free(w->alloc, feed, d->ncols * sizeof *feed);
+    return s;
 }
 
 typedef struct run {

@@ -60,7 +60,7 @@ typedef struct tsf_index_options {
     uint32_t mode;         /**< tsf_index_mode (new files only) */
     uint32_t durability;   /**< tsf_index_durability */
     uint32_t flags;        /**< TSF_INDEX_* flags */
-    uint32_t leaf_eps;     /**< PLA error of the leaf partition (default 32 sorted, 256 dynamic) */
+    uint32_t leaf_eps;     /**< PLA error of the leaf partition (default 128 sorted, 256 dynamic) */
     uint32_t inner_eps;    /**< PLA error of the internal layout (default 256) */
     uint32_t overflow_pct; /**< dynamic: rebuild a leaf when overflow records exceed this % (default 25) */
     const tsf_allocator *alloc; /**< DRAM allocations (NULL = libc) */

@@ -1576,7 +1576,7 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     if (fresh && !ix->readonly) {
         ix->mode = opt->mode;
         ix->dup = (opt->flags & TSF_INDEX_ALLOW_DUPLICATES) != 0;
-        ix->leaf_eps = opt->leaf_eps ? opt->leaf_eps : (ix->mode == TSF_INDEX_SORTED ? 32 : 256);
+        ix->leaf_eps = opt->leaf_eps ? opt->leaf_eps : (ix->mode == TSF_INDEX_SORTED ? 128 : 256);
         ix->inner_eps = opt->inner_eps ? opt->inner_eps : 256;
         ix->ovf_pct = opt->overflow_pct ? opt->overflow_pct : 25;
         s = pm_grow(&ix->pm, PM_PAGE, err);

@@ -4,7 +4,7 @@
  *
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
- *                        [--budget-mb M] [--lz4-probe 0|1] [--path column|row]
+ *                        [--budget-mb M] [--lz4-probe 0|1] [--gorilla-compact 0|1|2] [--path column|row]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
@@ -34,6 +34,7 @@ typedef struct wcfg {
     int threads;
     long long budget_mb; /* 0 = the writer's default */
     int lz4_probe;       /* writer option lz4_probe */
+    int gorilla_compact; /* writer option gorilla_compact */
 } wcfg;
 
 typedef struct gen {
@@ -99,6 +100,7 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
     tsf_writer_options_init(&o);
     o.threads = (uint32_t)c->threads;
     o.lz4_probe = c->lz4_probe;
+    o.gorilla_compact = c->gorilla_compact;
     if (c->budget_mb > 0) o.memory_budget = (size_t)c->budget_mb << 20;
     if (tsf_writer_open(&w, c->out, &o, &err)) goto fail;
     if (c->aligned) {
@@ -210,6 +212,7 @@ int bench_write(int argc, char **argv)
     c.threads = threads;
     c.budget_mb = bench_opt_ll(argc, argv, "--budget-mb", 0);
     c.lz4_probe = (int)bench_opt_ll(argc, argv, "--lz4-probe", 1);
+    c.gorilla_compact = (int)bench_opt_ll(argc, argv, "--gorilla-compact", 0);
     if (reps < 1) reps = 1;
     if (c.rows < 1) c.rows = 1;
     gen g;

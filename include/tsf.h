@@ -327,6 +327,8 @@ typedef struct tsf_writer_options {
                                      shrink store the values as the block's last literal run (valid LZ4,
                                      no match search, no copy); 0: every page via LZ4_compress_default,
                                      the Java writer's bytes. */
+    int32_t gorilla_compact;      /* GORILLA window choice (tsf_codec_options.gorilla_compact): 0 = the
+                                     reference's bytes (default), 1 = by cost, 2 = by cost + lookahead */
 } tsf_writer_options;
 
 /** Fills the defaults. */

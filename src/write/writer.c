@@ -226,6 +226,7 @@ static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, t
     tsf_codec_options_init(&co);
     co.path = o.path;
     co.float_precision = o.float_precision;
+    co.gorilla_compact = o.gorilla_compact;
     co.allocator = w->alloc;
     if ((s = tsf_codec_open(&w->codec, &co, err))) {
         writer_free(w);

@@ -51,7 +51,8 @@ enum {
     TSF_INDEX_READONLY = 1u << 1,         /**< open an existing file for reading only */
     TSF_INDEX_TRUNCATE = 1u << 2,         /**< discard an existing file's contents */
     TSF_INDEX_NO_BLOCK_META = 1u << 3,    /**< ablation: no DRAM fingerprints/filters (always read) */
-    TSF_INDEX_LOCAL_SEARCH = 1u << 4,     /**< ablation (benchmarks): binary search among the children in internal nodes */
+    TSF_INDEX_LOCAL_SEARCH =
+        1u << 4, /**< ablation (benchmarks): binary search among the children in internal nodes */
 };
 
 /** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen. */
@@ -65,7 +66,7 @@ typedef struct tsf_index_options {
     uint32_t overflow_pct; /**< dynamic: rebuild a leaf when overflow records exceed this % (default 25) */
     const tsf_allocator *alloc; /**< DRAM allocations (NULL = libc) */
     /* Test hooks of the shadow mode (TSF_INDEX_DUR_SHADOW): */
-    uint64_t shadow_seed;         /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
+    uint64_t shadow_seed;          /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
     uint64_t shadow_persist_limit; /**< nonzero: persist operations after this many are dropped */
 } tsf_index_options;
 
@@ -113,20 +114,20 @@ TSF_API tsf_status tsf_index_sync(tsf_index *ix, tsf_error *err);
 TSF_API tsf_status tsf_index_compact(tsf_index *ix, tsf_error *err);
 
 typedef struct tsf_index_stats {
-    uint64_t records;           /**< stored records (= live pairs after a compact; counts superseded
-                                     versions and tombstones until then) */
-    uint32_t height;            /**< internal levels */
-    uint32_t mode;              /**< tsf_index_mode */
-    uint64_t leaves;            /**< leaves */
-    uint64_t internal_nodes;    /**< internal nodes */
-    uint64_t file_bytes;        /**< size of the index file */
-    uint64_t dram_bytes;        /**< DRAM metadata: leaf directory, block fingerprints/filters, chunk lists */
-    uint64_t cache_bytes;       /**< DRAM of cached merged leaf views (ordered reads of written leaves) */
-    uint64_t overflow_records;  /**< records in all overflow logs */
+    uint64_t records;          /**< stored records (= live pairs after a compact; counts superseded
+                                    versions and tombstones until then) */
+    uint32_t height;           /**< internal levels */
+    uint32_t mode;             /**< tsf_index_mode */
+    uint64_t leaves;           /**< leaves */
+    uint64_t internal_nodes;   /**< internal nodes */
+    uint64_t file_bytes;       /**< size of the index file */
+    uint64_t dram_bytes;       /**< DRAM metadata: leaf directory, block fingerprints/filters, chunk lists */
+    uint64_t cache_bytes;      /**< DRAM of cached merged leaf views (ordered reads of written leaves) */
+    uint64_t overflow_records; /**< records in all overflow logs */
     uint32_t max_overflow_depth; /**< longest overflow chain (chunks) */
-    uint64_t epoch;             /**< epoch of the current superblock */
-    uint64_t leaf_rebuilds;     /**< copy-on-write leaf rebuilds done by this handle */
-    uint64_t persist_ops;       /**< persist operations issued by this handle (shadow-mode tests) */
+    uint64_t epoch;              /**< epoch of the current superblock */
+    uint64_t leaf_rebuilds;      /**< copy-on-write leaf rebuilds done by this handle */
+    uint64_t persist_ops;        /**< persist operations issued by this handle (shadow-mode tests) */
 } tsf_index_stats;
 
 /** Fills st; builds the DRAM metadata of every leaf first (so dram_bytes is the steady state). */

@@ -48,8 +48,10 @@ static void ix_child_range(uint64_t origin, uint64_t mul, uint64_t f, uint64_t l
             empty = 1;
         } else {
             unsigned __int128 t = (((unsigned __int128)i << 64) + mul - 1) / mul;
-            if (t > lim) empty = 1;
-            else if (origin + (uint64_t)t > s) s = origin + (uint64_t)t;
+            if (t > lim)
+                empty = 1;
+            else if (origin + (uint64_t)t > s)
+                s = origin + (uint64_t)t;
         }
     }
     if (i + 1 < f && mul != 0) {
@@ -91,11 +93,12 @@ static uint64_t ix_slot_search(uint64_t key, uint64_t origin, uint64_t mul, uint
     return a;
 }
 
-static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul, uint64_t f,
-                                     uint64_t key, int local)
+static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul,
+                                     uint64_t f, uint64_t key, int local)
 {
     for (;;) {
-        uint64_t i = TSF_UNLIKELY(local) ? ix_slot_search(key, origin, mul, f) : ix_model(key, origin, mul, f);
+        uint64_t i =
+            TSF_UNLIKELY(local) ? ix_slot_search(key, origin, mul, f) : ix_model(key, origin, mul, f);
         const uint8_t *s = base + off + IX_NODE_HDR + i * IX_SLOT;
         uint64_t child = ld64(s + SL_O_CHILD);
         if (ld32(s + SL_O_KIND) == SL_LEAF) return child;
@@ -151,8 +154,10 @@ static void ix_synchronize(tsf_index *ix)
     __atomic_store_n(&ix->rd_epoch, e + 1, __ATOMIC_SEQ_CST);
     for (uint32_t s = 0; s < IX_RSLOTS; s++)
         for (uint32_t spin = 0; __atomic_load_n(&ix->rd[s].n[e & 1], __ATOMIC_ACQUIRE) != 0; spin++) {
-            if (spin < 64) ix_pause();
-            else sched_yield();
+            if (spin < 64)
+                ix_pause();
+            else
+                sched_yield();
         }
 }
 
@@ -203,16 +208,20 @@ void ix_tree_snap(tsf_index *ix, ix_tree *t)
             t->gen = g;
             if (ix_tree_valid(ix, g)) return;
         }
-        if (spin < 64) ix_pause();
-        else sched_yield();
+        if (spin < 64)
+            ix_pause();
+        else
+            sched_yield();
     }
 }
 
 void ix_leaf_lock(ix_leaf *L)
 {
     for (uint32_t spin = 0; __atomic_exchange_n(&L->lock, 1, __ATOMIC_ACQUIRE); spin++) {
-        if (spin < 64) ix_pause();
-        else sched_yield();
+        if (spin < 64)
+            ix_pause();
+        else
+            sched_yield();
     }
 }
 
@@ -234,8 +243,10 @@ uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
             S->shift = IX_LD(&L->shift);
             if (ix_leaf_valid(L, v)) return v;
         }
-        if (spin < 64) ix_pause();
-        else sched_yield();
+        if (spin < 64)
+            ix_pause();
+        else
+            sched_yield();
     }
 }
 
@@ -386,8 +397,10 @@ static void ix_leaf_drop_mode(tsf_index *ix, ix_leaf *L, int retire)
     uint8_t *meta = L->meta;
     IX_ST(&L->meta, NULL);
     IX_ST(&L->ready, 0);
-    if (retire) ix_retire(ix, meta, mb ? mb : 1);
-    else tsf_free(ix->alloc, meta, mb ? mb : 1);
+    if (retire)
+        ix_retire(ix, meta, mb ? mb : 1);
+    else
+        tsf_free(ix->alloc, meta, mb ? mb : 1);
     if (!L->w || L->w == &ix->w0) return;
     ix_chunk *c = L->w->chunks;
     uint64_t cb = (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
@@ -395,8 +408,10 @@ static void ix_leaf_drop_mode(tsf_index *ix, ix_leaf *L, int retire)
     IX_ST(&L->w->chunks, NULL);
     L->w->cap_chunks = 0;
     L->w->ovf_records = 0;
-    if (retire) ix_retire(ix, c, cb);
-    else tsf_free(ix->alloc, c, cb);
+    if (retire)
+        ix_retire(ix, c, cb);
+    else
+        tsf_free(ix->alloc, c, cb);
 }
 
 void ix_leaf_drop(tsf_index *ix, ix_leaf *L)
@@ -425,8 +440,8 @@ static tsf_status ix_leaf_check_header(tsf_index *ix, uint64_t id, uint64_t off,
 {
     uint64_t size = ix->pm.size;
     if (off % IX_BLOCK != 0 || off < IX_REGION0 || off > size || size - off < IX_BLOCK)
-        return tsf_err(err, TSF_ECORRUPT, "index: leaf %llu offset %llu out of the file", (unsigned long long)id,
-                       (unsigned long long)off);
+        return tsf_err(err, TSF_ECORRUPT, "index: leaf %llu offset %llu out of the file",
+                       (unsigned long long)id, (unsigned long long)off);
     const uint8_t *h = ix_at(ix, off);
     if (ld32(h + LF_O_MAGIC) != LF_MAGIC || ld32(h + LF_O_CRC) != ix_crc(h, LF_O_CRC))
         return tsf_err(err, TSF_ECORRUPT, "index: leaf header at byte %llu: bad magic or CRC",
@@ -436,7 +451,8 @@ static tsf_status ix_leaf_check_header(tsf_index *ix, uint64_t id, uint64_t off,
         ld64(h + LF_O_HI) != hi)
         return tsf_err(err, TSF_ECORRUPT, "index: leaf header at byte %llu: mode, id or range mismatch",
                        (unsigned long long)off);
-    if (nb > (size - off) / IX_BLOCK - 1 || (ix->mode == TSF_INDEX_SORTED && (nbase + IX_SLOTS - 1) / IX_SLOTS != nb) ||
+    if (nb > (size - off) / IX_BLOCK - 1 ||
+        (ix->mode == TSF_INDEX_SORTED && (nbase + IX_SLOTS - 1) / IX_SLOTS != nb) ||
         (ix->mode == TSF_INDEX_DYNAMIC && (nbase != 0 || nb == 0)))
         return tsf_err(err, TSF_ECORRUPT, "index: leaf header at byte %llu: %llu blocks do not fit",
                        (unsigned long long)off, (unsigned long long)nb);
@@ -523,7 +539,8 @@ static tsf_status ix_chain_build(tsf_index *ix, const ix_leaf *L, ix_chunk **out
         }
         if (cn == cc) {
             uint32_t nc = cc ? cc * 2 : 4;
-            ix_chunk *c = tsf_realloc(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk), (size_t)nc * sizeof(ix_chunk));
+            ix_chunk *c =
+                tsf_realloc(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk), (size_t)nc * sizeof(ix_chunk));
             if (!c) {
                 st = tsf_err(err, TSF_ENOMEM, "index: overflow chunk list");
                 break;
@@ -561,7 +578,8 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
     /* Separator scale: the leaf's key span (last base key - origin) >> shift fits 32 bits. */
     uint8_t shift = 0;
     if (sorted && L->nbase > 0) {
-        uint64_t last = ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
+        uint64_t last =
+            ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
         uint64_t span = last > L->origin ? last - L->origin : 0;
         while ((span >> shift) > UINT32_MAX) shift++;
     }
@@ -596,8 +614,10 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
                 m[s] = ix_fp(k);
             }
         }
-        if (sorted) mst64(m + 4, bloom);
-        else m[15] = (uint8_t)cnt;
+        if (sorted)
+            mst64(m + 4, bloom);
+        else
+            m[15] = (uint8_t)cnt;
     }
     ix_chunk *cl = NULL;
     uint32_t cn = 0, cc = 0;
@@ -696,7 +716,8 @@ static inline uint64_t ix_base_search(const uint8_t *leaf, uint64_t a, uint64_t 
 static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
 {
     uint64_t p = ix_model(x, L->origin, L->mul, L->nbase);
-    uint64_t el = L->err_lo == IX_ERR_WIDE ? p : L->err_lo, eh = L->err_hi == IX_ERR_WIDE ? L->nbase : L->err_hi;
+    uint64_t el = L->err_lo == IX_ERR_WIDE ? p : L->err_lo,
+             eh = L->err_hi == IX_ERR_WIDE ? L->nbase : L->err_hi;
     *a = p > el ? p - el : 0;
     uint64_t end = p + eh + 1;
     *e = end < L->nbase ? end : L->nbase;
@@ -708,7 +729,8 @@ static inline void ix_sep_counts(const uint8_t *m, uint64_t from, uint64_t n, ui
 {
     if (n <= 16) {
         uint64_t a = 0, b = 0;
-        for (const uint8_t *p = m + from * IX_META_SORTED, *e = p + n * IX_META_SORTED; p < e; p += IX_META_SORTED) {
+        for (const uint8_t *p = m + from * IX_META_SORTED, *e = p + n * IX_META_SORTED; p < e;
+             p += IX_META_SORTED) {
             uint32_t sp = mld32(p);
             a += sp < q;
             b += sp <= q;
@@ -744,7 +766,8 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     ix_base_window(L, x, &a, &e);
     uint64_t b0 = a / IX_SLOTS, nb = (e - 1) / IX_SLOTS - b0;
     /* The model's block is usually the one: fetch it while the separators are read. */
-    const uint8_t *pb = ix_block(ix, L, (a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1) / IX_SLOTS);
+    const uint8_t *pb =
+        ix_block(ix, L, (a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1) / IX_SLOTS);
     __builtin_prefetch(pb);
     __builtin_prefetch(pb + 64);
     __builtin_prefetch(pb + 128);
@@ -765,7 +788,8 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
 }
 
 /* Keys in the base block b that are < x (<= x when strict). */
-static inline uint64_t ix_block_rank(const tsf_index *ix, const ix_leaf *L, uint64_t b, uint64_t x, int strict)
+static inline uint64_t ix_block_rank(const tsf_index *ix, const ix_leaf *L, uint64_t b, uint64_t x,
+                                     int strict)
 {
     const uint8_t *blk = ix_block(ix, L, b) + 16;
     uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS, r = 0;
@@ -943,7 +967,8 @@ tsf_status ix_leaf_view_locked(tsf_index *ix, ix_leaf *L, const ix_view **out, t
             const uint8_t *p = ix_block(ix, L, b);
             uint64_t w = ld64(p), cnt = w & 0xff;
             for (uint64_t i = 0; i < cnt && n < nr; i++, n++)
-                r[n] = (ix_rec){ld64(p + 16 + i * 16), ld64(p + 24 + i * 16), (++age << 1) | (w >> (8 + i) & 1)};
+                r[n] =
+                    (ix_rec){ld64(p + 16 + i * 16), ld64(p + 24 + i * 16), (++age << 1) | (w >> (8 + i) & 1)};
         }
     qsort(r, n, sizeof *r, ix_rec_cmp);
     const uint8_t *leaf = ix_at(ix, L->off);
@@ -958,8 +983,9 @@ tsf_status ix_leaf_view_locked(tsf_index *ix, ix_leaf *L, const ix_view **out, t
             if (j2 > j) {
                 if (!(r[j2 - 1].seq & 1)) oom = ix_view_push(ix, vw, k, r[j2 - 1].v);
             } else {
-                oom = ix_view_push(ix, vw, k, ld64(leaf + IX_BLOCK + (i2 - 1) / IX_SLOTS * IX_BLOCK + 24 +
-                                                   (i2 - 1) % IX_SLOTS * 16));
+                oom = ix_view_push(
+                    ix, vw, k,
+                    ld64(leaf + IX_BLOCK + (i2 - 1) / IX_SLOTS * IX_BLOCK + 24 + (i2 - 1) % IX_SLOTS * 16));
             }
         } else {
             uint64_t t = j2; /* last tombstone */
@@ -967,8 +993,8 @@ tsf_status ix_leaf_view_locked(tsf_index *ix, ix_leaf *L, const ix_view **out, t
                 if (r[q].seq & 1) t = q;
             if (t == j2)
                 for (uint64_t q = i; q < i2 && !oom; q++)
-                    oom = ix_view_push(ix, vw, k, ld64(leaf + IX_BLOCK + q / IX_SLOTS * IX_BLOCK + 24 +
-                                                       q % IX_SLOTS * 16));
+                    oom = ix_view_push(
+                        ix, vw, k, ld64(leaf + IX_BLOCK + q / IX_SLOTS * IX_BLOCK + 24 + q % IX_SLOTS * 16));
             for (uint64_t q = t == j2 ? j : t + 1; q < j2 && !oom; q++) oom = ix_view_push(ix, vw, k, r[q].v);
         }
         i = i2;
@@ -1431,11 +1457,12 @@ static tsf_status ix_sb_load(tsf_index *ix, uint64_t off, tsf_error *err)
     ix->region_end = ld64(p + SB_O_REGION_END);
     ix->n_nodes = ld64(p + SB_O_NNODES);
     ix->ovf_pct = ld32(p + SB_O_OVF_PCT);
-    if (ix->mode > TSF_INDEX_DYNAMIC || ix->height == 0 || ix->height > IX_MAX_HEIGHT || ix->root_fanout == 0 ||
-        ix->root_fanout > IX_ROOT_MAX || ix->n_leaves == 0 || ix->n_leaves > size / IX_BLOCK ||
-        ix->leaf_table % 8 != 0 || ix->leaf_table < IX_REGION0 || ix->leaf_table > size ||
-        (size - ix->leaf_table) / 8 < ix->n_leaves || ix->n_nodes == 0 || ix->n_nodes > size / 64 ||
-        ix->region_start > ix->region_end || ix->region_end > size || ix->leaf_eps == 0 || ix->inner_eps == 0)
+    if (ix->mode > TSF_INDEX_DYNAMIC || ix->height == 0 || ix->height > IX_MAX_HEIGHT ||
+        ix->root_fanout == 0 || ix->root_fanout > IX_ROOT_MAX || ix->n_leaves == 0 ||
+        ix->n_leaves > size / IX_BLOCK || ix->leaf_table % 8 != 0 || ix->leaf_table < IX_REGION0 ||
+        ix->leaf_table > size || (size - ix->leaf_table) / 8 < ix->n_leaves || ix->n_nodes == 0 ||
+        ix->n_nodes > size / 64 || ix->region_start > ix->region_end || ix->region_end > size ||
+        ix->leaf_eps == 0 || ix->inner_eps == 0)
         return tsf_err(err, TSF_ECORRUPT, "index: superblock at byte %llu has out-of-range fields",
                        (unsigned long long)off);
     return TSF_OK;
@@ -1462,7 +1489,8 @@ static tsf_status ix_walk_node(tsf_index *ix, ix_walk *w, uint64_t off, uint64_t
     const uint8_t *p = ix_at(ix, off);
     if (ld32(p + ND_O_MAGIC) != ND_MAGIC || ld32(p + ND_O_LEVEL) != level || ld32(p + ND_O_FANOUT) != f ||
         ld64(p + ND_O_LO) != lo || ld64(p + ND_O_HI) != hi)
-        return tsf_err(err, TSF_ECORRUPT, "index: internal node at byte %llu: header does not match its parent",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "index: internal node at byte %llu: header does not match its parent",
                        (unsigned long long)off);
     for (uint64_t s = 0; s < f; s++) {
         const uint8_t *sl = p + IX_NODE_HDR + s * IX_SLOT;
@@ -1470,23 +1498,26 @@ static tsf_status ix_walk_node(tsf_index *ix, ix_walk *w, uint64_t off, uint64_t
         ix_child_range(origin, mul, f, lo, hi, s, &clo, &chi);
         uint32_t kind = ld32(sl + SL_O_KIND);
         if (kind != (level == 0 ? SL_LEAF : SL_NODE))
-            return tsf_err(err, TSF_ECORRUPT, "index: slot %llu of node at byte %llu has kind %u at level %llu",
+            return tsf_err(err, TSF_ECORRUPT,
+                           "index: slot %llu of node at byte %llu has kind %u at level %llu",
                            (unsigned long long)s, (unsigned long long)off, kind, (unsigned long long)level);
         if (kind == SL_LEAF) {
             if (child != w->leaf_next || child >= ix->n_leaves)
-                return tsf_err(err, TSF_ECORRUPT, "index: slot %llu of node at byte %llu: leaf id %llu out of order",
+                return tsf_err(err, TSF_ECORRUPT,
+                               "index: slot %llu of node at byte %llu: leaf id %llu out of order",
                                (unsigned long long)s, (unsigned long long)off, (unsigned long long)child);
             w->leaf_next++;
             if (w->rng) {
                 w->rng[child * 2] = clo;
                 w->rng[child * 2 + 1] = chi;
-            } else if (ix_leaf_lo(ix, &ix->leaves[child]) != clo || ix_leaf_hi(ix, &ix->leaves[child]) != chi) {
+            } else if (ix_leaf_lo(ix, &ix->leaves[child]) != clo ||
+                       ix_leaf_hi(ix, &ix->leaves[child]) != chi) {
                 return tsf_err(err, TSF_ECORRUPT, "index: leaf %llu range differs from its routing range",
                                (unsigned long long)child);
             }
         } else {
-            tsf_status st = ix_walk_node(ix, w, child, ld32(sl + SL_O_FANOUT), level - 1, ld64(sl + SL_O_ORIGIN),
-                                         ld64(sl + SL_O_MUL), clo, chi, err);
+            tsf_status st = ix_walk_node(ix, w, child, ld32(sl + SL_O_FANOUT), level - 1,
+                                         ld64(sl + SL_O_ORIGIN), ld64(sl + SL_O_MUL), clo, chi, err);
             if (st != TSF_OK) return st;
         }
     }
@@ -1499,7 +1530,8 @@ tsf_status ix_walk_nodes(tsf_index *ix, uint64_t *rng, tsf_error *err)
     tsf_status s = ix_walk_node(ix, &w, ix->root_off, ix->root_fanout, ix->height - 1, ix->root_origin,
                                 ix->root_mul, 0, UINT64_MAX, err);
     if (s == TSF_OK && (w.leaf_next != ix->n_leaves || w.visited != ix->n_nodes))
-        return tsf_err(err, TSF_ECORRUPT, "index: %llu leaves and %llu nodes reachable, superblock says %llu/%llu",
+        return tsf_err(err, TSF_ECORRUPT,
+                       "index: %llu leaves and %llu nodes reachable, superblock says %llu/%llu",
                        (unsigned long long)w.leaf_next, (unsigned long long)w.visited,
                        (unsigned long long)ix->n_leaves, (unsigned long long)ix->n_nodes);
     return s;
@@ -1525,7 +1557,8 @@ static tsf_status ix_recover(tsf_index *ix, tsf_error *err)
     tsf_status s = ix_sb_load(ix, ea >= eb ? 0 : IX_SB, err);
     if (s != TSF_OK) return s;
     ix->leaves = tsf_calloc(ix->alloc, ix->n_leaves, sizeof(ix_leaf));
-    if (!ix->leaves) return tsf_err(err, TSF_ENOMEM, "index: leaf directory of %llu", (unsigned long long)ix->n_leaves);
+    if (!ix->leaves)
+        return tsf_err(err, TSF_ENOMEM, "index: leaf directory of %llu", (unsigned long long)ix->n_leaves);
     uint64_t *rng = tsf_alloc(ix->alloc, ix->n_leaves * 16);
     if (!rng) return tsf_err(err, TSF_ENOMEM, "index: leaf ranges of %llu", (unsigned long long)ix->n_leaves);
     s = ix_walk_nodes(ix, rng, err);

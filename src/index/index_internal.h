@@ -29,11 +29,11 @@ typedef struct ix_view {
  */
 typedef struct ix_leafw {
     uint32_t nchunks, cap_chunks;
-    ix_chunk *chunks;        /* oldest first; the newest is chunks[nchunks-1]; replaced, never realloc'd */
+    ix_chunk *chunks; /* oldest first; the newest is chunks[nchunks-1]; replaced, never realloc'd */
     uint64_t ovf_records;
-    uint64_t ovf_built;      /* records in the log when the metadata was built (rebuild trigger base) */
-    uint32_t chunks_built;   /* chunks then */
-    ix_view *view;           /* cached merged view or NULL (atomic pointer) */
+    uint64_t ovf_built;    /* records in the log when the metadata was built (rebuild trigger base) */
+    uint32_t chunks_built; /* chunks then */
+    ix_view *view;         /* cached merged view or NULL (atomic pointer) */
 } ix_leafw;
 
 /*
@@ -43,11 +43,11 @@ typedef struct ix_leafw {
  * copy it with atomic loads (ix_leaf_snap) and re-check `ver` after using the copy.
  */
 typedef struct ix_leaf {
-    uint64_t off;            /* leaf header in the file */
-    uint64_t origin, mul;    /* leaf model */
-    uint64_t nbase;          /* sorted mode: keys in the dense sorted base */
-    uint8_t *meta;           /* block metadata, IX_META_SORTED / IX_META_DYN bytes per block */
-    ix_leafw *w;             /* overflow log and view: &ix->w0 (all zero, read-only) until written */
+    uint64_t off;         /* leaf header in the file */
+    uint64_t origin, mul; /* leaf model */
+    uint64_t nbase;       /* sorted mode: keys in the dense sorted base */
+    uint8_t *meta;        /* block metadata, IX_META_SORTED / IX_META_DYN bytes per block */
+    ix_leafw *w;          /* overflow log and view: &ix->w0 (all zero, read-only) until written */
     uint32_t nblocks;
     uint16_t err_lo, err_hi; /* measured model error; IX_ERR_WIDE = larger (search the whole base) */
     uint32_t ver;            /* seqlock version: odd while the leaf changes */

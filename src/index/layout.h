@@ -8,13 +8,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#define IX_BLOCK 256u        /* leaf block: 16 B header + 15 x 16 B pairs */
+#define IX_BLOCK 256u /* leaf block: 16 B header + 15 x 16 B pairs */
 #define IX_SLOTS 15u
-#define IX_CHUNK 768u        /* overflow chunk: 16 B header + 47 x 16 B records */
+#define IX_CHUNK 768u /* overflow chunk: 16 B header + 47 x 16 B records */
 #define IX_CHUNK_SLOTS 47u
-#define IX_SB 256u           /* superblock A at 0, B at 256 */
-#define IX_REGION0 512u      /* first byte after the superblocks */
-#define IX_ROOT_MAX 7u       /* root = 32 B header + 7 slots = 256 B */
+#define IX_SB 256u      /* superblock A at 0, B at 256 */
+#define IX_REGION0 512u /* first byte after the superblocks */
+#define IX_ROOT_MAX 7u  /* root = 32 B header + 7 slots = 256 B */
 #define IX_MAX_HEIGHT 24u
 #define IX_NODE_HDR 32u
 #define IX_SLOT 32u
@@ -23,10 +23,26 @@
 #define SB_MAGIC UINT64_C(0x0158444946535401) /* "\x01TSFIDX\x01" little-endian-ish tag */
 #define SB_VERSION 1u
 enum {
-    SB_O_MAGIC = 0, SB_O_VERSION = 8, SB_O_SIZE = 12, SB_O_EPOCH = 16, SB_O_MODE = 24, SB_O_FLAGS = 28,
-    SB_O_LEAF_EPS = 32, SB_O_INNER_EPS = 36, SB_O_HEIGHT = 40, SB_O_ROOT_FANOUT = 44, SB_O_ROOT_OFF = 48,
-    SB_O_ROOT_ORIGIN = 56, SB_O_ROOT_MUL = 64, SB_O_LEAF_TABLE = 72, SB_O_NLEAVES = 80,
-    SB_O_REGION_START = 88, SB_O_REGION_END = 96, SB_O_NKEYS = 104, SB_O_NNODES = 112, SB_O_OVF_PCT = 120,
+    SB_O_MAGIC = 0,
+    SB_O_VERSION = 8,
+    SB_O_SIZE = 12,
+    SB_O_EPOCH = 16,
+    SB_O_MODE = 24,
+    SB_O_FLAGS = 28,
+    SB_O_LEAF_EPS = 32,
+    SB_O_INNER_EPS = 36,
+    SB_O_HEIGHT = 40,
+    SB_O_ROOT_FANOUT = 44,
+    SB_O_ROOT_OFF = 48,
+    SB_O_ROOT_ORIGIN = 56,
+    SB_O_ROOT_MUL = 64,
+    SB_O_LEAF_TABLE = 72,
+    SB_O_NLEAVES = 80,
+    SB_O_REGION_START = 88,
+    SB_O_REGION_END = 96,
+    SB_O_NKEYS = 104,
+    SB_O_NNODES = 112,
+    SB_O_OVF_PCT = 120,
     SB_O_CRC = 124,
 };
 
@@ -41,8 +57,18 @@ enum { SL_O_ORIGIN = 0, SL_O_MUL = 8, SL_O_FANOUT = 16, SL_O_KIND = 20, SL_O_CHI
 /* Leaf: a 256 B header block, nblocks data blocks, then (at build) its overflow chunks. */
 #define LF_MAGIC 0x31464c54u /* "TLF1" */
 enum {
-    LF_O_MAGIC = 0, LF_O_MODE = 4, LF_O_ID = 8, LF_O_LO = 16, LF_O_HI = 24, LF_O_ORIGIN = 32, LF_O_MUL = 40,
-    LF_O_NBASE = 48, LF_O_NBLOCKS = 56, LF_O_ERRLO = 60, LF_O_ERRHI = 64, LF_O_CRC = 68,
+    LF_O_MAGIC = 0,
+    LF_O_MODE = 4,
+    LF_O_ID = 8,
+    LF_O_LO = 16,
+    LF_O_HI = 24,
+    LF_O_ORIGIN = 32,
+    LF_O_MUL = 40,
+    LF_O_NBASE = 48,
+    LF_O_NBLOCKS = 56,
+    LF_O_ERRLO = 60,
+    LF_O_ERRHI = 64,
+    LF_O_CRC = 68,
     LF_O_OVF_HEAD = 128, /* commit word: newest overflow chunk (0 = none) */
 };
 /* Block header word (commit): bits 0-7 count of used slots (a prefix), bits 8-22 tombstone mask. */

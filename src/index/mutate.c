@@ -129,7 +129,7 @@ static tsf_status ix_leaf_rebuild(tsf_index *ix, uint64_t id, tsf_error *err)
     if (s != TSF_OK) return s;
     commit64(ix_at(ix, ix->leaf_table + id * 8), off);
     pm_dirty(&ix->pm, ix->leaf_table + id * 8, 8);
-    ix_leaf_drop(ix, L); /* the old metadata and chunk list are retired (readers may hold them) */
+    ix_leaf_drop(ix, L);      /* the old metadata and chunk list are retired (readers may hold them) */
     ix_leaf_load(ix, L, off); /* the view stays: the merged pairs are exactly the new leaf's content */
     ix->rebuilds++;
     return ix_leaf_ready_locked(ix, L, err);
@@ -145,7 +145,9 @@ static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
     uint64_t limit = cap * ix->ovf_pct / 100;
     if (limit < 2 * IX_CHUNK_SLOTS) limit = 2 * IX_CHUNK_SLOTS;
     /* Rebuild when the log grew by the share, or by 16 chunks (a long chain slows absent lookups). */
-    return L->w->ovf_records - L->w->ovf_built > limit || L->w->nchunks > L->w->chunks_built + 16 ? ix_leaf_rebuild(ix, id, err) : TSF_OK;
+    return L->w->ovf_records - L->w->ovf_built > limit || L->w->nchunks > L->w->chunks_built + 16
+               ? ix_leaf_rebuild(ix, id, err)
+               : TSF_OK;
 }
 
 static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, tsf_error *err)

@@ -49,8 +49,8 @@ static tsf_status pm_map_range(pmem *pm, uint64_t from, uint64_t to, tsf_error *
         if (pm->dur == TSF_INDEX_DUR_DAX)
             return tsf_err(err, TSF_ENOTSUP, "index: DAX mapping (MAP_SYNC) not supported here: %s",
                            strerror(errno));
-        return tsf_err(err, TSF_EIO, "index: mmap of %llu bytes failed: %s",
-                       (unsigned long long)(to - from), strerror(errno));
+        return tsf_err(err, TSF_EIO, "index: mmap of %llu bytes failed: %s", (unsigned long long)(to - from),
+                       strerror(errno));
     }
     return TSF_OK;
 }
@@ -198,11 +198,12 @@ tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
     if (new_size >= pm->size || pm->readonly) return TSF_OK;
     uint64_t keep = (new_size + PM_PAGE - 1) / PM_PAGE * PM_PAGE;
     if (keep < pm->size)
-        mmap(pm->base + keep, pm->reserve - keep, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-             MAP_FIXED, -1, 0);
+        mmap(pm->base + keep, pm->reserve - keep, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     if (ftruncate(pm->fd, (off_t)new_size) != 0)
         return tsf_err(err, TSF_EIO, "index: cannot shrink file: %s", strerror(errno));
-    for (uint64_t p = keep / PM_PAGE; p < pm->dirty_words * 64; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
+    for (uint64_t p = keep / PM_PAGE; p < pm->dirty_words * 64; p++)
+        pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
     __atomic_store_n(&pm->size, new_size, __ATOMIC_RELAXED);
     return TSF_OK;
 }
@@ -227,7 +228,8 @@ static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error
     switch (pm->dur) {
     case TSF_INDEX_DUR_MSYNC:
         if (msync(pm->base + off, len, MS_SYNC) != 0)
-            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off, strerror(errno));
+            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off,
+                           strerror(errno));
         break;
     case TSF_INDEX_DUR_SHADOW:
         pm_write_back(pm, off, len);
@@ -238,7 +240,8 @@ static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error
         _mm_sfence();
 #else
         if (msync(pm->base + off, len, MS_SYNC) != 0)
-            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off, strerror(errno));
+            return tsf_err(err, TSF_EIO, "index: msync at %llu: %s", (unsigned long long)off,
+                           strerror(errno));
 #endif
         break;
     default:

@@ -15,15 +15,15 @@
 
 typedef struct pmem {
     int fd;
-    uint32_t dur;          /* tsf_index_durability */
+    uint32_t dur; /* tsf_index_durability */
     int readonly;
-    uint8_t *base;         /* start of the reserved address range */
-    uint64_t reserve;      /* bytes of address space reserved */
-    uint64_t size;         /* mapped = file size */
-    uint64_t *dirty;       /* one bit per page not yet persisted */
+    uint8_t *base;    /* start of the reserved address range */
+    uint64_t reserve; /* bytes of address space reserved */
+    uint64_t size;    /* mapped = file size */
+    uint64_t *dirty;  /* one bit per page not yet persisted */
     uint64_t dirty_words;
     const tsf_allocator *alloc;
-    uint64_t persists;     /* persist operations so far */
+    uint64_t persists;      /* persist operations so far */
     uint64_t persist_limit; /* SHADOW: drop persists after this many (0 = never) */
     uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at the power cut */
     int dead;               /* SHADOW: the power is gone; nothing reaches the file any more */

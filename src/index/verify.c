@@ -74,17 +74,20 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
             if (s != TSF_OK) return s;
             if (sorted) {
                 uint64_t i = b * IX_SLOTS + s2, p = ix_model(k, L->origin, L->mul, L->nbase);
-                if ((L->err_lo != IX_ERR_WIDE && p > i && p - i > L->err_lo) || (L->err_hi != IX_ERR_WIDE && i > p && i - p > L->err_hi))
+                if ((L->err_lo != IX_ERR_WIDE && p > i && p - i > L->err_lo) ||
+                    (L->err_hi != IX_ERR_WIDE && i > p && i - p > L->err_hi))
                     return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu beyond the error bound",
                                    (unsigned long long)off);
                 bloom |= ix_bloom_bits(k);
                 uint64_t rel = k > L->origin ? k - L->origin : 0;
-                if (s2 == 0 && ld32(L->meta + b * IX_META_SORTED) != ((rel >> L->shift) > UINT32_MAX ? UINT32_MAX : (rel >> L->shift)))
+                if (s2 == 0 && ld32(L->meta + b * IX_META_SORTED) !=
+                                   ((rel >> L->shift) > UINT32_MAX ? UINT32_MAX : (rel >> L->shift)))
                     return tsf_err(err, TSF_ECORRUPT, "index check: stale separator of leaf %llu block %llu",
                                    (unsigned long long)id, (unsigned long long)b);
             } else {
                 if (ix_model(k, L->origin, L->mul, L->nblocks) != b)
-                    return tsf_err(err, TSF_ECORRUPT, "index check: key at byte %llu not in its predicted block",
+                    return tsf_err(err, TSF_ECORRUPT,
+                                   "index check: key at byte %llu not in its predicted block",
                                    (unsigned long long)off);
                 if (L->meta[b * 16 + s2] != ix_fp(k))
                     return tsf_err(err, TSF_ECORRUPT, "index check: stale fingerprint for byte %llu",
@@ -142,10 +145,13 @@ tsf_status tsf_index_check(tsf_index *ix, tsf_error *err)
         uint64_t lo = ix_leaf_lo(ix, L), hi = ix_leaf_hi(ix, L);
         if (lo <= hi) {
             if (done || lo != next)
-                return tsf_err(err, TSF_ECORRUPT, "index check: leaf %llu range does not follow its predecessor",
+                return tsf_err(err, TSF_ECORRUPT,
+                               "index check: leaf %llu range does not follow its predecessor",
                                (unsigned long long)id);
-            if (hi == UINT64_MAX) done = 1;
-            else next = hi + 1;
+            if (hi == UINT64_MAX)
+                done = 1;
+            else
+                next = hi + 1;
         }
         s = ix_check_leaf(ix, id, err);
         if (s != TSF_OK) return s;

@@ -28,8 +28,8 @@ static inline size_t ref_sort_unique(uint64_t *k, size_t n)
 }
 
 enum { GEN_UNIFORM, GEN_DENSE, GEN_CLUSTERED, GEN_TIMESTAMPS, GEN_LOGNORMAL, GEN_EXTREMES, GEN_COUNT };
-static const char *const GEN_NAMES[GEN_COUNT] = {"uniform", "dense", "clustered", "timestamps", "lognormal",
-                                                 "extremes"};
+static const char *const GEN_NAMES[GEN_COUNT] = {"uniform",    "dense",     "clustered",
+                                                 "timestamps", "lognormal", "extremes"};
 
 /* Fills k with about n sorted unique keys of a shape; returns the count. */
 static inline size_t ref_gen(int gen, uint64_t *k, size_t n, uint64_t seed)
@@ -73,10 +73,18 @@ static inline size_t ref_gen(int gen, uint64_t *k, size_t n, uint64_t seed)
         for (size_t i = 0; i < n; i++) {
             uint64_t r = tsf_test_rand(&s);
             switch (i % 4) {
-            case 0: k[i] = r % 1000; break;
-            case 1: k[i] = UINT64_MAX - r % 1000; break;
-            case 2: k[i] = tsf_index_key_from_i64(INT64_MIN) + r % 1000; break;
-            default: k[i] = r; break;
+            case 0:
+                k[i] = r % 1000;
+                break;
+            case 1:
+                k[i] = UINT64_MAX - r % 1000;
+                break;
+            case 2:
+                k[i] = tsf_index_key_from_i64(INT64_MIN) + r % 1000;
+                break;
+            default:
+                k[i] = r;
+                break;
             }
         }
         if (n >= 4) {
@@ -160,8 +168,10 @@ static inline size_t ref_lb(const uint64_t *a, size_t n, uint64_t x)
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < x) lo = mid + 1;
-        else hi = mid;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }

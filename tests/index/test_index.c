@@ -36,11 +36,21 @@ static void diff_all(tsf_index *ix, const ref_map *m, uint64_t seed, size_t prob
     for (size_t p = 0; p < probes && bad < 5; p++) {
         uint64_t r = tsf_test_rand(&s), x;
         switch (r % 5) {
-        case 0: x = tsf_test_rand(&s); break;
-        case 1: x = n ? a[r / 5 % n] : r; break;
-        case 2: x = n ? a[r / 5 % n] + 1 : r; break;
-        case 3: x = n ? a[r / 5 % n] - 1 : r; break;
-        default: x = (r & 64) ? 0 : UINT64_MAX; break;
+        case 0:
+            x = tsf_test_rand(&s);
+            break;
+        case 1:
+            x = n ? a[r / 5 % n] : r;
+            break;
+        case 2:
+            x = n ? a[r / 5 % n] + 1 : r;
+            break;
+        case 3:
+            x = n ? a[r / 5 % n] - 1 : r;
+            break;
+        default:
+            x = (r & 64) ? 0 : UINT64_MAX;
+            break;
         }
         size_t i = ref_lb(a, n, x);
         int present = i < n && a[i] == x;
@@ -134,7 +144,8 @@ static void run_static(size_t n, int gens_mask)
                 fprintf(stderr, "dram %.2f B/key (%s)\n", (double)st.dram_bytes / m, GEN_NAMES[g]);
             /* the issue's target (<= 4.5 B/key dynamic) on smooth data; clustered data measures ~4.55
                at 1e5 keys (overflow chunk metadata), see doc/index.md */
-            if (mode == TSF_INDEX_DYNAMIC && m >= 100000) CHECK(st.dram_bytes < (g == GEN_CLUSTERED ? m * 5 : m * 9 / 2));
+            if (mode == TSF_INDEX_DYNAMIC && m >= 100000)
+                CHECK(st.dram_bytes < (g == GEN_CLUSTERED ? m * 5 : m * 9 / 2));
             ref_free(&r);
             tsf_index_close(ix);
         }
@@ -177,13 +188,17 @@ static void run_mutations(uint32_t mode, int gen, size_t n, size_t ops)
     for (size_t o = 0; o < ops; o++) {
         uint64_t x = tsf_test_rand(&s), key = k[x % m], val = x >> 7;
         switch (x >> 60) {
-        case 0: case 1: case 2: /* delete an existing or absent key */
+        case 0:
+        case 1:
+        case 2: /* delete an existing or absent key */
         {
             uint64_t t;
             int had = ref_get(&r, key, &t);
             tsf_status st = tsf_index_delete(ix, key, &err);
-            if (had) CHECK_OK(st, &err);
-            else CHECK_EQ_INT(st, TSF_ENOTFOUND);
+            if (had)
+                CHECK_OK(st, &err);
+            else
+                CHECK_EQ_INT(st, TSF_ENOTFOUND);
             ref_del(&r, key);
             break;
         }
@@ -301,7 +316,8 @@ static void test_edges(void)
         CHECK_OK(tsf_index_get(ix, UINT64_MAX, &v, &err), &err);
         CHECK(v == 0);
         CHECK_EQ_INT(tsf_index_get(ix, UINT64_MAX - 1, &v, &err), TSF_ENOTFOUND);
-        CHECK_OK(tsf_index_floor(ix, UINT64_MAX - 1, &k, &v, &err) == TSF_ENOTFOUND ? TSF_OK : TSF_EINVAL, &err);
+        CHECK_OK(tsf_index_floor(ix, UINT64_MAX - 1, &k, &v, &err) == TSF_ENOTFOUND ? TSF_OK : TSF_EINVAL,
+                 &err);
         CHECK_OK(tsf_index_lower_bound(ix, 0, &k, &v, &err), &err);
         CHECK(k == UINT64_MAX);
         /* zero key and zero value are ordinary */
@@ -384,7 +400,7 @@ static void test_duplicates(void)
 }
 
 /* Optional argument: run only the tests whose name contains it. */
-#define RUN(fn)                                                                                          \
+#define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
 
 int main(int argc, char **argv)

@@ -30,7 +30,7 @@ static uint64_t val_of(uint64_t k)
 
 typedef struct shared {
     tsf_index *ix;
-    const uint64_t *base; /* sorted, even keys; those with i % 4 == 3 get deleted */
+    const uint64_t *base;  /* sorted, even keys; those with i % 4 == 3 get deleted */
     const uint64_t *fresh; /* odd keys inserted by the writer in this order */
     uint64_t published;    /* fresh keys acknowledged so far (atomic) */
     int done;              /* writer finished (atomic) */
@@ -111,7 +111,8 @@ static void *writer_main(void *arg)
             if (st != TSF_OK && st != TSF_ENOTFOUND) sh->writer_errors++;
             del += 4;
         }
-        if (i % COMPACT_EVERY == COMPACT_EVERY - 1 && tsf_index_compact(sh->ix, &err) != TSF_OK) sh->writer_errors++;
+        if (i % COMPACT_EVERY == COMPACT_EVERY - 1 && tsf_index_compact(sh->ix, &err) != TSF_OK)
+            sh->writer_errors++;
     }
     __atomic_store_n(&sh->done, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -151,7 +152,8 @@ static void run(uint32_t mode)
     }
     CHECK_EQ_INT(sh.writer_errors, 0);
     CHECK(lookups >= NREADERS * 2000);
-    fprintf(stderr, "  %llu lookups by %d readers during the writes\n", (unsigned long long)lookups, NREADERS);
+    fprintf(stderr, "  %llu lookups by %d readers during the writes\n", (unsigned long long)lookups,
+            NREADERS);
     /* the final content: base minus the deleted keys, plus every fresh key */
     CHECK_OK(tsf_index_check(ix, &err), &err);
     size_t bad = 0;

@@ -179,8 +179,9 @@ static void power_cut_round(uint32_t mode, uint64_t seed)
             for (size_t w = acked_upto; w < WRITES && !ok; w++) ok = wk[w] == acked.k[j] && wv[w] == val;
             bad += !ok;
         }
-        if (bad) fprintf(stderr, "  mode %u seed %llu limit %llu: %zu acknowledged keys lost\n", mode,
-                         (unsigned long long)seed, (unsigned long long)limit, bad);
+        if (bad)
+            fprintf(stderr, "  mode %u seed %llu limit %llu: %zu acknowledged keys lost\n", mode,
+                    (unsigned long long)seed, (unsigned long long)limit, bad);
         CHECK_EQ_INT(bad, 0);
         CHECK_OK(tsf_index_check(ix, &err), &err);
         tsf_index_close(ix);
@@ -267,7 +268,8 @@ static void test_fork_kill(void)
             for (;;) {
                 uint64_t batch = 1 + key % 300;
                 for (uint64_t i = 0; i < batch; i++, key++)
-                    if (tsf_index_insert(ix, key * UINT64_C(0x9E3779B97F4A7C15), key * 3, &err) != TSF_OK) _exit(3);
+                    if (tsf_index_insert(ix, key * UINT64_C(0x9E3779B97F4A7C15), key * 3, &err) != TSF_OK)
+                        _exit(3);
                 if (tsf_index_sync(ix, &err) != TSF_OK) _exit(4);
                 if (write(fds[1], &key, 8) != 8) _exit(5);
             }
@@ -289,7 +291,8 @@ static void test_fork_kill(void)
         size_t bad = 0;
         for (uint64_t key = 0; key < acked; key++) {
             uint64_t v;
-            if (tsf_index_get(ix, key * UINT64_C(0x9E3779B97F4A7C15), &v, &err) != TSF_OK || v != key * 3) bad++;
+            if (tsf_index_get(ix, key * UINT64_C(0x9E3779B97F4A7C15), &v, &err) != TSF_OK || v != key * 3)
+                bad++;
         }
         CHECK_EQ_INT(bad, 0);
         CHECK_OK(tsf_index_check(ix, &err), &err);
@@ -327,11 +330,16 @@ static void test_corrupt(void)
             memcpy(b, good, len);
             size_t blen = len;
             uint64_t r = tsf_test_rand(&s);
-            if (t == 0) memset(b, 0xA5, len);                  /* garbage */
-            else if (t == 1) blen = 300;                       /* cut inside the superblocks */
-            else if (t % 10 == 0) blen = r % len;              /* truncation */
-            else if (t % 3 == 0) b[r % 4096 % len] ^= (uint8_t)(1u << (r >> 32) % 8); /* metadata bytes */
-            else b[r % len] = (uint8_t)(r >> 40);
+            if (t == 0)
+                memset(b, 0xA5, len); /* garbage */
+            else if (t == 1)
+                blen = 300; /* cut inside the superblocks */
+            else if (t % 10 == 0)
+                blen = r % len; /* truncation */
+            else if (t % 3 == 0)
+                b[r % 4096 % len] ^= (uint8_t)(1u << (r >> 32) % 8); /* metadata bytes */
+            else
+                b[r % len] = (uint8_t)(r >> 40);
             FILE *f = fopen(q, "wb");
             fwrite(b, 1, blen, f);
             fclose(f);
@@ -360,7 +368,7 @@ static void test_corrupt(void)
 }
 
 /* Optional argument: run only the tests whose name contains it. */
-#define RUN(fn)                                                                                          \
+#define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
 
 int main(int argc, char **argv)

@@ -5,7 +5,7 @@
  * timestamps), with their hardness (PLA segment counts). Latencies are measured per batch of 16
  * operations (so the clock does not dominate) and reported as p50/p90 of the per-operation time.
  * Ablations: pltree_nometa (no DRAM block metadata), pltree_local (binary search inside internal nodes:
- * TSF_INDEX_LOCAL_SEARCH; its rows equal pltree's until src/index honours that flag),
+ * TSF_INDEX_LOCAL_SEARCH, a binary search over the children's first keys in every internal node),
  * pltree_btoverflow (sorted PLTree whose inserts go to a B+-tree of 256-byte nodes instead of the overflow
  * log; compared after the same inserts with the log's rows, modes "sorted+log" / "dynamic+log").
  * Data set `tsfile_pages` (not in `all`): point queries on a TsFile with and without its page-time index.

@@ -509,7 +509,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     if (lit) {
         /* values straight into the chunk, stored as literals when a probe finds them incompressible */
         /* the prefix (shared times, an all-present bitmap) repeats from column to column: LZ4 it once */
-        int hit = x->plz.len && x->plzsrc.len == u && !memcmp(x->plzsrc.p, d0, u);
+        int hit = x->plz.len && x->plzsrc.len == u && (u == 0 || !memcmp(x->plzsrc.p, d0, u));
         if (!hit) {
             size_t zb = tsf_compress_bound(TSF_LZ4, u), zl = 0;
             x->plz.len = x->plzsrc.len = 0;

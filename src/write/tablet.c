@@ -504,6 +504,9 @@ static wcol *job_col(const wjobs *j, size_t i)
 
 /* Columns per append job: four of one type share a statistics pass (tsf_wcol_append_group). */
 #define JOB_COLS 4
+/* below this many cells a tablet is encoded on the calling thread: starting threads for a few rows (the
+   row-by-row path) costs far more than the work; the output bytes are the same either way */
+#define PAR_MIN_CELLS 16384
 
 /*
  * Appends tablet columns [lo, hi) of a non-aligned tree tablet (at most 64); runs of columns
@@ -897,7 +900,7 @@ static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     }
     uint64_t g = 0;
     if ((s = shared_times(w, d, t->times, n, &g, err))) return s;
-    if (w->nwk && t->ncols > 1) {
+    if (w->nwk && t->ncols > 1 && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) {
         wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = (t->ncols + JOB_COLS - 1) / JOB_COLS};
         if ((s = jobs_run(w, &j, err))) return s;
     } else {

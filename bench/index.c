@@ -447,6 +447,15 @@ static void emit(const row *r)
     fflush(stdout);
 }
 
+/* A result row whose p50/p90 come from per-operation latencies (ns) over n samples. */
+static row lat_row(const char *dataset, const char *structure, const char *op, const char *mode,
+                   const double *lat, size_t n, double mops, double bpk_file, double bpk_dram)
+{
+    row r = {dataset, structure, op,      mode, 1, bench_percentile(lat, n, 50), bench_percentile(lat, n, 90),
+             mops,    bpk_file,  bpk_dram};
+    return r;
+}
+
 typedef enum { S_PLTREE, S_BINARY, S_INTERP, S_BTREE, S_BTOVF } sid;
 
 typedef struct ctx {
@@ -632,16 +641,7 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
         tsf_index_stats_get(ix, &st);
         double bf = (double)(st.file_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;
         double bd = (double)(st.dram_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;
-        row ir = {name,
-                  sname,
-                  "insert",
-                  mname,
-                  1,
-                  bench_percentile(lat, nb, 50),
-                  bench_percentile(lat, nb, 90),
-                  nb * BATCH / ss * 1e-6,
-                  bf,
-                  bd};
+        row ir = lat_row(name, sname, "insert", mname, lat, nb, nb * BATCH / ss * 1e-6, bf, bd);
         emit(&ir);
         ctx c = {bt ? S_BTOVF : S_PLTREE, ix, k, v, n, NULL, mixed, nops, 0, NULL, 0, 0, &ovf};
         ir.op = "get";
@@ -676,16 +676,7 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
             sl[i] = (double)(bench_now_ns() - a);
         }
         double sd = (double)(bench_now_ns() - t0) * 1e-9;
-        row sr = {name,
-                  sname,
-                  "scan",
-                  mname,
-                  1,
-                  bench_percentile(sl, ns, 50),
-                  bench_percentile(sl, ns, 90),
-                  ns * 100 / sd * 1e-6,
-                  bf,
-                  bd};
+        row sr = lat_row(name, sname, "scan", mname, sl, ns, ns * 100 / sd * 1e-6, bf, bd);
         emit(&sr);
         if (sum == 42) fprintf(stderr, " ");
         free(sl);
@@ -794,16 +785,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                     lat[i] = (double)(bench_now_ns() - a);
                 }
                 double ss = (double)(bench_now_ns() - s0) * 1e-9;
-                row sr = {name,
-                          sname,
-                          "scan",
-                          mname,
-                          1,
-                          bench_percentile(lat, ns, 50),
-                          bench_percentile(lat, ns, 90),
-                          ns * 100 / ss * 1e-6,
-                          bf,
-                          bd};
+                row sr = lat_row(name, sname, "scan", mname, lat, ns, ns * 100 / ss * 1e-6, bf, bd);
                 emit(&sr);
                 free(lat);
             }
@@ -822,16 +804,8 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                 }
                 double ss = (double)(bench_now_ns() - s0) * 1e-9;
                 tsf_index_stats_get(ix, &st);
-                row ir = {name,
-                          sname,
-                          "insert",
-                          mname,
-                          1,
-                          bench_percentile(lat, nb, 50),
-                          bench_percentile(lat, nb, 90),
-                          nb * BATCH / ss * 1e-6,
-                          (double)st.file_bytes / n,
-                          (double)st.dram_bytes / n};
+                row ir = lat_row(name, sname, "insert", mname, lat, nb, nb * BATCH / ss * 1e-6,
+                                 (double)st.file_bytes / n, (double)st.dram_bytes / n);
                 emit(&ir);
                 free(lat);
             }
@@ -1025,16 +999,7 @@ static void run_pages(size_t npoints, size_t nops)
         }
         lat[b] = (double)(bench_now_ns() - a) / BATCH;
     }
-    row lr = {"tsfile_pages",
-              "page_index",
-              "get",
-              "-",
-              1,
-              bench_percentile(lat, nb, 50),
-              bench_percentile(lat, nb, 90),
-              0,
-              ibytes / np,
-              0};
+    row lr = lat_row("tsfile_pages", "page_index", "get", "-", lat, nb, 0, ibytes / np, 0);
     lr.mops = 1e3 / lr.p50;
     emit(&lr);
     /* point queries: cold = a fresh reader (metadata loaded, no page directories cached) per query, warm =
@@ -1062,16 +1027,8 @@ static void run_pages(size_t npoints, size_t nops)
                         tsf_reader_close(qr);
                     }
                 }
-                row qrw = {"tsfile_pages",
-                           with ? "query_index" : "query_metadata",
-                           "get",
-                           warm ? "warm" : "cold",
-                           1,
-                           bench_percentile(ql, n, 50),
-                           bench_percentile(ql, n, 90),
-                           0,
-                           ibytes / np,
-                           0};
+                row qrw = lat_row("tsfile_pages", with ? "query_index" : "query_metadata", "get",
+                                  warm ? "warm" : "cold", ql, n, 0, ibytes / np, 0);
                 qrw.mops = 1e3 / qrw.p50;
                 qrw.dataset = dv ? "tsfile_pages_aligned" : "tsfile_pages";
                 emit(&qrw);

@@ -166,27 +166,10 @@ static int present(int k, size_t r)
     return k != 2 || r % 9 != 4;
 }
 
-static void write_file(membuf *m, int aligned, int probe, int threads)
+/* Writes ROWS rows of the NCOL test columns to dev in tablets of TABLET rows, then closes the writer. */
+static void write_rows(tsf_writer *w, const char *dev)
 {
     tsf_error e = {0};
-    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
-    tsf_writer_options o;
-    tsf_writer_options_init(&o);
-    CHECK_EQ_INT(o.lz4_probe, 1); /* the default */
-    o.lz4_probe = probe;
-    o.threads = (uint32_t)threads;
-    tsf_writer *w = NULL;
-    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
-    tsf_column_schema s[NCOL] = {{"a", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                 {"b", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                 {"c", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
-                                 {"d", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD}};
-    const char *dev = "root.sg.d";
-    if (aligned) {
-        CHECK_OK(tsf_writer_register_aligned(w, dev, s, NCOL, &e), &e);
-    } else {
-        for (int k = 0; k < NCOL; k++) CHECK_OK(tsf_writer_register_series(w, dev, &s[k], &e), &e);
-    }
     tsf_tablet *t = NULL;
     CHECK_OK(tsf_tablet_new(w, dev, NULL, 0, TABLET, &t, &e), &e);
     double walk[NCOL] = {0};
@@ -210,6 +193,30 @@ static void write_file(membuf *m, int aligned, int probe, int threads)
     }
     tsf_tablet_free(t);
     CHECK_OK(tsf_writer_close(w, &e), &e);
+}
+
+static void write_file(membuf *m, int aligned, int probe, int threads)
+{
+    tsf_error e = {0};
+    tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    CHECK_EQ_INT(o.lz4_probe, 1); /* the default */
+    o.lz4_probe = probe;
+    o.threads = (uint32_t)threads;
+    tsf_writer *w = NULL;
+    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
+    tsf_column_schema s[NCOL] = {{"a", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"b", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"c", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"d", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD}};
+    const char *dev = "root.sg.d";
+    if (aligned) {
+        CHECK_OK(tsf_writer_register_aligned(w, dev, s, NCOL, &e), &e);
+    } else {
+        for (int k = 0; k < NCOL; k++) CHECK_OK(tsf_writer_register_series(w, dev, &s[k], &e), &e);
+    }
+    write_rows(w, dev);
 }
 
 /* Reads every column back; returns the number of cells that differ from val()/present(). */
@@ -368,29 +375,7 @@ static void test_gorilla_compact(void)
         for (int k = 0; k < 3; k++) CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &sc[k], &e), &e);
         tsf_column_schema sd = {"d", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD};
         CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &sd, &e), &e);
-        tsf_tablet *t = NULL;
-        CHECK_OK(tsf_tablet_new(w, "root.sg.d", NULL, 0, TABLET, &t, &e), &e);
-        double walk[NCOL] = {0};
-        int64_t times[TABLET];
-        double vals[NCOL][TABLET];
-        uint8_t valid[NCOL][TABLET / 8 + 1];
-        for (size_t r0 = 0; r0 < ROWS; r0 += TABLET) {
-            size_t n = ROWS - r0 < TABLET ? ROWS - r0 : TABLET;
-            memset(valid, 0, sizeof valid);
-            for (size_t i = 0; i < n; i++) {
-                times[i] = T0 + (int64_t)(r0 + i) * 10;
-                for (int k = 0; k < NCOL; k++) {
-                    vals[k][i] = val(k, r0 + i, walk);
-                    if (present(k, r0 + i)) valid[k][i >> 3] |= (uint8_t)(1u << (i & 7));
-                }
-            }
-            CHECK_OK(tsf_tablet_set_times(t, times, n, &e), &e);
-            for (int k = 0; k < NCOL; k++)
-                CHECK_OK(tsf_tablet_set_column(t, (size_t)k, vals[k], valid[k], n, &e), &e);
-            CHECK_OK(tsf_writer_write_tablet(w, t, &e), &e);
-        }
-        tsf_tablet_free(t);
-        CHECK_OK(tsf_writer_close(w, &e), &e);
+        write_rows(w, "root.sg.d");
         CHECK_EQ_INT(check_file(&f[level]), 0);
     }
     CHECK(f[1].len < f[0].len);

@@ -234,8 +234,9 @@ uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
             S->origin = IX_LD(&L->origin);
             S->mul = IX_LD(&L->mul);
             S->nbase = IX_LD(&L->nbase);
-            S->meta = IX_LD(&L->meta);
-            S->w = IX_LD(&L->w);
+            /* acquire: the blocks behind these pointers were written before they were published */
+            S->meta = IX_LDA(&L->meta);
+            S->w = IX_LDA(&L->w);
             S->nblocks = IX_LD(&L->nblocks);
             S->err_lo = IX_LD(&L->err_lo);
             S->err_hi = IX_LD(&L->err_hi);
@@ -633,11 +634,11 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
     }
     /* Publish: everything under an odd version (unless the caller, a writer, holds one already). */
     if (bump) ix_ver_begin(L);
-    IX_ST(&L->meta, meta);
+    IX_STR(&L->meta, meta);
     IX_ST(&L->shift, shift);
     if (L->w != &ix->w0) {
         ix_leafw *w = L->w;
-        IX_ST(&w->chunks, cl);
+        IX_STR(&w->chunks, cl);
         IX_ST(&w->nchunks, cn);
         w->cap_chunks = cc;
         w->ovf_records = w->ovf_built = nrec;

@@ -99,6 +99,10 @@ struct tsf_index {
     uint64_t leaf_table, n_leaves, n_nodes;
     uint64_t region_start, region_end, alloc_end;
     ix_leaf *leaves;
+    /* Block metadata arena of the current tree (one allocation, 2 MiB aligned, MADV_HUGEPAGE): leaves
+       loaded by a build or at open get their slot here (filled lazily); rebuilt leaves allocate their own. */
+    uint8_t *marena, *marena_lo;
+    uint64_t marena_bytes, marena_len;
     ix_leafw w0; /* the shared empty overflow/view state, never written */
     uint64_t rebuilds;
     /* Concurrency (one writer, many readers): gen is the seqlock of the tree fields above (root_*,

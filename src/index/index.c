@@ -768,36 +768,22 @@ static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uin
     *e = end < L->nbase ? end : L->nbase;
 }
 
-/* Blocks in [from, from+n) whose separator is < q (*lt) and <= q (*le); separators never decrease. */
-static inline void ix_sep_counts(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q, uint64_t *lt,
-                                 uint64_t *le)
+/*
+ * Blocks in [from, from+n) whose separator is <= q (separators never decrease): a branchless binary
+ * search. Its loads depend on each other, so the caller prefetches the window's metadata lines first
+ * (one DRAM round trip for all of them).
+ */
+static inline uint64_t ix_sep_rank(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q)
 {
-    if (n <= 16) {
-        uint64_t a = 0, b = 0;
-        for (const uint8_t *p = m + from * IX_META_SORTED, *e = p + n * IX_META_SORTED; p < e;
-             p += IX_META_SORTED) {
-            uint32_t sp = mld32(p);
-            a += sp < q;
-            b += sp <= q;
-        }
-        *lt = a;
-        *le = b;
-        return;
+    if (n == 0) return 0;
+    const uint8_t *p = m + from * IX_META_SORTED;
+    uint64_t a = 0;
+    while (n > 1) {
+        uint64_t half = n / 2;
+        a = mld32(p + (a + half) * IX_META_SORTED) <= q ? a + half : a;
+        n -= half;
     }
-    for (int strict = 0; strict < 2; strict++) {
-        uint64_t a = from, len = n;
-        while (len > 0) {
-            uint64_t half = len / 2;
-            uint32_t sp = mld32(m + (a + half) * IX_META_SORTED);
-            if (strict ? sp <= q : sp < q) {
-                a += half + 1;
-                len -= half + 1;
-            } else {
-                len = half;
-            }
-        }
-        *(strict ? le : lt) = a - from;
-    }
+    return a + (mld32(p + a * IX_META_SORTED) <= q);
 }
 
 /*
@@ -810,7 +796,13 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     uint64_t a, e;
     ix_base_window(L, x, &a, &e);
     uint64_t b0 = a / IX_SLOTS, nb = (e - 1) / IX_SLOTS - b0;
-    /* The model's block is usually the one: fetch it while the separators are read. */
+    /* The window's separators: every line at once (the search below walks them dependently). */
+    const uint8_t *m = L->meta;
+    for (uintptr_t l = (uintptr_t)(m + (b0 + 1) * IX_META_SORTED) & ~(uintptr_t)63,
+                   le = (uintptr_t)(m + (b0 + 1 + nb) * IX_META_SORTED);
+         l < le; l += 64)
+        __builtin_prefetch((const void *)l);
+    /* The model's block is often the one: fetch it while the separators are read. */
     const uint8_t *pb =
         ix_block(ix, L, (a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1) / IX_SLOTS);
     __builtin_prefetch(pb);
@@ -818,16 +810,12 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     __builtin_prefetch(pb + 128);
     __builtin_prefetch(pb + 192);
     uint32_t q = ix_sep(L->origin, L->shift, x);
-    uint64_t lo = 0, hi = 0;
-    ix_sep_counts(L->meta, b0 + 1, nb, q, &lo, &hi);
-    lo += b0;
-    hi += b0;
-    if (TSF_UNLIKELY(hi > lo)) {
-        const uint8_t *leaf = ix_at(ix, L->off);
-        for (; hi > lo; hi--) {
-            uint64_t f = ix_base_key(leaf, hi * IX_SLOTS);
-            if (strict ? f <= x : f < x) break;
-        }
+    uint64_t hi = b0 + ix_sep_rank(m, b0 + 1, nb, q);
+    /* Blocks after b0 whose separator equals q may start above x: their first keys decide. */
+    while (TSF_UNLIKELY(hi > b0 && mld32(m + hi * IX_META_SORTED) == q)) {
+        uint64_t f = ix_base_key(ix_at(ix, L->off), hi * IX_SLOTS);
+        if (strict ? f <= x : f < x) break;
+        hi--;
     }
     return hi;
 }

@@ -198,6 +198,7 @@ static void usage(FILE *f)
           "  --encoding ENC|col=ENC   new encoding for every column it can encode, or for one column\n"
           "  --compression C|col=C    new compression (UNCOMPRESSED, SNAPPY, GZIP, LZ4, ZSTD, LZMA2)\n"
           "  --page-points N          points per page (default 10000)\n"
+          "  --page-index             also write the page-time index OUT.tsfidx (see tsf index)\n"
           "  -q, --quiet              no report\n"
           "exit codes: 0 ok, 1 usage, 2 damaged input, 3 I/O error\n",
           f);
@@ -207,7 +208,7 @@ int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
     uint64_t page_points = 0;
-    int quiet = 0, rc = CLI_USAGE;
+    int quiet = 0, page_index = 0, rc = CLI_USAGE;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -228,6 +229,8 @@ int tsf_cmd_convert(int argc, char **argv)
             }
         } else if (cli_is(&a, "-q|--quiet")) {
             quiet = 1;
+        } else if (cli_is(&a, "--page-index")) {
+            page_index = 1;
         } else if (cli_positional(&a) && !c.in) {
             c.in = a.arg;
         } else if (cli_positional(&a)) {
@@ -248,6 +251,7 @@ int tsf_cmd_convert(int argc, char **argv)
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (page_points) wo.page_max_points = (uint32_t)page_points;
+    wo.page_index = page_index;
     tsf_error e = {0};
     if (tsf_writer_open(&c.w, c.out, &wo, &e)) {
         cli_err("convert", "%s: %s", c.out, e.message);

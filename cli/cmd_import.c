@@ -45,7 +45,7 @@ typedef struct imp_opts {
     int64_t per_second; /* the file's time unit */
     int32_t tz;
     csv_kvlist schema, enc, comp;
-    int sort, skip_bad, quiet, progress;
+    int sort, skip_bad, quiet, progress, page_index;
     uint64_t infer_rows, page_points;
 } imp_opts;
 
@@ -1124,6 +1124,7 @@ static void usage(FILE *f)
           "  --sort                   sort rows by time (holds the data in memory); default: out-of-order\n"
           "                           rows are errors naming the line\n"
           "  --skip-bad               skip (and count) bad rows instead of stopping\n"
+          "  --page-index             also write the page-time index FILE.tsfidx (see tsf index)\n"
           "  -q, --quiet              no summary, no progress bar\n"
           "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
           f);
@@ -1195,6 +1196,8 @@ int tsf_cmd_import(int argc, char **argv)
             o.sort = 1;
         } else if (cli_is(&a, "--skip-bad")) {
             o.skip_bad = 1;
+        } else if (cli_is(&a, "--page-index")) {
+            o.page_index = 1;
         } else if (cli_is(&a, "-q|--quiet")) {
             o.quiet = 1;
             o.progress = 0;
@@ -1230,6 +1233,7 @@ int tsf_cmd_import(int argc, char **argv)
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;
+    wo.page_index = o.page_index;
     tsf_error e = {0};
     if (tsf_writer_open(&m.w, o.out, &wo, &e)) {
         cli_err("import", "%s: %s", o.out, e.message);

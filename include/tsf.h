@@ -329,6 +329,8 @@ typedef struct tsf_writer_options {
                                      the Java writer's bytes. */
     int32_t gorilla_compact;      /* GORILLA window choice (tsf_codec_options.gorilla_compact): 0 = the
                                      reference's bytes (default), 1 = by cost, 2 = by cost + lookahead */
+    int page_index;               /* 1: tsf_writer_close also writes the page-time index <path>.tsfidx
+                                     (tsf_page_index_build_file; tsf_writer_open only, ignored for callbacks) */
 } tsf_writer_options;
 
 /** Fills the defaults. */
@@ -462,6 +464,9 @@ typedef struct tsf_reader_options {
     /* -- added in 0.2 -- */
     int use_pread; /* tsf_reader_open: 1 = read with pread; 0 (default) = map the file read-only (mmap) where
                     * the system allows, falling back to pread (a mapped file must not shrink while open) */
+    int page_index; /* tsf_reader_open: 1 (default) = queries use `<path>.tsfidx` when it is there and made for
+                     * this file (opened on the first query with a time_min; stale or damaged = ignored);
+                     * 0 = never. See tsf_reader_page_index. */
 } tsf_reader_options;
 
 TSF_API void tsf_reader_options_init(tsf_reader_options *o);
@@ -591,6 +596,8 @@ typedef struct tsf_query_options {
     struct tsf_page_index *page_index; /* page-time index of this reader's file (tsf_page_index_open); NULL =
                                         * none. Borrowed. A partly covered chunk then starts at the page
                                         * holding time_min without walking its page headers; same rows. */
+    int use_page_index; /* 1 (default): with page_index NULL, the reader's own index (tsf_reader_page_index);
+                         * 0: no page index (page headers walked as without one) */
 } tsf_query_options;
 
 /** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next
@@ -664,6 +671,13 @@ TSF_API tsf_status tsf_page_index_lookup(tsf_page_index *p, size_t device, size_
                                          tsf_page_loc *out, tsf_error *err);
 /** Pages indexed and pages that went in as late (overflow) inserts. */
 TSF_API void tsf_page_index_info(const tsf_page_index *p, uint64_t *npages, uint64_t *nlate);
+/** Opens tsfile (allocator may be NULL), builds `<tsfile>.tsfidx` (tsf_page_index_build) and closes it. */
+TSF_API tsf_status tsf_page_index_build_file(const char *tsfile, const tsf_allocator *allocator, uint64_t *npages,
+                                             tsf_error *err);
+/** The reader's own page-time index (tsf_reader_options.page_index; opened here on first use, owned by the
+ *  reader, valid until tsf_reader_close): *out = NULL (TSF_OK) when there is none (not opened by path, option
+ *  off, no `<path>.tsfidx`, or one that is stale or damaged). */
+TSF_API tsf_status tsf_reader_page_index(tsf_reader *r, tsf_page_index **out, tsf_error *err);
 
 /* ---- value filters ---------------------------------------------------------------------- */
 /*

@@ -464,13 +464,10 @@ static tsf_status get_u64(tsf_index *ix, uint64_t key, uint64_t *v, const char *
     return st;
 }
 
-tsf_status tsf_page_index_open(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err)
+/* tsf_page_index_open once r's metadata is loaded (takes no reader lock: rd_pix_get calls it under r->lock). */
+static tsf_status pix_open(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err)
 {
-    if (!r || !path || !out)
-        return tsf_err(err, TSF_EINVAL, "tsf_page_index_open: reader, path, out required");
-    *out = NULL;
-    tsf_status st = rd_ensure_index(r, err);
-    if (st) return st;
+    tsf_status st;
     tsf_page_index *p = tsf_calloc(r->a, 1, sizeof *p);
     if (!p) return tsf_err(err, TSF_ENOMEM, "page index: out of memory");
     p->a = r->a;
@@ -545,28 +542,109 @@ fail:
     return st;
 }
 
+tsf_status tsf_page_index_open(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err)
+{
+    if (!r || !path || !out)
+        return tsf_err(err, TSF_EINVAL, "tsf_page_index_open: reader, path, out required");
+    *out = NULL;
+    tsf_status st = rd_ensure_index(r, err);
+    return st ? st : pix_open(r, path, out, err);
+}
+
+/* "<tsfile>.tsfidx" (allocated with a; n + 8 bytes, n = strlen(tsfile)). */
+static char *idx_name(const tsf_allocator *a, const char *tsfile, size_t *n)
+{
+    *n = strlen(tsfile);
+    char *path = tsf_alloc(a, *n + 8);
+    if (path) {
+        memcpy(path, tsfile, *n);
+        memcpy(path + *n, ".tsfidx", 8);
+    }
+    return path;
+}
+
+/* Opens path when it exists; an absent, stale or damaged index gives TSF_OK and *out = NULL. */
+static tsf_status pix_open_if_fit(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return TSF_OK;
+    fclose(f);
+    tsf_error e;
+    tsf_status st = pix_open(r, path, out, &e);
+    if (st == TSF_ECORRUPT || st == TSF_ESTATE || st == TSF_EIO || st == TSF_ENOTSUP) return TSF_OK; /* ignored */
+    if (st && err) *err = e;
+    return st;
+}
+
 tsf_status tsf_page_index_open_auto(tsf_reader *r, const char *tsfile, tsf_page_index **out, tsf_error *err)
 {
     if (!r || !tsfile || !out)
         return tsf_err(err, TSF_EINVAL, "tsf_page_index_open_auto: arguments required");
     *out = NULL;
-    size_t n = strlen(tsfile);
-    char *path = tsf_alloc(r->a, n + 8);
+    size_t n;
+    tsf_status st = rd_ensure_index(r, err);
+    if (st) return st;
+    char *path = idx_name(r->a, tsfile, &n);
     if (!path) return tsf_err(err, TSF_ENOMEM, "page index: out of memory");
-    memcpy(path, tsfile, n);
-    memcpy(path + n, ".tsfidx", 8);
-    FILE *f = fopen(path, "rb");
-    tsf_status st = TSF_OK;
-    if (f) {
-        fclose(f);
-        tsf_error e;
-        st = tsf_page_index_open(r, path, out, &e);
-        if (st == TSF_ECORRUPT || st == TSF_ESTATE || st == TSF_EIO || st == TSF_ENOTSUP)
-            st = TSF_OK; /* ignored */
-        else if (st && err)
-            *err = e;
-    }
+    st = pix_open_if_fit(r, path, out, err);
     tsf_free(r->a, path, n + 8);
+    return st;
+}
+
+/* ---- the reader's own index (tsf_reader_options.page_index) and building at write time ------------- */
+
+tsf_status rd_pix_set_path(tsf_reader *r, const char *tsfile, tsf_error *err)
+{
+    size_t n;
+    if (!(r->pix_path = idx_name(r->a, tsfile, &n))) return tsf_err(err, TSF_ENOMEM, "reader: out of memory");
+    return TSF_OK;
+}
+
+void rd_pix_free(tsf_reader *r)
+{
+    tsf_page_index_close(r->pix);
+    r->pix = NULL;
+    if (r->pix_path) tsf_free(r->a, r->pix_path, strlen(r->pix_path) + 1);
+    r->pix_path = NULL;
+}
+
+tsf_page_index *rd_pix_get(tsf_reader *r)
+{
+    pthread_mutex_lock(&r->lock);
+    if (!r->pix_tried && r->loaded > 0 && r->pix_path) {
+        r->pix_tried = 1;
+        if (pix_open_if_fit(r, r->pix_path, &r->pix, NULL)) r->pix = NULL; /* out of memory: none */
+    }
+    tsf_page_index *p = r->pix;
+    pthread_mutex_unlock(&r->lock);
+    return p;
+}
+
+tsf_status tsf_reader_page_index(tsf_reader *r, tsf_page_index **out, tsf_error *err)
+{
+    if (!r || !out) return tsf_err(err, TSF_EINVAL, "tsf_reader_page_index: reader and out are required");
+    *out = NULL;
+    tsf_status st = rd_ensure_index(r, err);
+    if (!st) *out = rd_pix_get(r);
+    return st;
+}
+
+tsf_status tsf_page_index_build_file(const char *tsfile, const tsf_allocator *allocator, uint64_t *npages,
+                                     tsf_error *err)
+{
+    if (!tsfile) return tsf_err(err, TSF_EINVAL, "tsf_page_index_build_file: tsfile is required");
+    tsf_reader_options o;
+    tsf_reader_options_init(&o);
+    o.allocator = allocator;
+    o.page_index = 0;
+    tsf_reader *r;
+    tsf_status st = tsf_reader_open(&r, tsfile, &o, err);
+    if (st) return st;
+    size_t n;
+    char *path = idx_name(r->a, tsfile, &n);
+    st = path ? tsf_page_index_build(r, path, npages, err) : tsf_err(err, TSF_ENOMEM, "page index: out of memory");
+    if (path) tsf_free(r->a, path, n + 8);
+    tsf_reader_close(r);
     return st;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../format/index.h"
+#include "page_index.h"
 #include "reader_internal.h"
 
 #define RD_MAX_DEPTH 64
@@ -120,6 +121,7 @@ void tsf_reader_options_init(tsf_reader_options *o)
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->path = TSF_PATH_AUTO;
+    o->page_index = 1;
 }
 
 static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, tsf_error *err)
@@ -136,6 +138,7 @@ static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, t
     r->a = o.allocator;
     r->fd = -1;
     r->use_pread = o.use_pread;
+    r->pix_tried = !o.page_index; /* tsf_reader_open sets pix_path (page_index.c) */
     if (pthread_mutex_init(&r->lock, NULL) != 0) {
         tsf_free(r->a, r, sizeof *r);
         return tsf_err(err, TSF_ENOMEM, "reader: cannot create a mutex");
@@ -263,6 +266,10 @@ tsf_status tsf_reader_open(tsf_reader **out, const char *path, const tsf_reader_
             r->src = RD_SRC_MEMORY;
         }
     }
+    if (!r->pix_tried && (st = rd_pix_set_path(r, path, err))) {
+        tsf_reader_close(r);
+        return st;
+    }
     return reader_finish_open(r, out, err);
 }
 
@@ -298,6 +305,7 @@ tsf_status tsf_reader_open_callbacks(tsf_reader **out, const tsf_read_callbacks 
 void tsf_reader_close(tsf_reader *r)
 {
     if (!r) return;
+    rd_pix_free(r);
     if (r->fd >= 0) close(r->fd);
     if (r->src != RD_SRC_MEMORY) {
         tsf_free(r->a, r->meta, r->meta_len);

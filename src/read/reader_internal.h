@@ -87,6 +87,10 @@ struct tsf_reader {
     size_t ndevices, devices_cap;
     rd_series *series;
     size_t nseries, series_cap;
+    /* the reader's own page-time index (page_index.c, tsf_reader_options.page_index) */
+    char *pix_path;             /* "<path>.tsfidx" (tsf_reader_open with the option), else NULL */
+    int pix_tried;              /* 1: looked for (under lock) */
+    struct tsf_page_index *pix; /* opened and made for this file, else NULL */
 };
 
 /* Frees r->pdirs and r->qspare (query.c). */

@@ -845,6 +845,10 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
         else if (w->opt.fsync)
             s = sync_dir(w->path, err);
     }
+    if (!s && w->opt.page_index && w->path) { /* <path>.tsfidx from the finished file (doc/reader.md) */
+        s = tsf_page_index_build_file(w->path, w->alloc, NULL, err);
+        if (s == TSF_ENOTSUP) s = TSF_OK; /* spans too wide for the key layout: queries use the metadata */
+    }
     w->closed = 1;
     writer_free(w);
     return s;

@@ -279,6 +279,19 @@ static size_t check_lookups(tsf_page_index *pix, const ref *f, uint64_t *seed)
 
 /* ---- queries with and without the index ------------------------------------------------------- */
 
+/* A reader of path; auto_index = tsf_reader_options.page_index (0: never looks for <path>.tsfidx). */
+static tsf_reader *open_path(const char *path, int auto_index, int use_pread)
+{
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.page_index = auto_index;
+    ro.use_pread = use_pread;
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open(&r, path, &ro, &e), &e);
+    return r;
+}
+
 typedef struct qsum {
     uint64_t h, rows;
 } qsum;
@@ -347,11 +360,14 @@ static void check_queries(tsf_reader *plain, tsf_reader *r, tsf_page_index *pix,
             int64_t lo = (int64_t)((uint64_t)pg->start + tsf_test_rand(seed) % 3 - 1); /* wraps at the ends */
             int64_t hi =
                 k % 4 == 0 || lo > INT64_MAX - 1000 ? INT64_MAX : lo + (int64_t)(tsf_test_rand(seed) % 1000);
-            qsum a, b;
+            qsum a, b, c3;
             unsigned th = k % 5 == 4 ? 3 : 1; /* same threads both ways (see doc/reader.md on late chunks) */
             tsf_status sa = run_query(plain, NULL, c->device, lo, hi, th, &a, &e);
             tsf_status sb = run_query(r, pix, c->device, lo, hi, th, &b, &e2);
+            tsf_status sc = run_query(r, NULL, c->device, lo, hi, th, &c3, &e2); /* r's own index */
             CHECK_EQ_INT(sb, sa);
+            CHECK_EQ_INT(sc, sa);
+            if (a.rows != c3.rows || a.h != c3.h) b = c3;
             if (a.rows != b.rows || a.h != b.h) {
                 fprintf(stderr, "device %zu [%lld, %lld]: %llu rows without the index, %llu with (%s)\n",
                         c->device, (long long)lo, (long long)hi, (unsigned long long)a.rows,
@@ -373,8 +389,8 @@ static uint64_t check_file(const char *path, int rounds, uint64_t *nlate)
     snprintf(ipath, sizeof ipath, "%.1000s.tsfidx", path);
     uint64_t np = 0, seed = 42;
     int failures = tsf_test_failures;
-    CHECK_OK(tsf_reader_open(&r, path, NULL, &e), &e);
-    CHECK_OK(tsf_reader_open(&plain, path, NULL, &e), &e);
+    r = open_path(path, 1, 0);     /* finds the index built below on its first query with a time_min */
+    plain = open_path(path, 0, 0); /* never uses one */
     if (!r || !plain) goto out;
     tsf_status st = tsf_page_index_build(r, ipath, &np, &e);
     if (st == TSF_ENOTSUP) { /* spans that do not fit: nothing indexed, the reader still works */
@@ -386,6 +402,10 @@ static uint64_t check_file(const char *path, int rounds, uint64_t *nlate)
     CHECK_OK(tsf_page_index_open_auto(r, path, &pix, &e), &e);
     CHECK(pix != NULL);
     if (!pix) goto out;
+    tsf_page_index *own = NULL, *none = pix;
+    CHECK_OK(tsf_reader_page_index(r, &own, &e), &e);
+    CHECK_OK(tsf_reader_page_index(plain, &none, &e), &e);
+    CHECK(own != NULL && own != pix && none == NULL);
     ref f = {0};
     f.file = tsf_test_read_file(path, &f.len);
     CHECK(f.file != NULL);
@@ -605,6 +625,184 @@ static void test_reader_uses_index(void)
     remove(ipath);
 }
 
+/* Read system calls of this process so far (Linux /proc/self/io); -1 where unavailable. */
+static long long read_calls(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    long long n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "syscr: %lld", &n) == 1) break;
+    if (f) fclose(f);
+    return n;
+}
+
+/* One narrow query with default options (the reader's own index unless use = 0): rows, hash, read calls,
+ * page directories the reader built (each = the page headers of a chunk walked). */
+static void auto_query(tsf_reader *r, size_t dev, int use, qsum *s, long long *calls, size_t *pdirs)
+{
+    tsf_error e = {0};
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.devices = &dev;
+    o.ndevices = 1;
+    o.time_min = 400000;
+    o.time_max = 400100;
+    o.use_page_index = use;
+    tsf_query *q = NULL;
+    const tsf_batch *b;
+    CHECK_OK(tsf_reader_load_index(r, &e), &e);
+    long long c0 = read_calls();
+    s->rows = 0;
+    s->h = 0xcbf29ce484222325ull;
+    CHECK_OK(tsf_query_open(r, &o, &q, &e), &e);
+    while (q && tsf_query_next(q, &b, &e) == TSF_OK && b) {
+        mix(s, b->times, b->nrows * 8);
+        for (size_t k = 0; k < b->ncolumns; k++) mix(s, b->columns[k].validity, (b->nrows + 7) / 8);
+        s->rows += b->nrows;
+    }
+    tsf_query_close(q);
+    *calls = read_calls() - c0;
+    *pdirs = r->npdirs;
+}
+
+/* tsf_reader_open finds <path>.tsfidx by itself and queries use it (fewer reads, same rows); option off,
+ * use_page_index 0, no index, a stale one (the file rewritten) and a damaged one give the rows of a reader
+ * without an index. */
+static void test_auto_index(void)
+{
+    char path[200], ipath[220];
+    gen_to("auto.tsfile", 60000, 32, 0, path, sizeof path);
+    snprintf(ipath, sizeof ipath, "%s.tsfidx", path);
+    tsf_error e = {0};
+    uint64_t np = 0;
+    CHECK_OK(tsf_page_index_build_file(path, NULL, &np, &e), &e);
+    CHECK(np > 1000);
+    qsum s[6];
+    long long calls[6];
+    size_t pdirs[6], dev = 0;
+    tsf_page_index *own = NULL;
+    /* 0: own index, 1: option off, 2: use_page_index = 0, 3: no index file, 4: stale, 5: damaged */
+    for (int k = 0; k < 6; k++) {
+        if (k == 3) CHECK(remove(ipath) == 0);
+        if (k == 4) { /* another file of the same shape at the same path: the index made before is stale */
+            CHECK_OK(tsf_page_index_build_file(path, NULL, NULL, &e), &e);
+            gen_to("auto.tsfile", 60001, 32, 0, path, sizeof path);
+        }
+        if (k == 5) write_file(ipath, "TSFPIX01 and then nothing that could be an index", 48);
+        tsf_reader *r = open_path(path, k != 1, 1);
+        if (!r) return;
+        CHECK_OK(tsf_reader_find_device(r, "root.sg1.d1", &dev, &e), &e);
+        auto_query(r, dev, k != 2, &s[k], &calls[k], &pdirs[k]);
+        CHECK_OK(tsf_reader_page_index(r, &own, &e), &e);
+        CHECK((own != NULL) == (k == 0 || k == 2));
+        tsf_reader_close(r);
+    }
+    printf("  narrow query (pread): %lld read calls with the reader's own index, %lld without (%zu page "
+           "directories built)\n",
+           calls[0], calls[1], pdirs[1]);
+    CHECK(pdirs[0] == 0 && pdirs[1] > 0 && pdirs[2] > 0 && pdirs[3] > 0 && pdirs[4] > 0 && pdirs[5] > 0);
+    if (calls[0] >= 0) CHECK(calls[0] * 20 < calls[1] && calls[0] * 20 < calls[2]);
+    for (int k = 1; k < 6; k++) CHECK(s[k].rows == s[0].rows && s[k].h == s[0].h);
+    CHECK(s[0].rows > 0);
+    /* readers without a path have no index of their own */
+    size_t len;
+    uint8_t *m = tsf_test_read_file(path, &len);
+    tsf_reader *r = NULL;
+    CHECK(m != NULL);
+    CHECK_OK(tsf_reader_open_memory(&r, m, len, NULL, &e), &e);
+    own = (tsf_page_index *)m;
+    CHECK_OK(tsf_reader_page_index(r, &own, &e), &e);
+    CHECK(own == NULL);
+    tsf_reader_close(r);
+    free(m);
+    remove(path);
+    remove(ipath);
+}
+
+/* tsf_writer_options.page_index: the index written at close equals one built afterwards (every page start,
+ * +-1, random times: the same location), and a reader opened on the file uses it. */
+static void test_write_time(void)
+{
+    char path[200], ipath[220], later[220];
+    snprintf(path, sizeof path, "%s/wt.tsfile", tmpdir());
+    snprintf(ipath, sizeof ipath, "%s.tsfidx", path);
+    snprintf(later, sizeof later, "%s/later.tsfidx", tmpdir());
+    tsf_error e = {0};
+    for (int in_place = 0; in_place < 2; in_place++) {
+        remove(ipath);
+        tsf_writer_options o;
+        tsf_writer_options_init(&o);
+        o.page_max_points = 40;
+        o.page_index = 1;
+        o.in_place = in_place;
+        tsf_writer *w = NULL;
+        CHECK_OK(tsf_writer_open(&w, path, &o, &e), &e);
+        if (!w) return;
+        CHECK_OK(gen_register(w, &e), &e);
+        for (size_t i = 0; i < 6000; i += 1500) {
+            CHECK_OK(gen_rows(w, i, i + 1500, &e), &e);
+            CHECK_OK(tsf_writer_flush(w, &e), &e);
+        }
+        CHECK_OK(tsf_writer_close(w, &e), &e);
+        tsf_reader *r = open_path(path, 1, 0);
+        if (!r) return;
+        tsf_page_index *own = NULL, *built = NULL;
+        uint64_t np = 0, n2 = 0;
+        CHECK_OK(tsf_reader_page_index(r, &own, &e), &e); /* the one the writer left */
+        CHECK(own != NULL);
+        CHECK_OK(tsf_page_index_build(r, later, &np, &e), &e);
+        CHECK_OK(tsf_page_index_open(r, later, &built, &e), &e);
+        if (!own || !built) return;
+        tsf_page_index_info(own, &n2, NULL);
+        CHECK(n2 == np && np > 100);
+        ref f = {0};
+        f.file = tsf_test_read_file(path, &f.len);
+        CHECK(f.file != NULL);
+        build_ref(r, &f);
+        uint64_t seed = 99;
+        size_t same = 0, asked = 0;
+        for (size_t ci = 0; ci < f.n; ci++) {
+            const rcol *c = &f.c[ci];
+            for (size_t i = 0; i < c->n; i++) {
+                int64_t ts[4] = {c->p[i].start, c->p[i].start - 1, c->p[i].start + 1,
+                                 (int64_t)(tsf_test_rand(&seed) % 40000) - 100};
+                for (int k = 0; k < 4; k++) {
+                    tsf_page_loc a, b;
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    tsf_status sa = tsf_page_index_lookup(own, c->device, c->series, ts[k], &a, NULL);
+                    tsf_status sb = tsf_page_index_lookup(built, c->device, c->series, ts[k], &b, NULL);
+                    asked++;
+                    same += sa == sb && a.chunk_offset == b.chunk_offset && a.page_offset == b.page_offset &&
+                            a.page == b.page && a.late == b.late && a.start_time == b.start_time;
+                }
+            }
+        }
+        printf("  written at close (in_place %d): %llu pages, %zu of %zu lookups equal to a later build\n",
+               in_place, (unsigned long long)np, same, asked);
+        CHECK(same == asked && asked > 400);
+        free_ref(&f);
+        tsf_page_index_close(built);
+        tsf_reader_close(r);
+    }
+    /* a writer on callbacks has no path: the option is ignored */
+    gen_buf b = {0};
+    tsf_write_callbacks cb = {sizeof cb, gen_write, NULL, &b};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_index = 1;
+    tsf_writer *w = NULL;
+    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
+    CHECK_OK(gen_register(w, &e), &e);
+    CHECK_OK(gen_rows(w, 0, 100, &e), &e);
+    CHECK_OK(tsf_writer_close(w, &e), &e);
+    free(b.p);
+    remove(path);
+    remove(ipath);
+    remove(later);
+}
+
 static void test_stale_and_damaged(void)
 {
     char a[200], b[200], ia[220], junk[220];
@@ -614,8 +812,8 @@ static void test_stale_and_damaged(void)
     tsf_error e = {0};
     tsf_reader *ra = NULL, *rb = NULL;
     tsf_page_index *pix = NULL;
-    CHECK_OK(tsf_reader_open(&ra, a, NULL, &e), &e);
-    CHECK_OK(tsf_reader_open(&rb, b, NULL, &e), &e);
+    ra = open_path(a, 0, 0); /* "without the index" below means without any */
+    rb = open_path(b, 0, 0);
     if (!ra || !rb) return;
     CHECK_OK(tsf_page_index_build(ra, ia, NULL, &e), &e);
     /* another file: ESTATE on an explicit open, ignored by auto-detection */
@@ -732,6 +930,8 @@ int main(void)
     TSF_RUN(test_out_of_order);
     TSF_RUN(test_reader_uses_index);
     TSF_RUN(test_stale_and_damaged);
+    TSF_RUN(test_auto_index);
+    TSF_RUN(test_write_time);
     TSF_RUN(test_golden);
     int rc = tsf_test_finish();
     rmdir(tmpdir());

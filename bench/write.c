@@ -5,11 +5,13 @@
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
  *                        [--budget-mb M] [--lz4-probe 0|1] [--gorilla-compact 0|1|2] [--path column|row]
+ *                        [--setter ref|copy]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
  * sensor: round((20 + 5 sin(i/1000) + uniform(-0.5, 0.5)) * 100) / 100). Timed: every write call
- * plus close (index, tail, rename); no fsync.
+ * plus close (index, tail, rename); no fsync. Columns go in through tsf_tablet_set_column_ref (the
+ * arrays live until the write, as an Arrow caller's do); --setter copy uses tsf_tablet_set_column.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +37,7 @@ typedef struct wcfg {
     long long budget_mb; /* 0 = the writer's default */
     int lz4_probe;       /* writer option lz4_probe */
     int gorilla_compact; /* writer option gorilla_compact */
+    int copy;            /* 1: tsf_tablet_set_column (copies), 0: tsf_tablet_set_column_ref */
 } wcfg;
 
 typedef struct gen {
@@ -121,7 +124,8 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
         if (!row_path) {
             if (tsf_tablet_set_times(t, times, n, &err)) goto fail;
             for (int k = 0; k < c->ncols; k++)
-                if (tsf_tablet_set_column(t, (size_t)k, cols[k], NULL, n, &err)) goto fail;
+                if ((c->copy ? tsf_tablet_set_column : tsf_tablet_set_column_ref)(t, (size_t)k, cols[k], NULL, n, &err))
+                    goto fail;
             if (tsf_writer_write_tablet(w, t, &err)) goto fail;
         } else {
             for (size_t r = 0; r < n; r++) {
@@ -213,6 +217,8 @@ int bench_write(int argc, char **argv)
     c.budget_mb = bench_opt_ll(argc, argv, "--budget-mb", 0);
     c.lz4_probe = (int)bench_opt_ll(argc, argv, "--lz4-probe", 1);
     c.gorilla_compact = (int)bench_opt_ll(argc, argv, "--gorilla-compact", 0);
+    const char *setter = bench_opt(argc, argv, "--setter");
+    c.copy = setter && strcmp(setter, "copy") == 0;
     if (reps < 1) reps = 1;
     if (c.rows < 1) c.rows = 1;
     gen g;
@@ -224,10 +230,10 @@ int bench_write(int argc, char **argv)
     double points = (double)c.rows * c.ncols;
     if (!c.json) {
         bench_print_machine(stdout);
-        printf("E4 write: case %s (%d x %lld rows, %s), %s, %s, %s; tablets of %d rows; %d reps\n",
+        printf("E4 write: case %s (%d x %lld rows, %s), %s, %s, %s; tablets of %d rows (setter %s); %d threads; %d reps\n",
                c.ncols == 1000 ? "B" : "A", c.ncols, c.rows, c.aligned ? "aligned" : "non-aligned",
                c.sensor ? "sensor" : "walk", tsf_encoding_name(c.enc), tsf_compression_name(c.comp), TABLET_ROWS,
-               reps);
+               c.copy ? "copy" : "ref", threads, reps);
         printf("%-7s %12s %12s %12s %14s %12s %14s\n", "path", "p50 ms", "p50 Mpts/s", "p90 Mpts/s", "file bytes",
                "bytes/point", "best cpu ms");
     }
@@ -262,11 +268,13 @@ int bench_write(int argc, char **argv)
         if (c.json)
             printf("{\"bench\":\"write\",\"case\":\"%s\",\"data\":\"%s\",\"aligned\":%s,\"encoding\":\"%s\","
                    "\"compression\":\"%s\",\"threads\":%d,\"path\":\"%s\",\"p50\":%.3f,\"p90\":%.3f,"
-                   "\"unit\":\"M points/s\",\"bytes_per_point\":%.4f,\"rows\":%lld,\"file_bytes\":%llu}\n",
+                   "\"unit\":\"M points/s\",\"bytes_per_point\":%.4f,\"rows\":%lld,\"file_bytes\":%llu,"
+                   "\"setter\":\"%s\"}\n",
                    c.ncols == 1000 ? "B" : "A", c.sensor ? "sensor" : "walk", c.aligned ? "true" : "false",
                    c.enc_default ? "default" : c.enc == TSF_ENCODING_AUTO ? "auto" : tsf_encoding_name(c.enc),
                    tsf_compression_name(c.comp), threads,
-                   row_path ? "row" : "column", p50, p90, bpp, c.rows, (unsigned long long)bytes);
+                   row_path ? "row" : "column", p50, p90, bpp, c.rows, (unsigned long long)bytes,
+                   c.copy ? "copy" : "ref");
         else
             printf("%-7s %12.1f %12.1f %12.1f %14llu %12.3f %14.1f\n", row_path ? "row" : "column",
                    bench_percentile(ms, (size_t)reps, 50), p50, p90, (unsigned long long)bytes, bpp, best_cpu * 1e3);

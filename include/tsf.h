@@ -321,8 +321,11 @@ typedef struct tsf_writer_options {
     uint32_t max_index_degree;    /* fan-out of the metadata index tree; 256 */
     tsf_codec_path path;          /* codec implementation path; AUTO */
     const tsf_allocator *allocator; /* NULL = malloc */
-    uint32_t threads;             /* columns encoded in parallel by this many threads; 0/1 = none. Output
-                                     bytes do not depend on it. (Field added after allocator: versioned.) */
+    uint32_t threads;             /* columns encoded in parallel by this many threads (threads - 1 workers
+                                     started at open, joined at close); 0/1 = none. Output bytes do not
+                                     depend on it. With > 1, chunk groups are written by a worker while
+                                     the next tablets are encoded: the write callback may then be called
+                                     from a worker (never two calls at once). (Added after allocator.) */
     int lz4_probe;                /* 1 (default): LZ4 pages whose values two 2 KiB samples show LZ4 cannot
                                      shrink store the values as the block's last literal run (valid LZ4,
                                      no match search, no copy); 0: every page via LZ4_compress_default,
@@ -389,6 +392,14 @@ TSF_API tsf_status tsf_tablet_set_times(tsf_tablet *t, const int64_t *times, siz
  */
 TSF_API tsf_status tsf_tablet_set_column(tsf_tablet *t, size_t col, const void *values, const uint8_t *validity,
                                          size_t n, tsf_error *err);
+/**
+ * tsf_tablet_set_column without the copy: fixed-width values (not BOOLEAN) are borrowed and must
+ * stay valid and unchanged until the tablet is written, reset or freed (the validity bitmap is
+ * copied). A per-value setter on the column copies the borrowed values first. BOOLEAN and
+ * TEXT/STRING/BLOB columns behave as tsf_tablet_set_column.
+ */
+TSF_API tsf_status tsf_tablet_set_column_ref(tsf_tablet *t, size_t col, const void *values,
+                                             const uint8_t *validity, size_t n, tsf_error *err);
 /** Per-value setters (row < capacity; the row count grows to row + 1). Bytes are copied. */
 TSF_API tsf_status tsf_tablet_set_time(tsf_tablet *t, size_t row, int64_t time, tsf_error *err);
 TSF_API tsf_status tsf_tablet_set_bool(tsf_tablet *t, size_t row, size_t col, int v, tsf_error *err);

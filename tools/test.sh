@@ -16,6 +16,6 @@ cmake --build build-asan -j"$jobs"
 echo "== ThreadSanitizer build + concurrency tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF \
     -DTSF_SHARED=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel
+cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" \
-    -R '^(index_test_index_concurrent|read_test_parallel)$')
+    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads)$')

@@ -56,7 +56,26 @@ tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, t
     tsf_wstats_init(&c->pstat, type);
     tsf_wstats_init(&c->cstat, type);
     tsf_wstats_init(&c->sstat, type);
+    tsf_wchunk_init(w, &c->out, type);
+    if (enc == TSF_ENCODING_AUTO) w->any_auto = 1;
     return TSF_OK;
+}
+
+void tsf_wchunk_init(tsf_writer *w, wchunk *k, tsf_type type)
+{
+    memset(k, 0, sizeof *k);
+    tsf_wbuf_init(&k->chunk, w->alloc);
+    tsf_wbuf_init(&k->pstats, w->alloc);
+    tsf_wstats_init(&k->cstat, type);
+}
+
+void tsf_wchunk_free(tsf_writer *w, wchunk *k)
+{
+    if (k->pages) tsf_free(w->alloc, k->pages, k->pcap * sizeof(wpage));
+    tsf_wbuf_free(&k->chunk);
+    tsf_wbuf_free(&k->pstats);
+    tsf_wstats_free(&k->cstat, w->alloc);
+    memset(k, 0, sizeof *k);
 }
 
 void tsf_wcol_free(tsf_writer *w, wcol *c)
@@ -67,13 +86,11 @@ void tsf_wcol_free(tsf_writer *w, wcol *c)
     if (c->times) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
     if (c->boff) tsf_free(a, c->boff, c->vcap * sizeof(size_t));
     if (c->bitmap) tsf_free(a, c->bitmap, c->bmcap);
-    if (c->pages) tsf_free(a, c->pages, c->pcap * sizeof(wpage));
     tsf_wbuf_free(&c->arena);
-    tsf_wbuf_free(&c->chunk);
-    tsf_wbuf_free(&c->pstats);
+    tsf_wchunk_free(w, &c->ck);
+    tsf_wchunk_free(w, &c->out);
     tsf_wbuf_free(&c->cmeta);
     tsf_wstats_free(&c->pstat, a);
-    tsf_wstats_free(&c->cstat, a);
     tsf_wstats_free(&c->sstat, a);
     memset(c, 0, sizeof *c);
 }
@@ -599,14 +616,27 @@ reset:
 
 tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *err)
 {
+    size_t freed = c->chunk.len + c->pstats.len;
+    tsf_status s = tsf_wcol_flush_chunk_k(w, &w->ctx, c, &c->ck, force, err);
+    if (!s) w->mem -= freed < w->mem ? freed : w->mem;
+    return s;
+}
+
+/*
+ * Writes chunk set k of column c: header, then every page (header bytes, statistics, body) in one
+ * gathered output; records ChunkMetadata and the series statistics and empties k. Touches no
+ * state of the pages being built (the output thread writes c->out while c->ck fills).
+ */
+tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, int force, tsf_error *err)
+{
     tsf_status s;
-    if (c->npages == 0 && !force) return TSF_OK;
-    int multi = c->npages > 1;
-    int empty = c->nonempty_pages == 0;
+    if (k->npages == 0 && !force) return TSF_OK;
+    int multi = k->npages > 1;
+    int empty = k->nonempty_pages == 0;
     uint64_t data = 0;
     if (!empty)
-        for (size_t i = 0; i < c->npages; i++) {
-            const wpage *p = &c->pages[i];
+        for (size_t i = 0; i < k->npages; i++) {
+            const wpage *p = &k->pages[i];
             if (!p->usize) {
                 data += 1;
                 continue;
@@ -623,8 +653,8 @@ tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *er
                                .data_type = c->type,
                                .compression = c->comp,
                                .encoding = c->enc};
-    size_t np = empty ? 0 : c->npages;
-    tsf_wbuf *hb = &w->ctx.scratch2, *vb = &w->ctx.scratch;
+    size_t np = empty ? 0 : k->npages;
+    tsf_wbuf *hb = &x->scratch2, *vb = &x->scratch;
     hb->len = vb->len = 0;
     size_t hcap = 16 + 2 * (size_t)TSF_UVARINT32_MAX + c->name_len + np * 2 * TSF_UVARINT32_MAX;
     uint8_t *hp = tsf_wbuf_reserve(hb, hcap);
@@ -634,29 +664,27 @@ tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *er
     if ((s = tsf_fmt_write_chunk_header(&ch, hp, hcap, &h, err))) return s;
     v[nv++] = (tsf_w_piece){hp, h};
     for (size_t i = 0; i < np; i++) {
-        const wpage *p = &c->pages[i];
+        const wpage *p = &k->pages[i];
         size_t h0 = h;
         h += tsf_put_uvarint32(hp + h, p->usize);
         if (p->usize) h += tsf_put_uvarint32(hp + h, p->csize);
         v[nv++] = (tsf_w_piece){hp + h0, h - h0};
         if (!p->usize) continue;
-        if (multi) v[nv++] = (tsf_w_piece){c->pstats.p + p->stats_off, p->stats_len};
-        v[nv++] = (tsf_w_piece){c->chunk.p + p->body_off, p->csize};
+        if (multi) v[nv++] = (tsf_w_piece){k->pstats.p + p->stats_off, p->stats_len};
+        v[nv++] = (tsf_w_piece){k->chunk.p + p->body_off, p->csize};
     }
     if ((s = tsf_w_outv(w, v, nv, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
     tsf_wbuf_be64(&c->cmeta, off);
-    tsf_wstats_serialize(&c->cstat, &c->cmeta);
+    tsf_wstats_serialize(&k->cstat, &c->cmeta);
     if (c->cmeta.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (chunk metadata)");
     c->nchunks++;
-    tsf_wstats_merge(&c->sstat, &c->cstat, w->alloc);
+    tsf_wstats_merge(&c->sstat, &k->cstat, w->alloc);
     if (c->sstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
-    size_t freed = c->chunk.len + c->pstats.len;
-    w->mem -= freed < w->mem ? freed : w->mem;
-    tsf_wstats_reset(&c->cstat);
-    c->chunk.len = 0;
-    c->pstats.len = 0;
-    c->npages = 0;
-    c->nonempty_pages = 0;
+    tsf_wstats_reset(&k->cstat);
+    k->chunk.len = 0;
+    k->pstats.len = 0;
+    k->npages = 0;
+    k->nonempty_pages = 0;
     return TSF_OK;
 }

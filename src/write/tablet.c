@@ -36,7 +36,9 @@ struct tsf_tablet {
     tcol *cols;
     size_t cap, rows;
     int64_t *times;
-    uint8_t **vals;
+    uint8_t **vals;  /* values of each column: own[i], or the caller's array (tsf_tablet_set_column_ref) */
+    uint8_t **own;   /* the tablet's buffers (capacity rows) */
+    size_t *refn;    /* rows of a borrowed array */
     uint8_t **valid; /* LSB-first presence bits */
     arena_block *arena;
     /* sort / table scratch */
@@ -78,10 +80,12 @@ void tsf_tablet_free(tsf_tablet *t)
     if (!t) return;
     const tsf_allocator *a = t->w->alloc;
     for (size_t i = 0; i < t->ncols; i++) {
-        if (t->vals && t->vals[i]) tsf_free(a, t->vals[i], t->cap * t->cols[i].width);
+        if (t->own && t->own[i]) tsf_free(a, t->own[i], t->cap * t->cols[i].width);
         if (t->valid && t->valid[i]) tsf_free(a, t->valid[i], (t->cap + 7) / 8);
     }
     if (t->vals) tsf_free(a, t->vals, t->ncols * sizeof *t->vals);
+    if (t->own) tsf_free(a, t->own, t->ncols * sizeof *t->own);
+    if (t->refn) tsf_free(a, t->refn, t->ncols * sizeof *t->refn);
     if (t->valid) tsf_free(a, t->valid, t->ncols * sizeof *t->valid);
     if (t->cols) tsf_free(a, t->cols, t->ncols * sizeof *t->cols);
     if (t->times) tsf_free(a, t->times, t->cap * sizeof *t->times);
@@ -94,7 +98,10 @@ void tsf_tablet_reset(tsf_tablet *t)
 {
     if (!t) return;
     size_t used = (t->rows + 7) / 8;
-    for (size_t i = 0; i < t->ncols; i++) memset(t->valid[i], 0, used);
+    for (size_t i = 0; i < t->ncols; i++) {
+        memset(t->valid[i], 0, used);
+        t->vals[i] = t->own[i]; /* borrowed arrays are released */
+    }
     t->rows = 0;
     arena_free(t);
 }
@@ -157,9 +164,11 @@ tsf_status tsf_tablet_new(tsf_writer *w, const char *target, const char *const *
     t->ncols = ncols;
     t->cols = tsf_calloc(w->alloc, ncols, sizeof *t->cols);
     t->vals = tsf_calloc(w->alloc, ncols, sizeof *t->vals);
+    t->own = tsf_calloc(w->alloc, ncols, sizeof *t->own);
+    t->refn = tsf_calloc(w->alloc, ncols, sizeof *t->refn);
     t->valid = tsf_calloc(w->alloc, ncols, sizeof *t->valid);
     t->times = tsf_alloc(w->alloc, capacity * sizeof *t->times);
-    if (!t->cols || !t->vals || !t->valid || !t->times) goto oom;
+    if (!t->cols || !t->vals || !t->own || !t->refn || !t->valid || !t->times) goto oom;
     for (size_t i = 0; i < ncols; i++) {
         tcol *c = &t->cols[i];
         if (tb) {
@@ -201,9 +210,9 @@ tsf_status tsf_tablet_new(tsf_writer *w, const char *target, const char *const *
                 goto fail;
             }
         c->width = tsf_type_width(c->type);
-        t->vals[i] = tsf_alloc(w->alloc, capacity * c->width);
+        t->own[i] = t->vals[i] = tsf_alloc(w->alloc, capacity * c->width);
         t->valid[i] = tsf_calloc(w->alloc, (capacity + 7) / 8, 1);
-        if (!t->vals[i] || !t->valid[i]) goto oom;
+        if (!t->own[i] || !t->valid[i]) goto oom;
     }
     *out = t;
     return TSF_OK;
@@ -237,6 +246,44 @@ static void set_valid_range(uint8_t *v, size_t n)
     if (n & 7) v[n / 8] |= (uint8_t)((1u << (n & 7)) - 1);
 }
 
+/* Presence of rows [0, n) of a column from an LSB-first bitmap (NULL = all present). */
+static void set_validity(tsf_tablet *t, size_t col, const uint8_t *validity, size_t n)
+{
+    if (validity) {
+        memcpy(t->valid[col], validity, (n + 7) / 8);
+        if (n & 7) t->valid[col][n / 8] &= (uint8_t)((1u << (n & 7)) - 1);
+    } else {
+        set_valid_range(t->valid[col], n);
+    }
+}
+
+/* A borrowed column becomes the tablet's own copy (before a cell of it changes). */
+static void own_column(tsf_tablet *t, size_t col)
+{
+    if (t->vals[col] == t->own[col]) return;
+    memcpy(t->own[col], t->vals[col], t->refn[col] * t->cols[col].width);
+    t->vals[col] = t->own[col];
+}
+
+tsf_status tsf_tablet_set_column_ref(tsf_tablet *t, size_t col, const void *values, const uint8_t *validity,
+                                     size_t n, tsf_error *err)
+{
+    if (!t || (!values && n)) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_column_ref: NULL argument");
+    if (col >= t->ncols) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_column_ref: column %zu out of range", col);
+    tsf_type ty = t->cols[col].type;
+    if (!n || ty == TSF_BOOLEAN || is_bin(ty)) /* normalised / descriptors: the copying setter */
+        return tsf_tablet_set_column(t, col, values, validity, n, err);
+    if (n > t->cap)
+        return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_column_ref: %zu rows exceed capacity %zu", n, t->cap);
+    for (size_t r = n; r < t->rows; r++) /* cells set beyond n live in the tablet's buffer: copy */
+        if ((t->valid[col][r >> 3] >> (r & 7)) & 1) return tsf_tablet_set_column(t, col, values, validity, n, err);
+    /* the writer only reads vals; own_column() copies before any cell is changed */
+    t->vals[col] = (uint8_t *)(uintptr_t)values;
+    t->refn[col] = n;
+    set_validity(t, col, validity, n);
+    return TSF_OK;
+}
+
 tsf_status tsf_tablet_set_column(tsf_tablet *t, size_t col, const void *values, const uint8_t *validity, size_t n,
                                  tsf_error *err)
 {
@@ -244,15 +291,11 @@ tsf_status tsf_tablet_set_column(tsf_tablet *t, size_t col, const void *values, 
     if (col >= t->ncols) return tsf_err(err, TSF_EINVAL, "tsf_tablet_set_column: column %zu out of range", col);
     if (n > t->cap) return tsf_err(err, TSF_ERANGE, "tsf_tablet_set_column: %zu rows exceed capacity %zu", n, t->cap);
     tcol *c = &t->cols[col];
+    t->vals[col] = t->own[col];
     memcpy(t->vals[col], values, n * c->width);
     if (c->type == TSF_BOOLEAN) /* normalise to 0/1 */
         for (size_t i = 0; i < n; i++) t->vals[col][i] = t->vals[col][i] != 0;
-    if (validity) {
-        memcpy(t->valid[col], validity, (n + 7) / 8);
-        if (n & 7) t->valid[col][n / 8] &= (uint8_t)((1u << (n & 7)) - 1);
-    } else {
-        set_valid_range(t->valid[col], n);
-    }
+    set_validity(t, col, validity, n);
     return TSF_OK;
 }
 
@@ -276,6 +319,7 @@ static tsf_status cell(tsf_tablet *t, size_t row, size_t col, tsf_type want, con
     if (!ok)
         return tsf_err(err, TSF_EINVAL, "%s: column %zu is %s, not %s", fn, col, tsf_type_name(ty),
                        want == TSF_TEXT ? "TEXT/STRING/BLOB" : tsf_type_name(want));
+    own_column(t, col);
     t->valid[col][row >> 3] |= (uint8_t)(1u << (row & 7));
     if (row >= t->rows) t->rows = row + 1;
     return TSF_OK;
@@ -461,7 +505,8 @@ static tsf_status sort_tablet(tsf_tablet *t, tsf_error *err)
             memcpy(tmp + i * wd, t->vals[c] + a[i] * wd, wd);
             if (vbit(t->valid[c], a[i])) bm[i >> 3] |= (uint8_t)(1u << (i & 7));
         }
-        memcpy(t->vals[c], tmp, m * wd);
+        memcpy(t->own[c], tmp, m * wd); /* a borrowed column is not written to */
+        t->vals[c] = t->own[c];
         memcpy(t->valid[c], bm, (n + 7) / 8);
     }
     tsf_free(t->w->alloc, tmp, n * maxw + (n + 7) / 8);
@@ -473,17 +518,23 @@ static tsf_status sort_tablet(tsf_tablet *t, tsf_error *err)
 
 /*
  * One batch of independent column jobs: the non-aligned columns of a tree tablet (append, which
- * seals full pages) or the columns of an aligned page (seal). Each thread takes the next job and
- * works in its own wctx; columns touch only their own state, so the bytes do not depend on the
- * thread count. AUTO columns stay on the calling thread (they may write output).
+ * seals full pages), the columns of an aligned page (seal) or the pending pages of a non-aligned
+ * device at a flush (seal). The calling thread and the pool's workers take the next job through an
+ * atomic counter and work in their own wctx; columns touch only their own state, so the bytes do
+ * not depend on the thread count. AUTO columns stay on the calling thread (they may write output).
+ *
+ * The pool (threads - 1 workers) lives from open to close: no thread start per tablet. A worker
+ * also writes the chunk groups of the last flush (the chunks swapped into wcol.out) while the
+ * columns fill their other chunk buffers (wcol.ck): output overlaps encoding, and the file's bytes
+ * stay in the same order (one flush's groups are written before the next flush swaps again).
  */
 typedef struct wjobs {
     tsf_writer *w;
     tsf_tablet *t;
     wdevice *d;
-    int seal;   /* 0: append tablet columns; 1: seal the aligned device's page */
+    int seal;   /* 0: append tablet columns; 1: seal the device's pending pages */
     uint64_t g; /* device row of the tablet's first row (append) */
-    size_t n;   /* items: tablet columns (append) or 1 + device columns (seal) */
+    size_t n;   /* items: append jobs, or device columns (+ 1: the aligned time column) to seal */
     atomic_size_t next;
     atomic_int stop;
 } wjobs;
@@ -498,9 +549,32 @@ typedef struct wworker {
 
 static wcol *job_col(const wjobs *j, size_t i)
 {
-    if (j->seal) return i == 0 ? &j->d->tcol : &j->d->cols[i - 1];
+    if (j->seal) return !j->d->aligned ? &j->d->cols[i] : i == 0 ? &j->d->tcol : &j->d->cols[i - 1];
     return &j->d->cols[j->t->cols[i].idx];
 }
+
+typedef struct wthr {
+    tsf_writer *w;
+    size_t id; /* worker i uses ks[i + 1] and w->wk[i] */
+} wthr;
+
+struct wpool {
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* workers: a batch or an output was posted, or quit */
+    pthread_cond_t idle; /* calling thread: the batch's workers left, or the output finished */
+    pthread_t th[63];
+    wthr ta[63];
+    size_t nth;
+    wworker ks[64]; /* ks[0]: the calling thread */
+    wjobs *batch;   /* open batch (NULL: none) and its generation */
+    uint64_t bgen;
+    size_t inside;  /* workers inside the open batch */
+    wdevice **olist; /* devices of the pending output, ascending */
+    size_t on, ocap;
+    int opending, obusy, quit;
+    tsf_status os; /* the output's result, reported by tsf_w_out_wait */
+    tsf_error oerr;
+};
 
 /* Columns per append job: four of one type share a statistics pass (tsf_wcol_append_group). */
 #define JOB_COLS 4
@@ -539,7 +613,7 @@ static tsf_status append_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d,
 static tsf_status job_run(wjobs *j, wctx *x, size_t i, tsf_error *err)
 {
     tsf_writer *w = j->w;
-    if (j->seal) return tsf_wcol_seal_x(w, x, job_col(j, i), j->d->rows, err);
+    if (j->seal) return tsf_wcol_seal_x(w, x, job_col(j, i), j->d->aligned ? j->d->rows : 0, err);
     size_t lo = i * JOB_COLS, hi = lo + JOB_COLS < j->t->ncols ? lo + JOB_COLS : j->t->ncols;
     return append_cols(w, x, j->t, j->d, lo, hi, j->g, 1, err);
 }
@@ -563,30 +637,148 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Chunk groups of devices list[0..n), from each column's `out` chunk set (the output thread). */
+static tsf_status out_groups(tsf_writer *w, wctx *x, wdevice *const *list, size_t n, tsf_error *err)
+{
+    tsf_status s = TSF_OK;
+    for (size_t i = 0; i < n && !s; i++) {
+        wdevice *d = list[i];
+        x->ghead.len = 0;
+        tsf_wbuf_u8(&x->ghead, 0x00);
+        tsf_ix_put_device(&x->ghead, d->segs, d->nsegs);
+        if (x->ghead.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+        if ((s = tsf_w_out(w, x->ghead.p, x->ghead.len, err))) break;
+        if (d->aligned) s = tsf_wcol_flush_chunk_k(w, x, &d->tcol, &d->tcol.out, 0, err);
+        for (size_t j = 0; j < d->ncols && !s; j++)
+            s = tsf_wcol_flush_chunk_k(w, x, &d->cols[j], &d->cols[j].out, d->aligned, err);
+    }
+    return s;
+}
+
+static void *pool_main(void *arg)
+{
+    const wthr *a = arg;
+    tsf_writer *w = a->w;
+    struct wpool *p = w->pool;
+    wworker *k = &p->ks[a->id + 1];
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        if (p->opending && !p->obusy) { /* output first: the others encode meanwhile */
+            p->obusy = 1;
+            pthread_mutex_unlock(&p->mu);
+            tsf_error e = {0};
+            tsf_status s = out_groups(w, k->x, p->olist, p->on, &e);
+            if (s) w->failed = 1; /* a lost chunk group: only close/abort from now on */
+            pthread_mutex_lock(&p->mu);
+            p->os = s;
+            if (s) p->oerr = e;
+            p->opending = p->obusy = 0;
+            pthread_cond_broadcast(&p->idle);
+            continue;
+        }
+        if (p->batch && p->bgen != seen) {
+            seen = p->bgen;
+            k->j = p->batch;
+            p->inside++;
+            pthread_mutex_unlock(&p->mu);
+            worker_main(k);
+            pthread_mutex_lock(&p->mu);
+            if (--p->inside == 0) pthread_cond_broadcast(&p->idle);
+            continue;
+        }
+        if (p->quit) break;
+        pthread_cond_wait(&p->wake, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+tsf_status tsf_w_pool_start(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = tsf_calloc(w->alloc, 1, sizeof *p);
+    if (!p) return tsf_err(err, TSF_ENOMEM, "tsf_writer_open: out of memory");
+    if (pthread_mutex_init(&p->mu, NULL)) goto fail0;
+    if (pthread_cond_init(&p->wake, NULL)) goto fail1;
+    if (pthread_cond_init(&p->idle, NULL)) goto fail2;
+    p->ks[0].x = &w->ctx;
+    for (size_t i = 0; i < w->nwk; i++) p->ks[i + 1].x = &w->wk[i];
+    w->pool = p;
+    for (size_t i = 0; i < w->nwk; i++) { /* threads that fail to start leave their share to the others */
+        p->ta[i] = (wthr){w, i};
+        if (pthread_create(&p->th[p->nth], NULL, pool_main, &p->ta[i]) != 0) break;
+        p->nth++;
+    }
+    return TSF_OK;
+fail2:
+    pthread_cond_destroy(&p->wake);
+fail1:
+    pthread_mutex_destroy(&p->mu);
+fail0:
+    tsf_free(w->alloc, p, sizeof *p);
+    return tsf_err(err, TSF_ENOMEM, "tsf_writer_open: cannot create the worker pool");
+}
+
+void tsf_w_pool_stop(tsf_writer *w)
+{
+    struct wpool *p = w->pool;
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    while (p->opending) pthread_cond_wait(&p->idle, &p->mu);
+    p->quit = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    for (size_t i = 0; i < p->nth; i++) pthread_join(p->th[i], NULL);
+    pthread_cond_destroy(&p->idle);
+    pthread_cond_destroy(&p->wake);
+    pthread_mutex_destroy(&p->mu);
+    if (p->olist) tsf_free(w->alloc, p->olist, p->ocap * sizeof *p->olist);
+    tsf_free(w->alloc, p, sizeof *p);
+    w->pool = NULL;
+}
+
+tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    if (!p) return TSF_OK;
+    pthread_mutex_lock(&p->mu);
+    while (p->opending) pthread_cond_wait(&p->idle, &p->mu);
+    tsf_status s = p->os;
+    if (s && err) *err = p->oerr;
+    p->os = TSF_OK; /* reported once; w->failed stops the writer from now on */
+    pthread_mutex_unlock(&p->mu);
+    return s;
+}
+
 /* Runs every job; on failure reports the failure of the lowest item (as one thread would). */
 static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
 {
-    size_t nt = w->nwk + 1;
-    if (nt > j->n) nt = j->n;
-    wworker ks[64];
-    pthread_t th[64];
-    size_t started = 1; /* threads that failed to start leave their share to the others */
+    struct wpool *p = w->pool;
+    wworker *ks = p->ks;
+    size_t nt = p->nth + 1;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
     for (size_t k = 0; k < nt; k++) {
         ks[k].j = j;
-        ks[k].x = k ? &w->wk[k - 1] : &w->ctx;
         ks[k].bad = SIZE_MAX;
         ks[k].s = TSF_OK;
         ks[k].err.code = TSF_OK;
         ks[k].err.message[0] = 0;
     }
-    for (size_t k = 1; k < nt; k++) {
-        if (pthread_create(&th[k], NULL, worker_main, &ks[k]) != 0) break;
-        started++;
+    if (p->nth) {
+        pthread_mutex_lock(&p->mu);
+        p->batch = j;
+        p->bgen++;
+        pthread_cond_broadcast(&p->wake);
+        pthread_mutex_unlock(&p->mu);
     }
     worker_main(&ks[0]);
-    for (size_t k = 1; k < started; k++) pthread_join(th[k], NULL);
+    if (p->nth) { /* close the batch; wait for the workers inside */
+        pthread_mutex_lock(&p->mu);
+        p->batch = NULL;
+        while (p->inside) pthread_cond_wait(&p->idle, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
     tsf_status s = TSF_OK;
     size_t bad = SIZE_MAX;
     for (size_t k = 0; k < nt; k++) {
@@ -621,13 +813,17 @@ tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
 {
     tsf_status s;
     if (!d->aligned) {
+        if (w->pool && w->pool->nth && d->ncols > 1) { /* pending pages at a flush: in parallel */
+            wjobs j = {.w = w, .d = d, .seal = 1, .n = d->ncols};
+            return jobs_run(w, &j, err);
+        }
         for (size_t i = 0; i < d->ncols; i++)
             if ((s = tsf_wcol_seal(w, &d->cols[i], 0, err))) return s;
         return TSF_OK;
     }
     if (!d->rows) return TSF_OK;
     if ((s = tsf_wauto_seal_device(w, d, err))) return s; /* AUTO: a lossy precision page ends the chunks */
-    if (w->nwk && d->ncols) {
+    if (w->pool && d->ncols) {
         wjobs j = {.w = w, .d = d, .seal = 1, .n = 1 + d->ncols};
         if ((s = jobs_run(w, &j, err))) return s;
     } else {
@@ -645,10 +841,57 @@ static int cmp_dev(const void *a, const void *b)
     return tsf_ix_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
 }
 
+/*
+ * Flush with an output thread: seals every dirty device's pending pages, swaps each column's chunk
+ * set into wcol.out and lets a worker write the chunk groups (devices ascending) while the next
+ * tablets are encoded into the other set. The buffered-bytes count drops at once; a flush waits
+ * for the previous one's output first, so at most two sets of chunk buffers exist.
+ */
+static tsf_status flush_async(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    tsf_status s = tsf_w_out_wait(w, err);
+    if (s) return s;
+    size_t n = 0;
+    for (size_t i = 0; i < w->ndevs; i++) n += w->devs[i]->dirty;
+    if (!n) return TSF_OK;
+    if (n > p->ocap) {
+        wdevice **nl = tsf_realloc(w->alloc, p->olist, p->ocap * sizeof *nl, n * sizeof *nl);
+        if (!nl) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (flush)");
+        p->olist = nl;
+        p->ocap = n;
+    }
+    n = 0;
+    for (size_t i = 0; i < w->ndevs; i++)
+        if (w->devs[i]->dirty) p->olist[n++] = w->devs[i];
+    qsort(p->olist, n, sizeof *p->olist, cmp_dev);
+    size_t freed = 0;
+    for (size_t i = 0; i < n; i++) {
+        wdevice *d = p->olist[i];
+        if ((s = tsf_w_seal_device(w, d, err))) return s;
+        for (size_t j = 0; j < d->ncols + (size_t)d->aligned; j++) {
+            wcol *c = j < d->ncols ? &d->cols[j] : &d->tcol;
+            wchunk k = c->out; /* emptied by the last output, capacity kept */
+            c->out = c->ck;
+            c->ck = k;
+            freed += c->out.chunk.len + c->out.pstats.len;
+        }
+        d->dirty = 0;
+    }
+    w->mem -= freed < w->mem ? freed : w->mem;
+    pthread_mutex_lock(&p->mu);
+    p->on = n;
+    p->opending = 1;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+    return TSF_OK;
+}
+
 /* Writes one chunk group per device with data, devices ascending (as Java's TreeMap). */
 tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
 {
-    tsf_status s = TSF_OK;
+    tsf_status s = tsf_w_out_wait(w, err); /* the output thread's groups come first */
+    if (s) return s;
     size_t n = 0;
     for (size_t i = 0; i < w->ndevs; i++) n += w->devs[i]->dirty;
     if (!n) return TSF_OK;
@@ -900,7 +1143,7 @@ static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     }
     uint64_t g = 0;
     if ((s = shared_times(w, d, t->times, n, &g, err))) return s;
-    if (w->nwk && t->ncols > 1 && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) {
+    if (w->pool && w->pool->nth && t->ncols > 1 && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) {
         wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = (t->ncols + JOB_COLS - 1) / JOB_COLS};
         if ((s = jobs_run(w, &j, err))) return s;
     } else {
@@ -936,7 +1179,11 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
         if (w->opt.sort_tablets && (s = sort_tablet(t, err))) return s;
         s = t->table >= 0 ? write_table(w, t, err) : write_tree(w, t, err);
         if (s) return s;
-        if (w->mem >= w->opt.memory_budget && (s = tsf_w_flush_all(w, err))) return s;
+        if (w->mem >= w->opt.memory_budget) {
+            /* AUTO chunk cuts write output from the calling thread: no output thread then */
+            int async = w->pool && w->pool->nth && !w->any_auto;
+            if ((s = async ? flush_async(w, err) : tsf_w_flush_all(w, err))) return s;
+        }
     }
     tsf_tablet_reset(t);
     return TSF_OK;

@@ -138,7 +138,12 @@ uint64_t tsf_w_pos(const tsf_writer *w) { return w->flushed + w->out.len; }
 
 tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err) { return out_flush(w, err); }
 
-uint64_t tsf_writer_bytes_written(const tsf_writer *w) { return w ? tsf_w_pos(w) : 0; }
+uint64_t tsf_writer_bytes_written(const tsf_writer *w)
+{
+    if (!w) return 0;
+    (void)tsf_w_out_wait((tsf_writer *)w, NULL); /* the output thread's chunk groups count; errors show later */
+    return tsf_w_pos(w);
+}
 
 /* ---- open --------------------------------------------------------------------------------- */
 
@@ -172,6 +177,7 @@ tsf_status tsf_wctx_init(tsf_writer *w, wctx *x, tsf_error *err)
     tsf_wbuf_init(&x->plz, w->alloc);
     tsf_wbuf_init(&x->plzsrc, w->alloc);
     tsf_wbuf_init(&x->lz4s, w->alloc);
+    tsf_wbuf_init(&x->ghead, w->alloc);
     return tsf_compressor_open(&x->cz, w->alloc, err);
 }
 
@@ -183,6 +189,7 @@ void tsf_wctx_free(wctx *x)
     tsf_wbuf_free(&x->plz);
     tsf_wbuf_free(&x->plzsrc);
     tsf_wbuf_free(&x->lz4s);
+    tsf_wbuf_free(&x->ghead);
     tsf_compressor_close(x->cz);
     x->cz = NULL;
 }
@@ -228,7 +235,7 @@ static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, t
     co.float_precision = o.float_precision;
     co.gorilla_compact = o.gorilla_compact;
     co.allocator = w->alloc;
-    if ((s = tsf_codec_open(&w->codec, &co, err))) {
+    if ((s = tsf_codec_open(&w->codec, &co, err)) || (w->nwk && (s = tsf_w_pool_start(w, err)))) {
         writer_free(w);
         return s;
     }
@@ -503,7 +510,7 @@ static tsf_status check_live(tsf_writer *w, const char *fn, tsf_error *err)
     if (!w) return tsf_err(err, TSF_EINVAL, "%s: writer is NULL", fn);
     if (w->closed) return tsf_err(err, TSF_ESTATE, "%s: writer is closed", fn);
     if (w->failed) return tsf_err(err, TSF_EIO, "%s: an earlier output error stopped this writer", fn);
-    return TSF_OK;
+    return tsf_w_out_wait(w, err); /* registration may move columns the output thread reads */
 }
 
 static tsf_status check_column(const tsf_column_schema *c, const char *where, tsf_error *err)
@@ -763,6 +770,7 @@ done:
 
 static void writer_free(tsf_writer *w)
 {
+    tsf_w_pool_stop(w); /* after the pending output */
     if (w->row_tablet) tsf_tablet_free(w->row_tablet);
     if (w->row_target) tsf_free(w->alloc, w->row_target, strlen(w->row_target) + 1);
     for (size_t i = 0; i < w->ndevs; i++) device_free(w, w->devs[i]);
@@ -792,7 +800,8 @@ static void writer_free(tsf_writer *w)
 void tsf_writer_abort(tsf_writer *w)
 {
     if (!w) return;
-    if (!w->failed && !w->closed) (void)out_flush(w, NULL); /* keep completed chunk groups on disk */
+    (void)tsf_w_out_wait(w, NULL); /* the output thread's chunk groups, then the buffer: they stay on disk */
+    if (!w->failed && !w->closed) (void)out_flush(w, NULL);
     writer_free(w);
 }
 

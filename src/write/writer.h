@@ -28,6 +28,7 @@ typedef struct wctx {
     tsf_wbuf lz4s; /* LZ4 state + output of the incompressibility probe */
     const struct tsf_wstats *pre; /* statistics of the next batch, computed ahead (tsf_wcol_append_group) */
     int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
+    tsf_wbuf ghead; /* chunk-group header being written (output) */
 } wctx;
 
 /* A sealed page of the chunk being built. */
@@ -38,6 +39,16 @@ typedef struct wpage {
     size_t stats_off;  /* serialized page statistics in wcol.pstats */
     size_t stats_len;
 } wpage;
+
+/* The pages of a chunk: body bytes, page statistics, page table, chunk statistics. */
+typedef struct wchunk {
+    tsf_wbuf chunk;
+    tsf_wbuf pstats;
+    wpage *pages;
+    size_t npages, pcap;
+    size_t nonempty_pages;
+    tsf_wstats cstat;
+} wchunk;
 
 /* One column: a non-aligned series, an aligned value column, or an aligned time column. */
 typedef struct wcol {
@@ -71,13 +82,20 @@ typedef struct wcol {
     uint64_t g0;
     tsf_wstats pstat; /* statistics of the pending page */
 
-    /* the chunk being built */
-    tsf_wbuf chunk;
-    tsf_wbuf pstats;
-    wpage *pages;
-    size_t npages, pcap;
-    size_t nonempty_pages;
-    tsf_wstats cstat;
+    /* the chunk being built (`ck` names the same fields as one struct: swapped with `out`) */
+    union {
+        struct {
+            tsf_wbuf chunk;
+            tsf_wbuf pstats;
+            wpage *pages;
+            size_t npages, pcap;
+            size_t nonempty_pages;
+            tsf_wstats cstat;
+        };
+        wchunk ck;
+    };
+    /* threads > 1: the chunk handed to the output thread at the last flush (written there) */
+    wchunk out;
 
     /* across the file */
     tsf_wbuf cmeta; /* ChunkMetadata entries: i64 offset + statistics */
@@ -132,7 +150,7 @@ struct tsf_writer {
     int use_cb;
     tsf_wbuf out;
     uint64_t flushed; /* bytes handed to the OS / callback */
-    int failed;       /* an output error happened: only close/abort are allowed */
+    _Atomic int failed; /* an output error happened: only close/abort are allowed (set by the output thread) */
     int closed;
 
     wdevice **devs;
@@ -151,6 +169,8 @@ struct tsf_writer {
     wctx ctx;                   /* encoding context of the calling thread */
     wctx *wk;                   /* opt.threads - 1 more */
     size_t nwk;
+    struct wpool *pool;         /* threads > 1: the workers (tablet.c), started at open */
+    int any_auto;               /* an AUTO column exists (its chunk cuts write output: no output thread) */
     tsf_tablet *row_tablet;     /* cached for the row API */
     char *row_target;
 };
@@ -207,8 +227,19 @@ tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *er
 /* Has the pending page reached the byte limit? */
 int tsf_wcol_full(const tsf_writer *w, const wcol *c);
 
+/* Writes a chunk set `k` of column c (its `ck`, or its `out` on the output thread, context x). */
+tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, int force, tsf_error *err);
+void tsf_wchunk_init(tsf_writer *w, wchunk *k, tsf_type type);
+void tsf_wchunk_free(tsf_writer *w, wchunk *k);
+
 /* tablets (tablet.c) */
+/* Writes every chunk group now (after the output thread's pending one). */
 tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err);
+/* Worker pool (threads > 1): started at open, stopped (after the pending output) on close/abort. */
+tsf_status tsf_w_pool_start(tsf_writer *w, tsf_error *err);
+void tsf_w_pool_stop(tsf_writer *w);
+/* Waits for the chunk groups the output thread is writing; returns its error, if any. */
+tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err);
 tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
 
 /* devices (writer.c) */

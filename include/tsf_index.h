@@ -136,6 +136,21 @@ TSF_API tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st);
 /** Full invariant check (routing exactness, ranges, ordering, counts, metadata); for tests. */
 TSF_API tsf_status tsf_index_check(tsf_index *ix, tsf_error *err);
 
+/**
+ * Per-thread reader handle: the same lookups as tsf_index_get / lower_bound / floor, for one thread at a
+ * time, without the atomic read-modify-writes on shared counters that the plain calls pay (each handle
+ * has its own cache line; where membarrier(2) is available a lookup needs no fence either, the writer
+ * issues it). At most 64 per index (TSF_ESTATE beyond); close them before tsf_index_close.
+ */
+typedef struct tsf_index_reader tsf_index_reader;
+TSF_API tsf_status tsf_index_reader_open(tsf_index *ix, tsf_index_reader **out, tsf_error *err);
+TSF_API void tsf_index_reader_close(tsf_index_reader *rd);
+TSF_API tsf_status tsf_index_reader_get(tsf_index_reader *rd, uint64_t key, uint64_t *val, tsf_error *err);
+TSF_API tsf_status tsf_index_reader_lower_bound(tsf_index_reader *rd, uint64_t x, uint64_t *key,
+                                                uint64_t *val, tsf_error *err);
+TSF_API tsf_status tsf_index_reader_floor(tsf_index_reader *rd, uint64_t x, uint64_t *key, uint64_t *val,
+                                          tsf_error *err);
+
 /** Order-preserving map of signed keys (timestamps) to the index's unsigned keys, and back. */
 static inline uint64_t tsf_index_key_from_i64(int64_t t)
 {

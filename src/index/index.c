@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "index/index_internal.h"
@@ -148,13 +150,74 @@ void ix_rd_exit(tsf_index *ix, uint32_t t)
     __atomic_fetch_sub(&ix->rd[t >> 1].n[t & 1], 1, __ATOMIC_RELEASE);
 }
 
+/* Reader handles: publish / clear the slot state around one lookup (see ix_rdslot). */
+static inline void ix_slot_enter(tsf_index *ix, ix_rdslot *r)
+{
+    uint64_t e = __atomic_load_n(&ix->rd_epoch, __ATOMIC_ACQUIRE);
+    if (ix->asym) {
+        __atomic_store_n(&r->state, e << 1 | 1, __ATOMIC_RELAXED);
+        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* the writer's membarrier orders it with our loads */
+    } else {
+        __atomic_store_n(&r->state, e << 1 | 1, __ATOMIC_SEQ_CST);
+    }
+}
+static inline void ix_slot_exit(ix_rdslot *r)
+{
+    __atomic_store_n(&r->state, 0, __ATOMIC_RELEASE);
+}
+
+/* Registration of one read call: through the caller's reader handle (rs) or a shared counter. */
+static inline uint32_t ix_enter(tsf_index *ix, ix_rdslot *rs)
+{
+    if (rs) {
+        ix_slot_enter(ix, rs);
+        return 0;
+    }
+    return ix_rd_enter(ix);
+}
+static inline void ix_exit(tsf_index *ix, ix_rdslot *rs, uint32_t t)
+{
+    if (rs)
+        ix_slot_exit(rs);
+    else
+        ix_rd_exit(ix, t);
+}
+
+/*
+ * membarrier(2): the writer makes every running thread of the process execute a full barrier, so reader
+ * handles need none. Registration is per process and idempotent (kernel state, nothing in this library).
+ */
+static int ix_membarrier(int cmd)
+{
+#if defined(__linux__) && defined(SYS_membarrier)
+    return (int)syscall(SYS_membarrier, cmd, 0, 0);
+#else
+    (void)cmd;
+    return -1;
+#endif
+}
+#define IX_MB_PRIVATE_EXPEDITED (1 << 3)
+#define IX_MB_REGISTER_PRIVATE_EXPEDITED (1 << 4)
+
 /* Waits until every reader that registered before now has left. */
 static void ix_synchronize(tsf_index *ix)
 {
     uint64_t e = __atomic_load_n(&ix->rd_epoch, __ATOMIC_RELAXED);
     __atomic_store_n(&ix->rd_epoch, e + 1, __ATOMIC_SEQ_CST);
+    if (ix->asym && ix_membarrier(IX_MB_PRIVATE_EXPEDITED) != 0) __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (uint32_t s = 0; s < IX_RSLOTS; s++)
         for (uint32_t spin = 0; __atomic_load_n(&ix->rd[s].n[e & 1], __ATOMIC_ACQUIRE) != 0; spin++) {
+            if (spin < 64)
+                ix_pause();
+            else
+                sched_yield();
+        }
+    /* Reader handles inside a lookup that started under an older epoch (a state from before the flip, or
+       published late: then the barrier above guarantees it sees what the writer unlinked). */
+    for (uint32_t s = 0; ix->rslots && s < IX_READERS; s++)
+        for (uint32_t spin = 0;; spin++) {
+            uint64_t st = __atomic_load_n(&ix->rslots[s].state, __ATOMIC_ACQUIRE);
+            if (!(st & 1) || st >> 1 == e + 1) break;
             if (spin < 64)
                 ix_pause();
             else
@@ -898,10 +961,9 @@ static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint
  * call (nothing they can reach is freed meanwhile), on a consistent copy of the tree fields; a point
  * lookup works on a copy of its leaf entry and retries when the leaf's version changed meanwhile.
  */
-tsf_status tsf_index_get(tsf_index *ix, uint64_t key, uint64_t *val, tsf_error *err)
+static tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val, tsf_error *err)
 {
-    if (!ix || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_get");
-    uint32_t rt = ix_rd_enter(ix);
+    uint32_t rt = ix_enter(ix, rs);
     tsf_status st;
     for (;;) {
         ix_tree t;
@@ -920,8 +982,58 @@ tsf_status tsf_index_get(tsf_index *ix, uint64_t key, uint64_t *val, tsf_error *
         st = r == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
         break;
     }
-    ix_rd_exit(ix, rt);
+    ix_exit(ix, rs, rt);
     return st;
+}
+
+tsf_status tsf_index_get(tsf_index *ix, uint64_t key, uint64_t *val, tsf_error *err)
+{
+    if (!ix || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_get");
+    return ix_get(ix, NULL, key, val, err);
+}
+
+/* ---- per-thread reader handles -------------------------------------------------------------- */
+
+struct tsf_index_reader {
+    tsf_index *ix;
+    ix_rdslot *slot;
+};
+
+tsf_status tsf_index_reader_open(tsf_index *ix, tsf_index_reader **out, tsf_error *err)
+{
+    if (!ix || !out) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_open");
+    *out = NULL;
+    for (uint32_t s = 0; s < IX_READERS; s++) {
+        uint32_t free_ = 0;
+        if (__atomic_load_n(&ix->rslots[s].claimed, __ATOMIC_RELAXED) ||
+            !__atomic_compare_exchange_n(&ix->rslots[s].claimed, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_RELAXED))
+            continue;
+        tsf_index_reader *rd = tsf_alloc(ix->alloc, sizeof *rd);
+        if (!rd) {
+            __atomic_store_n(&ix->rslots[s].claimed, 0, __ATOMIC_RELEASE);
+            return tsf_err(err, TSF_ENOMEM, "index: reader handle");
+        }
+        rd->ix = ix;
+        rd->slot = &ix->rslots[s];
+        *out = rd;
+        return TSF_OK;
+    }
+    return tsf_err(err, TSF_ESTATE, "index: all %u reader handles are open", IX_READERS);
+}
+
+void tsf_index_reader_close(tsf_index_reader *rd)
+{
+    if (!rd) return;
+    tsf_index *ix = rd->ix;
+    __atomic_store_n(&rd->slot->claimed, 0, __ATOMIC_RELEASE);
+    tsf_free(ix->alloc, rd, sizeof *rd);
+}
+
+tsf_status tsf_index_reader_get(tsf_index_reader *rd, uint64_t key, uint64_t *val, tsf_error *err)
+{
+    if (!rd || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_get");
+    return ix_get(rd->ix, rd->slot, key, val, err);
 }
 
 /* ---- ordered access: leaf views -------------------------------------------------------------- */
@@ -1106,10 +1218,10 @@ static uint64_t ix_leaf_pos(const tsf_index *ix, const ix_ord *o, uint64_t x, in
     return a;
 }
 
-tsf_status tsf_index_lower_bound(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
+static tsf_status ix_lower_bound(tsf_index *ix, ix_rdslot *rs, uint64_t x, uint64_t *key, uint64_t *val,
+                                 tsf_error *err)
 {
-    if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_lower_bound");
-    uint32_t rt = ix_rd_enter(ix);
+    uint32_t rt = ix_enter(ix, rs);
     ix_tree t;
     ix_tree_snap(ix, &t);
     tsf_status s = TSF_ENOTFOUND;
@@ -1128,14 +1240,28 @@ tsf_status tsf_index_lower_bound(tsf_index *ix, uint64_t x, uint64_t *key, uint6
             break;
         }
     }
-    ix_rd_exit(ix, rt);
+    ix_exit(ix, rs, rt);
     return s;
 }
 
-tsf_status tsf_index_floor(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
+tsf_status tsf_index_lower_bound(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
 {
-    if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_floor");
-    uint32_t rt = ix_rd_enter(ix);
+    if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_lower_bound");
+    return ix_lower_bound(ix, NULL, x, key, val, err);
+}
+
+tsf_status tsf_index_reader_lower_bound(tsf_index_reader *rd, uint64_t x, uint64_t *key, uint64_t *val,
+                                        tsf_error *err)
+{
+    if (!rd || !key || !val)
+        return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_lower_bound");
+    return ix_lower_bound(rd->ix, rd->slot, x, key, val, err);
+}
+
+static tsf_status ix_floor(tsf_index *ix, ix_rdslot *rs, uint64_t x, uint64_t *key, uint64_t *val,
+                           tsf_error *err)
+{
+    uint32_t rt = ix_enter(ix, rs);
     ix_tree t;
     ix_tree_snap(ix, &t);
     tsf_status s = TSF_ENOTFOUND;
@@ -1157,8 +1283,22 @@ tsf_status tsf_index_floor(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *v
         if (id == 0) break;
         id--;
     }
-    ix_rd_exit(ix, rt);
+    ix_exit(ix, rs, rt);
     return s;
+}
+
+tsf_status tsf_index_floor(tsf_index *ix, uint64_t x, uint64_t *key, uint64_t *val, tsf_error *err)
+{
+    if (!ix || !key || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_floor");
+    return ix_floor(ix, NULL, x, key, val, err);
+}
+
+tsf_status tsf_index_reader_floor(tsf_index_reader *rd, uint64_t x, uint64_t *key, uint64_t *val,
+                                  tsf_error *err)
+{
+    if (!rd || !key || !val)
+        return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_floor");
+    return ix_floor(rd->ix, rd->slot, x, key, val, err);
 }
 
 tsf_status tsf_index_scan(tsf_index *ix, uint64_t lo, uint64_t hi, tsf_index_visit fn, void *arg,
@@ -1636,6 +1776,13 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
         return tsf_err(err, TSF_EINVAL, "index: bad options (size, mode or durability)");
     tsf_index *ix = tsf_calloc(opt->alloc, 1, sizeof *ix);
     if (!ix) return tsf_err(err, TSF_ENOMEM, "index: handle");
+    ix->rslots_raw = tsf_calloc(opt->alloc, IX_READERS + 1, sizeof(ix_rdslot));
+    if (!ix->rslots_raw) {
+        tsf_free(opt->alloc, ix, sizeof *ix);
+        return tsf_err(err, TSF_ENOMEM, "index: reader slots");
+    }
+    ix->rslots = (ix_rdslot *)(((uintptr_t)ix->rslots_raw + 63) & ~(uintptr_t)63);
+    ix->asym = ix_membarrier(IX_MB_REGISTER_PRIVATE_EXPEDITED) == 0;
     ix->alloc = opt->alloc;
     ix->flags = opt->flags;
     ix->readonly = (opt->flags & TSF_INDEX_READONLY) != 0;
@@ -1643,6 +1790,7 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     tsf_status s = pm_open(&ix->pm, path, opt->durability, ix->readonly,
                            (opt->flags & TSF_INDEX_TRUNCATE) != 0, opt->alloc, err);
     if (s != TSF_OK) {
+        tsf_free(opt->alloc, ix->rslots_raw, (IX_READERS + 1) * sizeof(ix_rdslot));
         tsf_free(opt->alloc, ix, sizeof *ix);
         return s;
     }
@@ -1681,6 +1829,7 @@ void tsf_index_close(tsf_index *ix)
     tsf_free(ix->alloc, ix->marena, ix->marena_bytes);
     ix_reclaim(ix);
     tsf_free(ix->alloc, ix->ret, ix->capret * sizeof *ix->ret);
+    tsf_free(ix->alloc, ix->rslots_raw, (IX_READERS + 1) * sizeof(ix_rdslot));
     pm_close(&ix->pm);
     tsf_free(ix->alloc, ix, sizeof *ix);
 }

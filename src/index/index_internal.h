@@ -82,6 +82,18 @@ typedef struct ix_rslot {
     uint8_t pad[48];
 } ix_rslot;
 
+/*
+ * Slot of a per-thread reader handle (tsf_index_reader), one cache line, written only by its owner:
+ * state = (epoch << 1) | 1 while a lookup runs, 0 otherwise. No atomic read-modify-write per lookup;
+ * with membarrier (ix->asym) not even a fence: the writer's synchronize issues the barrier for them.
+ */
+#define IX_READERS 64u
+typedef struct ix_rdslot {
+    uint64_t state;
+    uint32_t claimed; /* taken by a reader handle (CAS at tsf_index_reader_open) */
+    uint8_t pad[52];
+} ix_rdslot;
+
 /* Memory whose free waits until no reader that could still see it is inside (ix_reclaim). */
 typedef struct ix_retired {
     void *p;
@@ -111,6 +123,9 @@ struct tsf_index {
     uint64_t rd_epoch;
     ix_retired *ret;
     uint64_t nret, capret;
+    ix_rdslot *rslots; /* IX_READERS slots, 64-byte aligned inside rslots_raw */
+    void *rslots_raw;
+    int asym; /* membarrier registered: reader handles publish their state without a fence */
     ix_rslot rd[IX_RSLOTS];
 };
 

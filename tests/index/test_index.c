@@ -299,6 +299,63 @@ static void test_local_search(void)
     free(v);
 }
 
+/*
+ * Per-thread reader handles answer exactly as the plain calls (present and absent keys, lower bound,
+ * floor; sorted base, overflow log, after a compaction), and at most 64 are open at a time.
+ */
+static void test_reader_handles(void)
+{
+    uint64_t *k = malloc(40000 * 8), *v = malloc(40000 * 8);
+    for (uint32_t mode = 0; mode < 2; mode++) {
+        size_t m = ref_gen(GEN_CLUSTERED, k, 40000, 70 + mode);
+        for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+        tsf_index *ix = open_mem(mode, 0);
+        if (!ix) continue;
+        tsf_error err;
+        CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+        tsf_index_reader *rd = NULL;
+        CHECK_OK(tsf_index_reader_open(ix, &rd, &err), &err);
+        uint64_t s = 5 + mode, mism = 0, found = 0;
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 3000; i++) { /* writes between rounds: the overflow log, then compaction */
+                uint64_t x = tsf_test_rand(&s);
+                if (round == 1) tsf_index_insert(ix, x, x ^ 5, &err);
+                if (round == 1 && i % 3 == 0) tsf_index_delete(ix, k[x % m], &err);
+            }
+            if (round == 2) CHECK_OK(tsf_index_compact(ix, &err), &err);
+            for (int i = 0; i < 20000; i++) {
+                uint64_t x = tsf_test_rand(&s), q = i % 2 ? k[x % m] : x;
+                uint64_t a = 0, b = 0, ka = 0, kb = 0;
+                tsf_status sa = tsf_index_get(ix, q, &a, &err), sb = tsf_index_reader_get(rd, q, &b, &err);
+                mism += sa != sb || a != b;
+                found += sa == TSF_OK;
+                sa = tsf_index_lower_bound(ix, q, &ka, &a, &err);
+                sb = tsf_index_reader_lower_bound(rd, q, &kb, &b, &err);
+                mism += sa != sb || ka != kb || a != b;
+                sa = tsf_index_floor(ix, q, &ka, &a, &err);
+                sb = tsf_index_reader_floor(rd, q, &kb, &b, &err);
+                mism += sa != sb || ka != kb || a != b;
+            }
+        }
+        CHECK_EQ_INT(mism, 0);
+        CHECK(found > 20000); /* present keys were probed (not a test of absent keys only) */
+        /* 64 handles at most; closing one frees its slot */
+        tsf_index_reader *more[64];
+        int opened = 0;
+        while (opened < 64 && tsf_index_reader_open(ix, &more[opened], &err) == TSF_OK) opened++;
+        CHECK_EQ_INT(opened, 63);
+        tsf_index_reader *extra = NULL;
+        CHECK_EQ_INT(tsf_index_reader_open(ix, &extra, &err), TSF_ESTATE);
+        tsf_index_reader_close(rd);
+        CHECK_OK(tsf_index_reader_open(ix, &rd, &err), &err);
+        for (int i = 0; i < opened; i++) tsf_index_reader_close(more[i]);
+        tsf_index_reader_close(rd);
+        tsf_index_close(ix);
+    }
+    free(k);
+    free(v);
+}
+
 /* Empty index, single key, inserts into an empty index, extreme keys 0 / 2^64-1 / INT64_MIN. */
 static void test_edges(void)
 {
@@ -414,5 +471,6 @@ int main(int argc, char **argv)
     RUN(test_mutations_dynamic);
     RUN(test_no_block_meta);
     RUN(test_local_search);
+    RUN(test_reader_handles);
     return tsf_test_finish();
 }

@@ -3,7 +3,8 @@
  * (inserts, upserts, deletes, compactions) and several reader threads on one handle, both leaf modes.
  * Every reader checks that each key acknowledged before its lookup started (a base key never deleted,
  * or a new key whose insert had returned) is found by get, lower bound, floor and scan with its value;
- * afterwards the whole index is compared with the reference. Run under ThreadSanitizer in CI.
+ * afterwards the whole index is compared with the reference. One reader uses the plain calls, the other
+ * a per-thread reader handle (tsf_index_reader). Run under ThreadSanitizer in CI.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,6 +42,7 @@ typedef struct reader {
     shared *sh;
     uint64_t seed, lookups, errors;
     int printed;
+    int handle; /* use a per-thread reader handle (tsf_index_reader) for get, lower bound and floor */
 } reader;
 
 static int first_key(uint64_t k, uint64_t v, void *arg)
@@ -56,6 +58,8 @@ static void *reader_main(void *arg)
 {
     reader *r = arg;
     shared *sh = r->sh;
+    tsf_index_reader *h = NULL;
+    if (r->handle && tsf_index_reader_open(sh->ix, &h, NULL) != TSF_OK) r->errors++;
     while (!__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) || r->lookups < 2000) {
         uint64_t p = __atomic_load_n(&sh->published, __ATOMIC_ACQUIRE), x = tsf_test_rand(&r->seed);
         uint64_t k;
@@ -71,12 +75,16 @@ static void *reader_main(void *arg)
         tsf_status st;
         switch (x >> 40 & 15) { /* mostly point lookups: ordered reads of written leaves merge a view */
         default:
-            st = tsf_index_get(sh->ix, k, &v, &err);
+            st = h ? tsf_index_reader_get(h, k, &v, &err) : tsf_index_get(sh->ix, k, &v, &err);
             if (st != TSF_OK || v != val_of(k)) r->errors++;
             break;
         case 2:
-            st = (x >> 42 & 1) ? tsf_index_lower_bound(sh->ix, k, &kk, &v, &err)
-                               : tsf_index_floor(sh->ix, k, &kk, &v, &err);
+            if (h)
+                st = (x >> 42 & 1) ? tsf_index_reader_lower_bound(h, k, &kk, &v, &err)
+                                   : tsf_index_reader_floor(h, k, &kk, &v, &err);
+            else
+                st = (x >> 42 & 1) ? tsf_index_lower_bound(sh->ix, k, &kk, &v, &err)
+                                   : tsf_index_floor(sh->ix, k, &kk, &v, &err);
             if (st != TSF_OK || kk != k || v != val_of(k)) r->errors++;
             break;
         case 3:
@@ -91,6 +99,7 @@ static void *reader_main(void *arg)
         }
         r->lookups++;
     }
+    tsf_index_reader_close(h);
     return NULL;
 }
 
@@ -140,7 +149,7 @@ static void run(uint32_t mode)
     reader rd[NREADERS];
     pthread_t th[NREADERS + 1];
     for (int t = 0; t < NREADERS; t++) {
-        rd[t] = (reader){&sh, 1000 + (uint64_t)t, 0, 0, 0};
+        rd[t] = (reader){&sh, 1000 + (uint64_t)t, 0, 0, 0, t % 2}; /* one plain reader, one with a handle */
         pthread_create(&th[t], NULL, reader_main, &rd[t]);
     }
     pthread_create(&th[NREADERS], NULL, writer_main, &sh);

@@ -170,6 +170,10 @@ typedef struct tsf_codec_options {
        the cheaper of reusing the stored window and opening a new one; 2 = also a lookahead of 4 values
        over 8 candidate windows (smallest, slower). Every setting writes a standard GORILLA stream. */
     int32_t gorilla_compact;
+    /* Non-temporal (cache-bypassing) stores in TS_2DIFF INT32 decodes on the AVX-512 path: 1 = on,
+       -1 = off, 0 = auto: off (ordinary stores measured faster at every size on AMD Zen 5), unless the
+       environment variable TSF_CODEC_NT=1. The values written are the same. */
+    int32_t nt_stores;
 } tsf_codec_options;
 
 /** Fills the defaults. */

@@ -2,6 +2,7 @@
  * codec.c - the public codec entry points: open a context (resolving the implementation path
  * once), check the (type, encoding) pair against the table of legal pairs, dispatch once per page.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec.h"
@@ -63,6 +64,11 @@ tsf_status tsf_codec_open(tsf_codec **out, const tsf_codec_options *opts, tsf_er
     c->path = tsf_path_resolve(o.path);
     c->float_precision = o.float_precision;
     c->gorilla_compact = o.gorilla_compact;
+    c->nt_stores = o.nt_stores > 0 ? 1 : -1;
+    if (o.nt_stores == 0) {
+        const char *nt = getenv("TSF_CODEC_NT");
+        if (nt && nt[0] == '1' && nt[1] == 0) c->nt_stores = 1;
+    }
     if (o.allocator) c->alloc = *o.allocator;
     *out = c;
     return TSF_OK;

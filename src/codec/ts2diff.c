@@ -351,7 +351,17 @@ static tsf_status td_decode(const tsf_codec *c, const uint8_t *src, size_t len, 
         return TSF_OK;
     }
     td_kernels k = td_pick(c->path);
+    td_blocks32_fn blocks = NULL;
+#ifdef TSF_X86
+    /* INT32 on AVX-512: runs of whole blocks in one call (streaming stores if asked) */
+    if (!is64 && c->path == TSF_PATH_AVX512 && ((uintptr_t)values & 3) == 0)
+        blocks = c->nt_stores > 0 ? tsf_td_blocks32_nt_avx512 : tsf_td_blocks32_avx512;
+#endif
     while (done < n) {
+        if (blocks) {
+            done += blocks(src, len, &pos, (uint32_t *)values + done, n - done);
+            if (done == n) break;
+        }
         td_hdr h = {0};
         tsf_status s = td_header(src, len, pos, is64, &h, err);
         if (s != TSF_OK) return s;

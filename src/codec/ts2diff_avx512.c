@@ -65,6 +65,134 @@ size_t tsf_td_dec32_avx512(const uint8_t *d, size_t avail, unsigned w, uint32_t 
     return i;
 }
 
+/* ---- whole blocks of INT32, optionally with non-temporal stores ---------------------------------- */
+
+/*
+ * Output lines for the streaming stores: the decoder keeps `np` pending values (lanes 0..np-1 of a
+ * register) that start a 64-byte output line. A new vector v of 16 values completes that line with
+ * its first 16 - np lanes (TD_IDXA[np]: pending lanes, then v from lane 0) and leaves its last np
+ * lanes pending (TD_IDXB[np]: v rotated down by 16 - np lanes).
+ */
+#define TD_IA(np, j) ((j) < (np) ? (j) : 16 + (j) - (np))
+#define TD_IB(np, j) (((j) + 16 - (np)) & 15)
+#define TD_IROW(F, np)                                                                                       \
+    {                                                                                                        \
+        F(np, 0), F(np, 1), F(np, 2), F(np, 3), F(np, 4), F(np, 5), F(np, 6), F(np, 7), F(np, 8), F(np, 9),  \
+            F(np, 10), F(np, 11), F(np, 12), F(np, 13), F(np, 14), F(np, 15)                                 \
+    }
+#define TD_ITAB(F)                                                                                           \
+    {                                                                                                        \
+        TD_IROW(F, 0), TD_IROW(F, 1), TD_IROW(F, 2), TD_IROW(F, 3), TD_IROW(F, 4), TD_IROW(F, 5),            \
+            TD_IROW(F, 6), TD_IROW(F, 7), TD_IROW(F, 8), TD_IROW(F, 9), TD_IROW(F, 10), TD_IROW(F, 11),      \
+            TD_IROW(F, 12), TD_IROW(F, 13), TD_IROW(F, 14), TD_IROW(F, 15)                                   \
+    }
+static const uint32_t TD_IDXA[16][16] __attribute__((aligned(64))) = TD_ITAB(TD_IA);
+static const uint32_t TD_IDXB[16][16] __attribute__((aligned(64))) = TD_ITAB(TD_IB);
+
+/* Line writer state: lp = the 64-byte line being filled, own = lanes of that line we may write
+ * (only the first line can start before the output; later lines are whole). */
+typedef struct td_lines {
+    uint32_t *lp;
+    __m512i pend, ia, ib;
+    unsigned np;
+    __mmask16 own;
+} td_lines;
+
+static inline void td_line_put(td_lines *L, __m512i line)
+{
+    if (TSF_LIKELY(L->own == 0xffff)) {
+        _mm512_stream_si512((void *)L->lp, line);
+    } else {
+        _mm512_mask_storeu_epi32(L->lp, L->own, line);
+        L->own = 0xffff;
+    }
+    L->lp += 16;
+}
+
+static inline void td_line_vec(td_lines *L, __m512i v)
+{
+    td_line_put(L, _mm512_permutex2var_epi32(L->pend, L->ia, v));
+    L->pend = _mm512_permutexvar_epi32(L->ib, v);
+}
+
+static inline void td_line_one(td_lines *L, uint32_t x)
+{
+    L->pend = _mm512_mask_set1_epi32(L->pend, (__mmask16)(1u << L->np), (int)x);
+    if (++L->np == 16) {
+        td_line_put(L, L->pend);
+        L->np = 0;
+    }
+    L->ia = _mm512_load_si512((const void *)TD_IDXA[L->np]);
+    L->ib = _mm512_load_si512((const void *)TD_IDXB[L->np]);
+}
+
+/*
+ * Decodes whole blocks (n = 128 deltas, w <= 25, 16 readable bytes after the packed data) from
+ * src[*pos..len) into out while at least 129 values are wanted; stops before any other block (the
+ * caller decodes it, and reports it if it is corrupt). The 8 groups of 16 deltas are unrolled, so
+ * a block costs one header parse and no bounds checks. nt: stores of whole 64-byte lines bypass the
+ * caches (no read-for-ownership of the output); the partial lines at both ends use masked stores.
+ */
+TSF_INLINE size_t td_blocks32(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n, int nt)
+{
+    const __m512i iota1 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    const __m512i last = _mm512_set1_epi32(15);
+    size_t p = *pos, done = 0;
+    td_lines L;
+    L.np = (unsigned)(((uintptr_t)out >> 2) & 15);
+    L.lp = out - L.np;
+    L.own = (__mmask16)(0xffffu << L.np);
+    L.pend = _mm512_setzero_si512();
+    L.ia = _mm512_load_si512((const void *)TD_IDXA[L.np]);
+    L.ib = _mm512_load_si512((const void *)TD_IDXB[L.np]);
+    while (n - done >= TD_BLOCK_DELTAS + 1 && len - p >= TD_HDR32 + 16) {
+        const uint8_t *h = src + p;
+        uint32_t nd = tsf_load_be32(h), w = tsf_load_be32(h + 4);
+        if (nd != TD_BLOCK_DELTAS || w > TD_SIMD_MAXW || len - p - TD_HDR32 - 16 < 16 * (size_t)w) break;
+        uint32_t mind = tsf_load_be32(h + 8), first = tsf_load_be32(h + 12);
+        const uint8_t *d = h + TD_HDR32;
+        const __m512i ctrl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_CTRL[w]));
+        const __m512i shl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_SHL[w]));
+        const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+        const __m512i k = _mm512_mullo_epi32(iota1, _mm512_set1_epi32((int)mind));
+        const size_t o1 = (4 * w) >> 3, o2 = w, o3 = (12 * w) >> 3, step = 2 * (size_t)w;
+        __m512i carry = _mm512_set1_epi32((int)first);
+        uint32_t *o = out + done;
+        if (nt)
+            td_line_one(&L, first);
+        else
+            o[0] = first;
+#pragma GCC unroll 8
+        for (unsigned g = 0; g < 8; g++, d += step) {
+            __m512i ps = _mm512_add_epi32(td_scan16(td_unpack16(d, o1, o2, o3, ctrl, shl, rs)), k);
+            __m512i v = _mm512_add_epi32(ps, carry);
+            carry = _mm512_add_epi32(carry, _mm512_permutexvar_epi32(last, ps));
+            if (nt)
+                td_line_vec(&L, v);
+            else
+                _mm512_storeu_si512((void *)(o + 1 + 16 * g), v);
+        }
+        done += TD_BLOCK_DELTAS + 1;
+        p += TD_HDR32 + 16 * (size_t)w;
+    }
+    if (nt) {
+        if (L.np) _mm512_mask_storeu_epi32(L.lp, (__mmask16)(L.own & ((1u << L.np) - 1)), L.pend);
+        _mm_sfence();
+    }
+    *pos = p;
+    return done;
+}
+
+size_t tsf_td_blocks32_avx512(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n)
+{
+    return td_blocks32(src, len, pos, out, n, 0);
+}
+
+size_t tsf_td_blocks32_nt_avx512(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n)
+{
+    return td_blocks32(src, len, pos, out, n, 1);
+}
+
 size_t tsf_td_dec64_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
 {
     if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);

@@ -44,6 +44,12 @@ size_t tsf_td_dec32_avx2(const uint8_t *, size_t, unsigned, uint32_t, uint32_t *
 size_t tsf_td_dec64_avx2(const uint8_t *, size_t, unsigned, uint64_t, uint64_t *, size_t);
 size_t tsf_td_dec32_avx512(const uint8_t *, size_t, unsigned, uint32_t, uint32_t *, size_t);
 size_t tsf_td_dec64_avx512(const uint8_t *, size_t, unsigned, uint64_t, uint64_t *, size_t);
+/* Whole INT32 blocks on the AVX-512 path (ts2diff_avx512.c): decodes blocks of 129 values with
+ * w <= 25 from src[*pos..len) into out[0..n) until another kind of block or fewer than 129 wanted
+ * values; advances *pos, returns the values written. _nt: non-temporal stores for whole lines. */
+typedef size_t (*td_blocks32_fn)(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n);
+size_t tsf_td_blocks32_avx512(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n);
+size_t tsf_td_blocks32_nt_avx512(const uint8_t *src, size_t len, size_t *pos, uint32_t *out, size_t n);
 size_t tsf_td_enc32_sse41(const uint32_t *, size_t, uint8_t *);
 size_t tsf_td_enc64_sse41(const uint64_t *, size_t, uint8_t *);
 size_t tsf_td_enc32_avx2(const uint32_t *, size_t, uint8_t *);

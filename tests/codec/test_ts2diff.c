@@ -273,6 +273,124 @@ static void test_large_outputs(void)
     }
 }
 
+/* An INT32 stream whose blocks mix what the AVX-512 whole-block loop takes (128 deltas of w <= 25)
+ * with what it leaves to the per-block loop (w 26..32, short blocks where streams are concatenated,
+ * the end of the stream); *nv receives the value count. */
+static uint8_t *mixed_blocks_stream(int32_t **vals, size_t *nv, size_t *len)
+{
+    static const unsigned WS[] = {8, 8, 0, 1, 5, 7, 8, 9, 13, 16, 17, 24, 25, 26, 31, 32, 8,  8, 3, 25,
+                                  8, 8, 8, 8, 8, 8, 8, 8, 8,  8,  8,  8,  8,  8,  8,  8,  12, 8, 8, 8};
+    const size_t nb = sizeof WS / sizeof WS[0], tail1 = 50, tail2 = 3 * 129 + 7;
+    size_t n1 = nb * 129, n = n1 + tail1 + tail2;
+    int32_t *v = malloc(n * 4);
+    uint64_t seed = 99;
+    uint32_t x = 123456;
+    for (size_t b = 0; b < nb; b++) {
+        unsigned w = WS[b];
+        uint32_t mask = w == 32 ? 0xffffffffu : (1u << w) - 1, base = (uint32_t)tsf_test_rand(&seed);
+        for (size_t i = 0; i < 129; i++) {
+            /* delta i of the block (i >= 1) is base + r, r spanning exactly w bits */
+            uint32_t r = i == 1 ? 0 : i == 2 ? mask : (uint32_t)tsf_test_rand(&seed) & mask;
+            if (i) x += base + r;
+            v[b * 129 + i] = (int32_t)x;
+        }
+    }
+    for (size_t i = n1; i < n; i++) v[i] = (int32_t)(x += (uint32_t)(tsf_test_rand(&seed) % 300));
+    tsf_codec *sc = open_path(TSF_PATH_SCALAR);
+    size_t l1, l2, l3;
+    uint8_t *a = enc(sc, TSF_INT32, v, n1, &l1), *b = enc(sc, TSF_INT32, v + n1, tail1, &l2),
+            *c = enc(sc, TSF_INT32, v + n1 + tail1, tail2, &l3);
+    tsf_codec_close(sc);
+    uint8_t *s = malloc(l1 + l2 + l3);
+    memcpy(s, a, l1);
+    memcpy(s + l1, b, l2);
+    memcpy(s + l1 + l2, c, l3);
+    free(a);
+    free(b);
+    free(c);
+    *vals = v;
+    *nv = n;
+    *len = l1 + l2 + l3;
+    return s;
+}
+
+/*
+ * The AVX-512 whole-block INT32 loop, with ordinary and with streaming stores (nt_stores 1 / -1;
+ * the scalar path is the twin): the mixed stream into an output at each of the 16 int32 offsets of
+ * a 64-byte line, for value counts that end anywhere, on every byte cut of the stream (the values
+ * of the blocks the cut holds, then the whole count: the same status as the scalar path); guard
+ * words around the output stay untouched.
+ */
+static void test_whole_blocks(void)
+{
+    int32_t *v;
+    size_t n, len;
+    uint8_t *s = mixed_blocks_stream(&v, &n, &len);
+    /* block ends, and the values before each */
+    size_t ends[64], before[64], nblk = 0;
+    for (size_t pos = 0, cnt = 0; pos < len && nblk < 64; nblk++) {
+        size_t nd = tsf_load_be32(s + pos), w = tsf_load_be32(s + pos + 4);
+        pos += 16 + (nd * w + 7) / 8;
+        cnt += nd + 1;
+        ends[nblk] = pos;
+        before[nblk] = cnt;
+    }
+    CHECK_EQ_INT(before[nblk - 1], n);
+    tsf_codec *cs[4] = {open_path(TSF_PATH_SCALAR), open_path(TSF_PATH_AVX2), NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        tsf_codec_options o;
+        tsf_codec_options_init(&o);
+        o.path = TSF_PATH_AVX512;
+        o.nt_stores = k ? 1 : -1;
+        CHECK_OK(tsf_codec_open(&cs[2 + k], &o, NULL), NULL);
+    }
+    int32_t *buf = aligned_alloc(64, ((n + 64) * 4 + 63) & ~(size_t)63);
+    const int32_t guard = 0x5a5a5a5a;
+    tsf_error err;
+    /* every offset in a line, several counts */
+    const size_t counts[] = {n, n - 1, n - 130, 129, 128, 130, 258, 1000, 1001, 129 * 13, 129 * 13 + 1};
+    for (size_t ci = 0; ci < 4; ci++) {
+        for (size_t off = 0; off < 16; off++) {
+            for (size_t q = 0; q < sizeof counts / sizeof counts[0]; q++) {
+                size_t m = counts[q];
+                for (size_t i = 0; i < n + 64; i++) buf[i] = guard;
+                int32_t *out = buf + 16 + off;
+                CHECK_OK(tsf_codec_decode(cs[ci], TSF_INT32, TSF_ENC_TS_2DIFF, s, len, out, m, NULL, &err),
+                         &err);
+                CHECK_MEM(out, v, m * 4);
+                for (size_t i = 0; i < 16 + off; i++) CHECK(buf[i] == guard);
+                for (size_t i = 16 + off + m; i < n + 64; i++) CHECK(buf[i] == guard);
+                if (tsf_test_failures) break;
+            }
+        }
+    }
+    /* every cut: complete blocks decode on every path, the whole count fails as on the scalar path */
+    int32_t *ref = malloc(n * 4), *got = malloc((n + 1) * 4);
+    for (size_t cut = 0; cut <= len && !tsf_test_failures; cut++) {
+        uint8_t *c = malloc(cut ? cut : 1);
+        memcpy(c, s, cut);
+        size_t whole = 0;
+        for (size_t b = 0; b < nblk && ends[b] <= cut; b++) whole = before[b];
+        tsf_status rs = tsf_codec_decode(cs[0], TSF_INT32, TSF_ENC_TS_2DIFF, c, cut, ref, n, NULL, &err);
+        for (size_t ci = 1; ci < 4; ci++) {
+            CHECK_OK(
+                tsf_codec_decode(cs[ci], TSF_INT32, TSF_ENC_TS_2DIFF, c, cut, got + 1, whole, NULL, &err),
+                &err);
+            CHECK_MEM(got + 1, v, whole * 4);
+            tsf_status st = tsf_codec_decode(cs[ci], TSF_INT32, TSF_ENC_TS_2DIFF, c, cut, got, n, NULL, &err);
+            CHECK_EQ_INT(st, rs);
+            if (st == TSF_OK) CHECK_MEM(got, v, n * 4);
+        }
+        free(c);
+    }
+    for (size_t ci = 0; ci < 4; ci++) tsf_codec_close(cs[ci]);
+    free(ref);
+    free(got);
+    free(buf);
+    free(v);
+    free(s);
+}
+
 static int has(const char *msg, const char *s)
 {
     return strstr(msg, s) != NULL;
@@ -528,6 +646,7 @@ int main(void)
     TSF_RUN(test_roundtrip_all_paths);
     TSF_RUN(test_widths_exercised);
     TSF_RUN(test_large_outputs);
+    TSF_RUN(test_whole_blocks);
     TSF_RUN(test_hostile);
     TSF_RUN(test_encode_small_dst);
     TSF_RUN(test_blocks_spec_example);

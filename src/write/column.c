@@ -256,7 +256,7 @@ tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const 
                 pre[a] = q[a]->pstat; /* numeric: no owned bytes */
                 pv[a] = (const uint8_t *)vals[j + a] + off * wd;
             }
-            tsf_wstats_update4(ps, times[off], times[off + seg - 1], pv, seg);
+            tsf_wstats_update4(ps, times[off], times[off + seg - 1], pv, seg, w->codec->path != TSF_PATH_SCALAR);
             for (size_t a = 0; a < 4; a++) {
                 x->pre = &pre[a];
                 s = tsf_wcol_append_x(w, x, q[a], times + off, pv[a], NULL, 0, seg,

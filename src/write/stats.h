@@ -36,8 +36,10 @@ void tsf_wstats_update(tsf_wstats *s, int64_t t0, int64_t t1, const void *values
                        const tsf_allocator *a);
 /* tsf_wstats_update of four statistics of one numeric type (INT32/DATE/INT64/TIMESTAMP/FLOAT/DOUBLE)
  * over n values each, interleaved: bit-identical results, about 4x the speed of four calls (the
- * sums are latency-bound chains). -1 (nothing done) for other or mixed types. */
-int tsf_wstats_update4(tsf_wstats *const *s, int64_t t0, int64_t t1, const void *const *values, size_t n);
+ * sums are latency-bound chains). -1 (nothing done) for other or mixed types. simd: DOUBLE through
+ * its SSE2 twin (x86; 0 = the portable loop, TSF_PATH_SCALAR). */
+int tsf_wstats_update4(tsf_wstats *const *s, int64_t t0, int64_t t1, const void *const *values, size_t n,
+                       int simd);
 /* Time-only update (aligned time column). */
 void tsf_wstats_update_time(tsf_wstats *s, int64_t t0, int64_t t1, size_t n);
 /* Java Statistics.mergeStatistics: `src` covers later times than `dst`. */

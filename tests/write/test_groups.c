@@ -4,8 +4,9 @@
  * A file written with whole tablets must be byte-identical to the same rows written one column per
  * tablet (no groups), for every numeric type, NaN / -0.0 / +0.0 values where the comparison order
  * matters, pages cut inside tablets, columns with nulls in some tablets (their pending pages then
- * differ in length, so groups fall back), and 1 or 3 threads. Aligned devices: series statistics
- * equal those computed in the test page by page.
+ * differ in length, so groups fall back), and 1 or 3 threads, with the portable statistics loop
+ * (TSF_PATH_SCALAR) and its SIMD twin. Aligned devices: series statistics equal those computed in
+ * the test page by page.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static void fill(int k, size_t r0, size_t n, void *out)
     }
 }
 
-static void write_file(membuf *m, int per_column, int threads, int aligned)
+static void write_file(membuf *m, int per_column, int threads, int aligned, tsf_codec_path path)
 {
     tsf_error e = {0};
     tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, m};
@@ -65,6 +66,7 @@ static void write_file(membuf *m, int per_column, int threads, int aligned)
     tsf_writer_options_init(&o);
     o.page_max_points = PAGE;
     o.threads = (uint32_t)threads;
+    o.path = path; /* SCALAR: the portable statistics loop; AUTO: its SIMD twin where there is one */
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);
     char names[NC][8];
@@ -118,14 +120,15 @@ static void write_file(membuf *m, int per_column, int threads, int aligned)
 static void test_groups_same_bytes(void)
 {
     membuf single = {0};
-    write_file(&single, 1, 1, 0);
+    write_file(&single, 1, 1, 0, TSF_PATH_SCALAR);
     CHECK(single.len > 1000);
-    for (int threads = 1; threads <= 3; threads += 2) {
-        membuf whole = {0};
-        write_file(&whole, 0, threads, 0);
-        CHECK(whole.len == single.len && !memcmp(whole.p, single.p, single.len));
-        free(whole.p);
-    }
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (int scalar = 0; scalar < 2; scalar++) {
+            membuf whole = {0};
+            write_file(&whole, 0, threads, 0, scalar ? TSF_PATH_SCALAR : TSF_PATH_AUTO);
+            CHECK(whole.len == single.len && !memcmp(whole.p, single.p, single.len));
+            free(whole.p);
+        }
     free(single.p);
 }
 
@@ -153,9 +156,10 @@ static void dstat_merge(dstat *dst, const dstat *src)
  * those computed here page by page (pages of PAGE rows). */
 static void test_aligned_group_stats(void)
 {
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int run = 0; run < 4; run++) {
+        int threads = 1 + (run & 1);
         membuf m = {0};
-        write_file(&m, 0, threads, 1);
+        write_file(&m, 0, threads, 1, run & 2 ? TSF_PATH_SCALAR : TSF_PATH_AUTO);
         tsf_error e = {0};
         tsf_reader *r = NULL;
         CHECK_OK(tsf_reader_open_memory(&r, m.p, m.len, NULL, &e), &e);

@@ -532,9 +532,11 @@ typedef struct wjobs {
     tsf_writer *w;
     tsf_tablet *t;
     wdevice *d;
-    int seal;   /* 0: append tablet columns; 1: seal the device's pending pages */
+    int seal;   /* 0: append tablet columns; 1: seal the device's pending pages; 2: aligned rows */
     uint64_t g; /* device row of the tablet's first row (append) */
     size_t n;   /* items: append jobs, or device columns (+ 1: the aligned time column) to seal */
+    size_t r, k;          /* aligned rows: tablet rows [r, r + k) */
+    const size_t *feed;   /* aligned rows: tablet column of each device column */
     atomic_size_t next;
     atomic_int stop;
 } wjobs;
@@ -549,7 +551,7 @@ typedef struct wworker {
 
 static wcol *job_col(const wjobs *j, size_t i)
 {
-    if (j->seal) return !j->d->aligned ? &j->d->cols[i] : i == 0 ? &j->d->tcol : &j->d->cols[i - 1];
+    if (j->seal == 1) return !j->d->aligned ? &j->d->cols[i] : i == 0 ? &j->d->tcol : &j->d->cols[i - 1];
     return &j->d->cols[j->t->cols[i].idx];
 }
 
@@ -610,9 +612,16 @@ static tsf_status append_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d,
     return s;
 }
 
+static tsf_status aligned_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, const size_t *feed, size_t lo,
+                               size_t hi, size_t r, size_t k, tsf_error *err);
+
 static tsf_status job_run(wjobs *j, wctx *x, size_t i, tsf_error *err)
 {
     tsf_writer *w = j->w;
+    if (j->seal == 2) {
+        size_t lo = i * JOB_COLS, hi = lo + JOB_COLS < j->d->ncols ? lo + JOB_COLS : j->d->ncols;
+        return aligned_cols(w, x, j->t, j->d, j->feed, lo, hi, j->r, j->k, err);
+    }
     if (j->seal) return tsf_wcol_seal_x(w, x, job_col(j, i), j->d->aligned ? j->d->rows : 0, err);
     size_t lo = i * JOB_COLS, hi = lo + JOB_COLS < j->t->ncols ? lo + JOB_COLS : j->t->ncols;
     return append_cols(w, x, j->t, j->d, lo, hi, j->g, 1, err);
@@ -625,7 +634,7 @@ static void *worker_main(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&j->next, 1);
         if (i >= j->n || atomic_load(&j->stop)) break;
-        if (j->seal && job_col(j, i)->autoc) continue;
+        if (j->seal == 1 && job_col(j, i)->autoc) continue;
         tsf_status s = job_run(j, k->x, i, &k->err);
         if (s) {
             k->s = s;
@@ -793,9 +802,9 @@ static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
         }
     }
     /* AUTO columns on this thread, in column order */
-    for (size_t i = 0; j->seal && i < j->n && !s; i++)
+    for (size_t i = 0; j->seal == 1 && i < j->n && !s; i++)
         if (job_col(j, i)->autoc) s = job_run(j, &w->ctx, i, err);
-    for (size_t i = 0; !j->seal && i < j->t->ncols && !s; i++) {
+    for (size_t i = 0; j->seal == 0 && i < j->t->ncols && !s; i++) {
         tsf_tablet *t = j->t;
         wcol *c = &j->d->cols[t->cols[i].idx];
         if (c->autoc) s = tsf_wcol_append_x(w, &w->ctx, c, t->times, t->vals[i], valid_or_null(t, i, 0, t->rows), 0,
@@ -949,6 +958,36 @@ static tsf_status check_increasing(const tsf_tablet *t, size_t a, size_t b, cons
     return TSF_OK;
 }
 
+/*
+ * Appends tablet rows [r, r + k) to device columns [lo, hi) of an aligned device (feed: the tablet
+ * column of each, SIZE_MAX = absent: null rows); runs of columns without nulls share statistics
+ * passes (tsf_wcol_append_group). Columns touch only their own state: jobs of the pool.
+ */
+static tsf_status aligned_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, const size_t *feed, size_t lo,
+                               size_t hi, size_t r, size_t k, tsf_error *err)
+{
+    wcol *cs[64]; /* a run of columns without nulls: statistics four at a time */
+    const void *vs[64];
+    size_t m = 0;
+    tsf_status s = TSF_OK;
+    for (size_t j = lo; j < hi && !s; j++) {
+        size_t tc = feed[j];
+        wcol *c = &d->cols[j];
+        const uint8_t *v = tc == SIZE_MAX ? NULL : valid_or_null(t, tc, r, r + k);
+        if (tc != SIZE_MAX && !v) {
+            cs[m] = c;
+            vs[m++] = t->vals[tc] + r * c->width;
+            if (m < 64 && j + 1 < hi) continue;
+        }
+        s = tsf_wcol_append_group(w, x, cs, vs, m, t->times + r, k, UINT64_MAX, err);
+        m = 0;
+        if (!s && tc == SIZE_MAX) s = tsf_wcol_append_x(w, x, c, t->times + r, NULL, NULL, 0, k, UINT64_MAX, err);
+        else if (!s && v)
+            s = tsf_wcol_append_x(w, x, c, t->times + r, t->vals[tc] + r * c->width, v, r, k, UINT64_MAX, err);
+    }
+    return s;
+}
+
 /* Appends rows [a, b) of the tablet to an aligned device in page-sized row batches. */
 static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t a, size_t b, tsf_error *err)
 {
@@ -967,29 +1006,17 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
         if (k > b - r) k = b - r;
         if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) goto done;
         int full = 0;
-        wcol *cs[64]; /* a run of columns without nulls: statistics four at a time */
-        const void *vs[64];
-        size_t m = 0;
-        for (size_t j = 0; j < d->ncols; j++) {
-            size_t tc = feed[j];
-            wcol *c = &d->cols[j];
-            const uint8_t *v = tc == SIZE_MAX ? NULL : valid_or_null(t, tc, r, r + k);
-            if (tc != SIZE_MAX && !v) {
-                cs[m] = c;
-                vs[m++] = t->vals[tc] + r * c->width;
-                if (m < 64 && j + 1 < d->ncols) continue;
-            }
-            s = tsf_wcol_append_group(w, &w->ctx, cs, vs, m, t->times + r, k, UINT64_MAX, err);
-            m = 0;
-            if (!s && tc == SIZE_MAX) s = tsf_wcol_append_x(w, &w->ctx, c, t->times + r, NULL, NULL, 0, k, UINT64_MAX, err);
-            else if (!s && v)
-                s = tsf_wcol_append_x(w, &w->ctx, c, t->times + r, t->vals[tc] + r * c->width, v, r, k, UINT64_MAX,
-                                      err);
+        if (w->pool && w->pool->nth && d->ncols > JOB_COLS && (uint64_t)k * d->ncols >= PAR_MIN_CELLS) {
+            wjobs j = {.w = w, .t = t, .d = d, .seal = 2, .n = (d->ncols + JOB_COLS - 1) / JOB_COLS, .r = r, .k = k,
+                       .feed = feed};
+            s = jobs_run(w, &j, err);
+        } else {
+            s = aligned_cols(w, &w->ctx, t, d, feed, 0, d->ncols, r, k, err);
             int64_t mm = (int64_t)w->mem + w->ctx.mem;
             w->mem = mm > 0 ? (size_t)mm : 0;
             w->ctx.mem = 0;
-            if (s) goto done;
         }
+        if (s) goto done;
         for (size_t j = 0; j < d->ncols; j++) full |= tsf_wcol_full(w, &d->cols[j]);
         d->rows += k;
         r += k;

@@ -16,7 +16,7 @@
 
 #include "test.h"
 
-enum { TAB = 3000, NTAB = 14 };
+enum { TAB = 3000, NTAB = 14, WIDE = 24 };
 
 /* membuf that records whether a write came from another thread, and can fail after `limit` bytes */
 typedef struct sink {
@@ -87,6 +87,15 @@ static tsf_status write_file(sink *k, const opts *op, int do_abort, uint64_t *si
         {"d", TSF_BOOLEAN, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
     };
     CHECK_OK(tsf_writer_register_aligned(w, ALIGNED, al, 4, &e), &e);
+    /* a wide aligned device: its page batches (1000 rows x 24 columns) are appended by the pool */
+    tsf_column_schema wide[WIDE];
+    char wn[WIDE][8];
+    for (int i = 0; i < WIDE; i++) {
+        snprintf(wn[i], sizeof wn[i], "w%02d", i);
+        wide[i] = (tsf_column_schema){wn[i], i % 3 ? TSF_DOUBLE : TSF_INT64, i % 3 ? TSF_ENC_GORILLA : TSF_ENC_TS_2DIFF,
+                                      TSF_LZ4, TSF_COLUMN_FIELD};
+    }
+    CHECK_OK(tsf_writer_register_aligned(w, "root.sg.w", wide, WIDE, &e), &e);
     tsf_column_schema tb[3] = {
         {"tag", TSF_STRING, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_TAG},
         {"v", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
@@ -143,6 +152,17 @@ static tsf_status write_file(sink *k, const opts *op, int do_abort, uint64_t *si
             CHECK_OK(set(t, 1, l, valid, TAB, &e), &e);
             CHECK_OK(set(t, 2, d, NULL, TAB, &e), &e);
             CHECK_OK(set(t, 3, bo, valid, TAB, &e), &e);
+            s = tsf_writer_write_tablet(w, t, &e);
+            tsf_tablet_free(t);
+        }
+        /* wide aligned device: nulls in every fifth column */
+        if (!s) {
+            CHECK_OK(tsf_tablet_new(w, "root.sg.w", NULL, 0, TAB, &t, &e), &e);
+            CHECK_OK(tsf_tablet_set_times(t, times, TAB, &e), &e);
+            for (size_t i = 0; i < WIDE; i++)
+                CHECK_OK(set(t, i, i % 3 ? (const void *)(i % 2 ? d : d2) : (const void *)l, i % 5 == 4 ? valid : NULL,
+                             TAB, &e),
+                         &e);
             s = tsf_writer_write_tablet(w, t, &e);
             tsf_tablet_free(t);
         }

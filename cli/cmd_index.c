@@ -2,7 +2,8 @@
  * cmd_index.c - `tsf index FILE|DIR... [-o OUT]` (issue 6 item 5): builds the page-time index of each
  * TsFile (tsf_page_index_build: page start times -> page locations in a sorted-mode learned index) next to
  * it as FILE.tsfidx, which queries then use to start at the page holding their first time (doc/reader.md).
- * A directory stands for its *.tsfile files (one index per file).
+ * A directory stands for its *.tsfile files (one index per file), or with --merged gets one index over all
+ * of them, DIR/dir.tsfidx (tsf_page_index_build_dir: series matched by name, lookups give the file too).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +15,7 @@
 #include "cli.h"
 
 static const char *HELP =
-    "usage: tsf index FILE|DIR... [-o OUT]\n"
+    "usage: tsf index FILE|DIR... [-o OUT] [--merged]\n"
     "Builds the page-time index of each FILE (every series' page start times -> chunk and page offsets, "
     "late\n"
     "out-of-order pages included) and writes it to FILE.tsfidx, replacing an older one; a DIR stands for "
@@ -22,7 +23,9 @@ static const char *HELP =
     "*.tsfile files. Readers use it for queries that start inside a chunk; an index whose file changed "
     "since\n"
     "is ignored.\n"
-    "  -o, --output OUT   write the index to OUT instead (one FILE only)\n"
+    "  -o, --output OUT   write the index to OUT instead (one FILE or DIR only)\n"
+    "  --merged           one index over the *.tsfile files of each DIR, DIR/dir.tsfidx: series matched by\n"
+    "                     device and measurement names, lookups give the file too\n"
     "Prints the pages indexed per file. Exit code 2 when a file is damaged, 3 when one cannot be read or an\n"
     "index written (the other files are still indexed).\n";
 
@@ -55,6 +58,34 @@ static int index_one(const char *path, const char *out)
     }
     tsf_page_index_close(pix);
     tsf_reader_close(r);
+    free(def);
+    return rc;
+}
+
+/* One index over the *.tsfile files of dir. */
+static int index_merged(const char *dir, const char *out)
+{
+    tsf_error e = {0};
+    uint64_t np = 0, nlate = 0;
+    tsf_page_index *pix = NULL;
+    size_t n = strlen(dir);
+    char *def = out ? NULL : malloc(n + 12);
+    if (def) snprintf(def, n + 12, "%s/dir.tsfidx", dir);
+    const char *ipath = out ? out : def;
+    tsf_status st = ipath ? tsf_page_index_build_dir(dir, ipath, &np, &e) : TSF_ENOMEM;
+    if (!st) st = tsf_page_index_open_dir(dir, ipath, &pix, &e); /* read back: counts as stored */
+    int rc = CLI_OK;
+    if (!st) {
+        tsf_page_index_info(pix, &np, &nlate);
+        printf("%s: %" PRIu64 " pages of %zu files indexed (%" PRIu64 " late)\n", ipath, np,
+               tsf_page_index_file_count(pix), nlate);
+    } else if (st == TSF_ENOTFOUND) {
+        printf("%s: no .tsfile files\n", dir);
+    } else {
+        cli_err_file("index", dir, st == TSF_ENOMEM && !ipath ? "out of memory" : e.message);
+        rc = cli_exit_code(st);
+    }
+    tsf_page_index_close(pix);
     free(def);
     return rc;
 }
@@ -102,7 +133,7 @@ static int index_dir(const char *dir)
 int tsf_cmd_index(int argc, char **argv)
 {
     const char *out = NULL;
-    int nfiles = 0;
+    int nfiles = 0, merged = 0;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -111,6 +142,8 @@ int tsf_cmd_index(int argc, char **argv)
             return CLI_OK;
         } else if (cli_value(&a, "-o|--output")) {
             out = a.val;
+        } else if (cli_is(&a, "--merged")) {
+            merged = 1;
         } else if (cli_positional(&a))
             nfiles++;
         else
@@ -130,8 +163,15 @@ int tsf_cmd_index(int argc, char **argv)
     while (cli_next(&a)) {
         if (cli_value(&a, "-o|--output") || !cli_positional(&a)) continue;
         struct stat sb;
-        int k =
-            stat(a.arg, &sb) == 0 && S_ISDIR(sb.st_mode) && !out ? index_dir(a.arg) : index_one(a.arg, out);
+        int isdir = stat(a.arg, &sb) == 0 && S_ISDIR(sb.st_mode), k;
+        if (merged && !isdir) {
+            cli_err("index", "--merged takes folders ('%s' is not one)", a.arg);
+            k = CLI_USAGE;
+        } else if (merged) {
+            k = index_merged(a.arg, out);
+        } else {
+            k = isdir && !out ? index_dir(a.arg) : index_one(a.arg, out);
+        }
         if (k > rc) rc = k;
     }
     return rc;

@@ -693,6 +693,22 @@ TSF_API tsf_status tsf_page_index_build_file(const char *tsfile, const tsf_alloc
  *  reader, valid until tsf_reader_close): *out = NULL (TSF_OK) when there is none (not opened by path, option
  *  off, no `<path>.tsfidx`, or one that is stale or damaged). */
 TSF_API tsf_status tsf_reader_page_index(tsf_reader *r, tsf_page_index **out, tsf_error *err);
+/** One index over the `*.tsfile` files of dir (name order) at path (NULL = `<dir>/dir.tsfidx`): series are
+ *  matched by (device, measurement) name across files; a page that starts before the end of an earlier
+ *  one of its series (name order, then file order) is late. TSF_ENOTFOUND when dir has no TsFile. */
+TSF_API tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t *npages, tsf_error *err);
+/** Opens a directory index (path NULL = `<dir>/dir.tsfidx`): TSF_ECORRUPT when damaged, TSF_ESTATE when a
+ *  file of dir it names is missing or changed. Lookups by name (tsf_page_index_lookup_name) only. */
+TSF_API tsf_status tsf_page_index_open_dir(const char *dir, const char *path, tsf_page_index **out,
+                                           tsf_error *err);
+/** Lookup by names (series NULL or "" = an aligned device's time column) in a one-file or directory index:
+ *  the page whose start is the last <= t over all files; *file (may be NULL) = its file (0 for one file;
+ *  on equal starts the later file). TSF_ENOTFOUND when no page of that series starts at or before t. */
+TSF_API tsf_status tsf_page_index_lookup_name(tsf_page_index *p, const char *device, const char *series, int64_t t,
+                                              size_t *file, tsf_page_loc *out, tsf_error *err);
+/** Files of an index: 1 for a one-file index; name i of a directory index (NULL otherwise). */
+TSF_API size_t tsf_page_index_file_count(const tsf_page_index *p);
+TSF_API const char *tsf_page_index_file(const tsf_page_index *p, size_t i);
 
 /* ---- value filters ---------------------------------------------------------------------- */
 /*

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -803,6 +804,169 @@ static void test_write_time(void)
     remove(later);
 }
 
+/* ---- one index over a directory ---------------------------------------------------------------- */
+
+/* Writes rows [from, to) of every generator device to path (flush every 700 rows, pages of 40 points). */
+static void write_rows_file(const char *path, size_t from, size_t to)
+{
+    tsf_error e = {0};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_max_points = 40;
+    tsf_writer *w = NULL;
+    CHECK_OK(tsf_writer_open(&w, path, &o, &e), &e);
+    if (!w) return;
+    CHECK_OK(gen_register(w, &e), &e);
+    for (size_t i = from; i < to; i += 700) {
+        CHECK_OK(gen_rows(w, i, i + 700 < to ? i + 700 : to, &e), &e);
+        CHECK_OK(tsf_writer_flush(w, &e), &e);
+    }
+    CHECK_OK(tsf_writer_close(w, &e), &e);
+}
+
+typedef struct dpage {
+    char dev[64], ser[32];
+    size_t file;
+    rpage p;
+} dpage;
+
+/* Three files (two overlapping in time, one disjoint): every page start, start +- 1 and random times of every
+ * series give, over all files, the page with the last start <= t (on equal starts the later file), with its
+ * file; page counts add up; overlapping pages are late; a changed or missing file makes the index stale;
+ * garbage and bit flips never crash. */
+static void test_dir_index(void)
+{
+    static const size_t R[3][2] = {{0, 3000}, {2000, 5000}, {8000, 9000}};
+    char dir[128], path[3][200], ipath[200];
+    snprintf(dir, sizeof dir, "%s/dx", tmpdir());
+    CHECK(mkdir(dir, 0700) == 0);
+    for (int f = 0; f < 3; f++) {
+        snprintf(path[f], sizeof path[f], "%s/%c.tsfile", dir, 'a' + f);
+        write_rows_file(path[f], R[f][0], R[f][1]);
+    }
+    snprintf(ipath, sizeof ipath, "%s/dir.tsfidx", dir);
+    tsf_error e = {0};
+    uint64_t np = 0, sum = 0, nlate = 0;
+    CHECK_OK(tsf_page_index_build_dir(dir, NULL, &np, &e), &e);
+    /* the reference: every page of every file with its names */
+    dpage *all = NULL;
+    size_t n = 0, cap = 0;
+    for (int f = 0; f < 3; f++) {
+        tsf_reader *r = open_path(path[f], 0, 0);
+        if (!r) return;
+        ref rf = {0};
+        rf.file = tsf_test_read_file(path[f], &rf.len);
+        CHECK_OK(tsf_reader_load_index(r, &e), &e);
+        build_ref(r, &rf);
+        uint64_t one = 0;
+        char tmp[220];
+        snprintf(tmp, sizeof tmp, "%s/one.idx", tmpdir());
+        CHECK_OK(tsf_page_index_build(r, tmp, &one, &e), &e);
+        remove(tmp);
+        sum += one;
+        for (size_t ci = 0; ci < rf.n; ci++) {
+            const rcol *c = &rf.c[ci];
+            tsf_device_info di;
+            tsf_series_info si;
+            CHECK_OK(tsf_reader_device(r, c->device, &di, &e), &e);
+            const char *sn = "";
+            if (c->series != TSF_PAGE_INDEX_TIME) {
+                CHECK_OK(tsf_reader_series(r, c->device, c->series, &si, &e), &e);
+                sn = si.measurement;
+            }
+            for (size_t i = 0; i < c->n; i++) {
+                if (n == cap) all = realloc(all, (cap = cap ? 2 * cap : 1024) * sizeof *all);
+                snprintf(all[n].dev, sizeof all[n].dev, "%s", di.name);
+                snprintf(all[n].ser, sizeof all[n].ser, "%s", sn);
+                all[n].file = (size_t)f;
+                all[n++].p = c->p[i];
+            }
+        }
+        free_ref(&rf);
+        tsf_reader_close(r);
+    }
+    if (np != sum || np != n) fprintf(stderr, "  dir index: %llu pages, files %llu, reference %zu\n", (unsigned long long)np, (unsigned long long)sum, n);
+    CHECK(np == sum && np == n && n > 100);
+    tsf_page_index *p = NULL;
+    CHECK_OK(tsf_page_index_open_dir(dir, NULL, &p, &e), &e);
+    if (!p) return;
+    tsf_page_index_info(p, NULL, &nlate);
+    CHECK(tsf_page_index_file_count(p) == 3 && tsf_page_index_file(p, 3) == NULL);
+    CHECK(tsf_page_index_file(p, 0) && strcmp(tsf_page_index_file(p, 0), "a.tsfile") == 0);
+    CHECK(tsf_page_index_file(p, 2) && strcmp(tsf_page_index_file(p, 2), "c.tsfile") == 0);
+    uint64_t seed = 5;
+    size_t asked = 0, right = 0, found = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t ts[4] = {all[i].p.start, all[i].p.start - 1, all[i].p.start + 1,
+                         (int64_t)(tsf_test_rand(&seed) % 40000) - 100};
+        for (int k = 0; k < 4; k++) {
+            const dpage *best = NULL; /* last start <= t; equal starts: the later file (then later page) */
+            for (size_t j = 0; j < n; j++)
+                if (!strcmp(all[j].dev, all[i].dev) && !strcmp(all[j].ser, all[i].ser) && all[j].p.start <= ts[k] &&
+                    (!best || all[j].p.start >= best->p.start))
+                    best = &all[j];
+            tsf_page_loc loc;
+            size_t file = 99;
+            tsf_status st = tsf_page_index_lookup_name(p, all[i].dev, all[i].ser, ts[k], &file, &loc, NULL);
+            asked++;
+            if (!best) {
+                right += st == TSF_ENOTFOUND;
+                continue;
+            }
+            found++;
+            right += st == TSF_OK && file == best->file && loc.chunk_offset == best->p.coff &&
+                     loc.page_offset == best->p.hoff && loc.page == best->p.k && loc.start_time == best->p.start;
+        }
+    }
+    fprintf(stderr, "  directory of 3 files: %llu pages (%llu late), %zu of %zu lookups right (%zu found)\n",
+           (unsigned long long)np, (unsigned long long)nlate, right, asked, found);
+    CHECK(right == asked && found > asked / 2);
+    CHECK(nlate > 0);
+    tsf_page_loc loc;
+    CHECK_EQ_INT(tsf_page_index_lookup_name(p, "root.sg1.nope", "s1", 5, NULL, &loc, NULL), TSF_ENOTFOUND);
+    CHECK_EQ_INT(tsf_page_index_lookup(p, 0, 0, 5, &loc, NULL), TSF_EINVAL); /* numbers need a reader */
+    tsf_page_index_close(p);
+    /* damaged: garbage, bit flips (any status of the three, lookups safe) */
+    size_t len;
+    uint8_t *orig = tsf_test_read_file(ipath, &len), *m = malloc(len);
+    int counts[3] = {0, 0, 0};
+    for (int round = 0; orig && m && round < 60; round++) {
+        memcpy(m, orig, len);
+        for (int k = 0; k < 1 + round % 3; k++)
+            m[tsf_test_rand(&seed) % len] ^= (uint8_t)(1u << (tsf_test_rand(&seed) % 8));
+        write_file(ipath, m, len);
+        tsf_status st = tsf_page_index_open_dir(dir, NULL, &p, &e);
+        CHECK(st == TSF_OK || st == TSF_ECORRUPT || st == TSF_ESTATE);
+        counts[st == TSF_OK ? 0 : st == TSF_ECORRUPT ? 1 : 2]++;
+        for (size_t k = 0; !st && k < 40; k++) {
+            const dpage *q = &all[tsf_test_rand(&seed) % n];
+            (void)tsf_page_index_lookup_name(p, q->dev, q->ser, q->p.start, NULL, &loc, NULL);
+        }
+        if (!st) tsf_page_index_close(p);
+        p = NULL;
+    }
+    printf("  damaged directory indexes: %d opened, %d ECORRUPT, %d ESTATE\n", counts[0], counts[1], counts[2]);
+    CHECK(counts[1] > 0);
+    write_file(ipath, "TSFPXD01 garbage", 16);
+    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ECORRUPT);
+    /* stale: a file rewritten, a file removed */
+    if (orig) write_file(ipath, orig, len);
+    CHECK_OK(tsf_page_index_open_dir(dir, NULL, &p, &e), &e);
+    tsf_page_index_close(p);
+    write_rows_file(path[2], 8000, 9001);
+    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ESTATE);
+    remove(path[2]);
+    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ESTATE);
+    CHECK(p == NULL);
+    free(orig);
+    free(m);
+    free(all);
+    for (int f = 0; f < 2; f++) remove(path[f]);
+    remove(ipath);
+    CHECK_EQ_INT(tsf_page_index_build_dir(dir, NULL, NULL, &e), TSF_ENOTFOUND);
+    rmdir(dir);
+}
+
 static void test_stale_and_damaged(void)
 {
     char a[200], b[200], ia[220], junk[220];
@@ -932,6 +1096,7 @@ int main(void)
     TSF_RUN(test_stale_and_damaged);
     TSF_RUN(test_auto_index);
     TSF_RUN(test_write_time);
+    TSF_RUN(test_dir_index);
     TSF_RUN(test_golden);
     int rc = tsf_test_finish();
     rmdir(tmpdir());

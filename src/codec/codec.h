@@ -22,6 +22,7 @@ struct tsf_codec {
     tsf_codec_path path;     /* resolved, never AUTO */
     int32_t float_precision; /* max_point_number for FLOAT/DOUBLE TS_2DIFF and RLE */
     int32_t gorilla_compact; /* GORILLA window choice: 0 reference, 1 by cost, 2 by cost with lookahead */
+    int32_t ts2diff_block;   /* FLOAT/DOUBLE TS_2DIFF with a precision: deltas per block (<= 128: 128) */
     int32_t nt_stores;       /* 1 non-temporal stores where a kernel has them, else -1 (options.nt_stores) */
     tsf_allocator alloc;     /* copy of the hooks (all NULL = libc) */
 };

@@ -23,6 +23,7 @@
 
 #include "../common/bytes.h"
 #include "codec.h"
+#include "ts2diff_wide.h"
 
 #define FP_TAG_SCALED 0x7FFFFFFFu /* overflow layout without raw-bits values */
 #define FP_TAG_RAW 0x7FFFFFFEu    /* overflow layout with a raw-bits bitmap */
@@ -91,6 +92,8 @@ tsf_status tsf_floatprec_encode(const tsf_codec *c, tsf_encoding inner, tsf_type
     if (inner == TSF_ENC_RLE)
         s = is64 ? tsf_rle_encode_i64(c, (const int64_t *)tmp, n, dst + hdr, cap - hdr, &body, err)
                  : tsf_rle_encode_i32(c, (const int32_t *)tmp, n, dst + hdr, cap - hdr, &body, err);
+    else if (c->ts2diff_block > TSF_TS2DIFF_BLOCK_JAVA) /* wider blocks (AUTO): fewer headers */
+        body = tsf_ts2diff_wide_encode(tmp, n, is64, (uint32_t)c->ts2diff_block, dst + hdr), s = TSF_OK;
     else
         s = is64 ? tsf_ts2diff_encode_i64(c, (const int64_t *)tmp, n, dst + hdr, cap - hdr, &body, err)
                  : tsf_ts2diff_encode_i32(c, (const int32_t *)tmp, n, dst + hdr, cap - hdr, &body, err);

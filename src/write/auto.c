@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../codec/ts2diff_wide.h"
 #include "../common/bytes.h"
 #include "auto.h"
 
@@ -103,11 +104,24 @@ size_t tsf_wauto_prec_first_bad(tsf_type t, const void *vals, size_t n, int32_t 
     return 0;
 }
 
+/* c->auto_prec of a precision column: the digits in the low byte, the TS_2DIFF block size (deltas per
+ * block, tsf_codec.ts2diff_block; 0 = Java's 128) above. */
+static int32_t prec_digits(const wcol *c)
+{
+    return c->auto_prec & 0xff;
+}
+
+static int32_t prec_block(const wcol *c)
+{
+    return c->auto_prec >> 8;
+}
+
 const tsf_codec *tsf_wauto_codec(const tsf_writer *w, const wcol *c, tsf_codec *tmp)
 {
     if (c->autoc != TSF_AUTO_PRECISION) return w->codec;
     *tmp = *w->codec;
-    tmp->float_precision = c->auto_prec;
+    tmp->float_precision = prec_digits(c);
+    tmp->ts2diff_block = prec_block(c);
     return tmp;
 }
 
@@ -124,8 +138,14 @@ void tsf_wauto_schema(tsf_ix_column *cols, size_t n)
 
 typedef struct cand {
     tsf_encoding enc;
-    int32_t prec; /* < 0: no precision (lossless encoding) */
+    int32_t prec;  /* < 0: no precision (lossless encoding) */
+    int32_t block; /* TS_2DIFF with a precision: deltas per block (0 = Java's 128) */
 } cand;
+
+/* Wider TS_2DIFF blocks tried for precision columns (codec/ts2diff_wide.c): a block header costs
+ * 24 bytes (DOUBLE) per 129 values at Java's size, so 8-bit deltas (2-digit sensor readings) take
+ * 9.5 bits per value instead of 8.2 (1024) or 8.0 (a block per page). The sample page decides. */
+static const int32_t wide_blocks[] = {1024, TSF_TS2DIFF_BLOCK_MAX};
 
 /* Candidates in preference order (the Java default first). SPRINTZ is left out: it does not round
  * trip full-range integers nor floats in Java (§9); RLBE floats drift (§10); GORILLA_V1 is legacy. */
@@ -163,7 +183,7 @@ static size_t candidates(tsf_type t, cand *out)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (tsf_codec_can_encode(t, l[i])) out[k++] = (cand){l[i], -1};
+        if (tsf_codec_can_encode(t, l[i])) out[k++] = (cand){l[i], -1, 0};
     return k;
 }
 
@@ -216,6 +236,7 @@ static tsf_status trial(tsf_writer *w, const wcol *c, const cand *k, tbufs *b, s
 {
     tsf_codec tmp = *w->codec;
     tmp.float_precision = k->prec;
+    tmp.ts2diff_block = k->block;
     size_t n = c->nvals, var = is_binary(c->type) ? c->arena.len : 0;
     size_t bound = tsf_codec_encode_bound(c->type, k->enc, n, var);
     if (!bound) return TSF_ENOTSUP;
@@ -268,7 +289,7 @@ static tsf_status verify(tsf_writer *w, const wcol *c, const cand *k, const tbuf
 
 /* A candidate replaces the Java default only when it makes the sample page at least 1/DEFAULT_EDGE
  * smaller: the sample is one page, and a near tie on it can turn into a loss over the series. */
-#define DEFAULT_EDGE 50
+#define DEFAULT_EDGE 25
 
 static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tbufs *b,
                               tsf_error *err)
@@ -280,8 +301,10 @@ static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size
     if ((c->type == TSF_FLOAT || c->type == TSF_DOUBLE) && !c->auto_noprec) {
         int32_t d = smallest_precision(c->type, c->vals, c->nvals);
         if (d >= 0) {
-            cs[nc++] = (cand){TSF_ENC_TS_2DIFF, d};
-            cs[nc++] = (cand){TSF_ENC_RLE, d};
+            cs[nc++] = (cand){TSF_ENC_TS_2DIFF, d, 0};
+            for (size_t i = 0; i < sizeof wide_blocks / sizeof wide_blocks[0]; i++)
+                cs[nc++] = (cand){TSF_ENC_TS_2DIFF, d, wide_blocks[i]};
+            cs[nc++] = (cand){TSF_ENC_RLE, d, 0};
         }
     }
     size_t sizes[MAX_CAND];
@@ -311,7 +334,7 @@ static tsf_status decide_with(tsf_writer *w, wcol *c, const int64_t *times, size
         if (same) {
             c->enc = cs[bi].enc;
             c->autoc = cs[bi].prec >= 0 ? TSF_AUTO_PRECISION : TSF_AUTO_DECIDED;
-            c->auto_prec = cs[bi].prec >= 0 ? cs[bi].prec : 0;
+            c->auto_prec = cs[bi].prec >= 0 ? cs[bi].prec | cs[bi].block << 8 : 0;
             return TSF_OK;
         }
         sizes[bi] = SIZE_MAX;
@@ -356,7 +379,7 @@ static wdevice *device_of(tsf_writer *w, const wcol *c)
 
 static int page_survives(const wcol *c)
 {
-    return tsf_wauto_prec_first_bad(c->type, c->vals, c->nvals, c->auto_prec) == c->nvals;
+    return tsf_wauto_prec_first_bad(c->type, c->vals, c->nvals, prec_digits(c)) == c->nvals;
 }
 
 tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tsf_error *err)

@@ -13,7 +13,7 @@ enum {
     TSF_AUTO_OFF = 0,       /* the column has a fixed encoding */
     TSF_AUTO_UNDECIDED = 1, /* c->enc is a placeholder (the type's default) until the first page */
     TSF_AUTO_DECIDED = 2,   /* c->enc is a lossless encoding */
-    TSF_AUTO_PRECISION = 3, /* c->enc is FLOAT/DOUBLE TS_2DIFF or RLE at c->auto_prec digits */
+    TSF_AUTO_PRECISION = 3, /* c->enc is FLOAT/DOUBLE TS_2DIFF or RLE; c->auto_prec = digits | block << 8 */
 };
 
 /* The Java 2.x default encoding of a type (placeholder before the decision, table schemas). */

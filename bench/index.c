@@ -471,6 +471,7 @@ typedef struct ctx {
     uint64_t sink;
     double secs;
     const dbt *ovf; /* S_BTOVF: the B+-tree checked before the PLTree */
+    tsf_index_reader *rd; /* S_PLTREE: the thread's reader handle (opened in run_ctx) */
 } ctx;
 
 static uint64_t do_op(ctx *c, uint64_t x)
@@ -482,8 +483,8 @@ static uint64_t do_op(ctx *c, uint64_t x)
         return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
     case S_PLTREE:
         if (c->op == 2) return ix_route(c->ix, x);
-        if (c->op == 0) return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
-        return tsf_index_lower_bound(c->ix, x, &k, &v, NULL) == TSF_OK ? k : 1;
+        if (c->op == 0) return tsf_index_reader_get(c->rd, x, &v, NULL) == TSF_OK ? v : 1;
+        return tsf_index_reader_lower_bound(c->rd, x, &k, &v, NULL) == TSF_OK ? k : 1;
     case S_BINARY:
     case S_INTERP: {
         size_t p = c->s == S_BINARY ? bs_lower(c->keys, c->n, x) : interp_lower(c->keys, c->n, x);
@@ -505,6 +506,8 @@ static void *run_ctx(void *arg)
 {
     ctx *c = arg;
     size_t nb = c->nprobes / BATCH;
+    /* PLTree lookups go through a per-thread reader handle (no shared-counter RMW per lookup) */
+    if (c->s == S_PLTREE && tsf_index_reader_open(c->ix, &c->rd, NULL) != TSF_OK) return NULL;
     uint64_t sink = 0, t0 = bench_now_ns();
     for (size_t b = 0; b < nb; b++) {
         uint64_t a = bench_now_ns();
@@ -513,6 +516,8 @@ static void *run_ctx(void *arg)
     }
     c->secs = (double)(bench_now_ns() - t0) * 1e-9;
     c->sink = sink;
+    tsf_index_reader_close(c->rd);
+    c->rd = NULL;
     return NULL;
 }
 

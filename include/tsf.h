@@ -607,7 +607,9 @@ typedef struct tsf_query_options {
                                      * until tsf_query_close. Rows where it is not TRUE are dropped. */
     int block_bound;             /* TSF_BLOCK_BOUND_EXACT (default) or TSF_BLOCK_BOUND_CONSERVATIVE (E3 Plan A) */
     unsigned threads;            /* decode chunks on this many threads (0/1 = the calling thread only);
-                                  * batches come out in the same order as with one thread */
+                                  * batches come out in the same order as with one thread. The caller is
+                                  * one of them; the threads - 1 others are kept by the reader across
+                                  * queries (joined by tsf_reader_close) */
     struct tsf_page_index *page_index; /* page-time index of this reader's file (tsf_page_index_open); NULL =
                                         * none. Borrowed. A partly covered chunk then starts at the page
                                         * holding time_min without walking its page headers; same rows. */

@@ -4,10 +4,11 @@
  * The query's time range is cut, per device, into consecutive tasks [tmin, b1-1], [b1, b2-1], ...,
  * [bn, tmax] at the start times of chunks and, in chunks larger than a task, of pages of the series that
  * drives the device (the time column; for a non-aligned device its first requested series), grouping
- * units until a task holds about PAR_TASK_VALUES values. Worker threads each take the next task and run
- * it as an ordinary single-thread query (own buffers, decompressor and state) into a slot of a ring of
- * threads + 1 slots; the caller takes the slots in task order, so batches come out in the same order as
- * with one thread.
+ * units until a task holds about PAR_TASK_VALUES values. threads - 1 worker threads and the caller each
+ * take the next task and run it as an ordinary single-thread query (own buffers, decompressor and state)
+ * into a slot of a ring of 2 x threads slots; the caller takes the slots in task order, so batches come out
+ * in the same order as with one thread. The caller runs a task only when the slot it needs is not ready
+ * (instead of sleeping), so `threads` threads decode and none waits while another drains the ring.
  *
  * No copies where it can be helped: a worker's query reads whole pages per batch (its batch size is a
  * multiple of the caller's, >= PAR_BIG_BATCH) and, after each batch, hands the decode buffers the batch
@@ -19,7 +20,12 @@
  * into batch_size pieces gives the one-thread pieces, so aligned and single-column queries without a
  * filter give batches identical to one thread's; a non-aligned device with several columns (or a filter)
  * yields the same rows, possibly cut into batches differently.
- * No global state: the workers live and die with the query.
+ * The workers, the ring's slots, the recycled decode buffers and the constant buffers live in the reader
+ * (rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
+ * tsf_reader_close), so a query starts no thread and faults no page in once the reader is warm; a query
+ * that finds the reader's pool busy (another thread's query holds it) makes a pool of its own, freed with
+ * it. Each worker opens one query per parallel query (on the first task it takes) and points it at each
+ * of its tasks in turn (rd_query_retarget), so a task costs no allocation. No process-global state.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -30,9 +36,10 @@
 #define PAR_TASK_VALUES (1u << 19) /* values (rows x columns) a task aims at */
 #define PAR_BIG_BATCH 16384        /* at least this many rows per worker batch (whole pages) */
 #define PAR_SPARE_BATCHES 4        /* pool buffers a worker takes per lock, in batches' worth */
+#define PAR_MAX_THREADS 64
 
 typedef struct par_task {
-    size_t device;
+    size_t di; /* index into the query's device list */
     int64_t tmin, tmax;
 } par_task;
 
@@ -51,7 +58,7 @@ typedef struct pb_batch {
 
 typedef struct par_slot {
     size_t task;
-    int ready; /* filled for `task` (guarded by the mutex) */
+    int ready; /* filled for `task` (guarded by the pool's mutex) */
     tsf_status status;
     tsf_error err;
     rd_buf data; /* arena: times, values, validity, TEXT/STRING/BLOB bytes */
@@ -65,25 +72,51 @@ typedef struct par_slot {
     tsf_query_stats st;
 } par_slot;
 
+typedef struct rd_pool rd_pool;
+
+typedef struct par_worker {
+    rd_pool *pl;
+    size_t id;
+    rd_par *job;  /* the parallel query this worker has joined (counted in its `active`), or NULL */
+    tsf_query *q; /* its query for that job, opened on the first task it takes */
+} par_worker;
+
+/* Kept across queries (tsf_reader.workers): threads, slots, recycled buffers. Guarded by mu. */
+struct rd_pool {
+    tsf_reader *r;
+    const tsf_allocator *a;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_ready, cv_left;
+    pthread_t th[PAR_MAX_THREADS];
+    par_worker w[PAR_MAX_THREADS];
+    size_t nth;
+    int stop;
+    rd_par *job; /* the query being served, or NULL */
+    par_slot *slots;
+    size_t slots_cap;
+    rd_buf pool; /* rd_buf[npool]: recycled decode buffers */
+    size_t npool;
+    rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (a batch outlives the task) */
+};
+
 struct rd_par {
     tsf_reader *r;
     const tsf_allocator *a;
-    tsf_query_options o; /* sub-query template */
+    rd_pool *pl;
+    int own_pool;        /* pl is this query's own (the reader's was busy) */
+    tsf_query_options o; /* the query; o.devices/o.columns belong to the parent tsf_query */
+    tsf_query_options wo; /* the workers' queries: no threads, whole-page batches */
+    size_t big;           /* worker batch size where slices give the one-thread batches */
     par_task *tasks;
     size_t ntasks, tasks_cap;
-    par_slot *slots;
-    size_t nslots;
-    pthread_t *th;
-    size_t nth, th_cap;
-    pthread_mutex_t mu;
-    pthread_cond_t cv_work, cv_ready;
-    size_t next_task; /* next task a worker takes */
-    size_t cons;      /* task the caller consumes */
+    /* guarded by pl->mu */
+    size_t nw, nslots;    /* pool workers taking part (threads - 1: the caller is the other), ring slots */
+    size_t next_task;     /* next task a worker takes */
+    size_t cons;          /* task the caller consumes */
+    size_t active;        /* workers that joined and have not left */
     int stop;
-    rd_buf pool; /* rd_buf[npool]: recycled decode buffers (guarded by the mutex) */
-    size_t npool;
-    rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (they close before the caller reads) */
     /* caller side */
+    par_worker self; /* the caller runs tasks too while the slot it waits for is not ready */
     par_slot *cur;
     size_t cur_batch, cur_row; /* batch of cur being handed out, and its first row not yet handed out */
     rd_buf vbits;              /* validity bitmaps of slices that start inside a byte */
@@ -97,7 +130,7 @@ struct rd_par {
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
-static tsf_status add_task(rd_par *p, size_t d, int64_t lo, int64_t hi, tsf_error *err)
+static tsf_status add_task(rd_par *p, size_t di, int64_t lo, int64_t hi, tsf_error *err)
 {
     if (p->ntasks == p->tasks_cap) {
         size_t nc = p->tasks_cap ? p->tasks_cap * 2 : 64;
@@ -106,13 +139,13 @@ static tsf_status add_task(rd_par *p, size_t d, int64_t lo, int64_t hi, tsf_erro
         p->tasks = t;
         p->tasks_cap = nc;
     }
-    p->tasks[p->ntasks++] = (par_task){d, lo, hi};
+    p->tasks[p->ntasks++] = (par_task){di, lo, hi};
     return TSF_OK;
 }
 
 typedef struct cutter {
     rd_par *p;
-    size_t device;
+    size_t di;
     int64_t last;         /* start of the open task */
     uint64_t acc, target; /* rows in the open task, rows per task */
 } cutter;
@@ -121,7 +154,7 @@ typedef struct cutter {
 static tsf_status unit(cutter *c, int64_t start, uint64_t count, tsf_error *err)
 {
     if (c->acc >= c->target && start > c->last && start <= c->p->o.time_max) {
-        tsf_status st = add_task(c->p, c->device, c->last, start - 1, err);
+        tsf_status st = add_task(c->p, c->di, c->last, start - 1, err);
         if (st) return st;
         c->last = start;
         c->acc = 0;
@@ -141,11 +174,12 @@ static const rd_series *driving_series(const tsf_reader *r, const rd_device *dev
     return NULL;
 }
 
-/* Cuts device d into tasks. Damaged metadata only stops the cutting: the tasks' queries report it. */
-static tsf_status plan_device(rd_par *p, size_t d, tsf_error *err)
+/* Cuts device o.devices[di] into tasks. Damaged metadata only stops the cutting: the tasks' queries report
+ * it. */
+static tsf_status plan_device(rd_par *p, size_t di, tsf_error *err)
 {
     tsf_reader *r = p->r;
-    const rd_device *dev = &r->devices[d];
+    const rd_device *dev = &r->devices[p->o.devices[di]];
     const tsf_query_options *o = &p->o;
     size_t ncols = o->columns ? o->ncolumns : dev->nseries;
     const rd_series *drv = driving_series(r, dev, o->columns, o->ncolumns);
@@ -159,7 +193,7 @@ static tsf_status plan_device(rd_par *p, size_t d, tsf_error *err)
     while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK)
         if (cs.end_time >= o->time_min && cs.start_time <= o->time_max) rows += cs.count;
     pos = 0;
-    cutter c = {p, d, o->time_min, 0, PAR_TASK_VALUES / (ncols + 1)};
+    cutter c = {p, di, o->time_min, 0, PAR_TASK_VALUES / (ncols + 1)};
     if (c.target > rows / (4 * (uint64_t)o->threads)) c.target = rows / (4 * (uint64_t)o->threads);
     if (c.target < o->batch_size) c.target = o->batch_size;
     while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK) {
@@ -184,7 +218,7 @@ static tsf_status plan_device(rd_par *p, size_t d, tsf_error *err)
         }
         if (!paged && (st = unit(&c, cs.start_time, cs.count, err))) goto out;
     }
-    st = add_task(p, d, c.last, o->time_max, err);
+    st = add_task(p, di, c.last, o->time_max, err);
 out:
     rd_buf_free(p->a, &hb);
     return st;
@@ -272,10 +306,11 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
         (st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
         return st;
     if (s->nspare < need) { /* top up the worker's spares from the pool, several batches' worth per lock */
-        pthread_mutex_lock(&p->mu);
-        while (s->nspare < PAR_SPARE_BATCHES * need && p->npool)
-            ((rd_buf *)s->spare.p)[s->nspare++] = ((rd_buf *)p->pool.p)[--p->npool];
-        pthread_mutex_unlock(&p->mu);
+        rd_pool *pl = p->pl;
+        pthread_mutex_lock(&pl->mu);
+        while (s->nspare < PAR_SPARE_BATCHES * need && pl->npool)
+            ((rd_buf *)s->spare.p)[s->nspare++] = ((rd_buf *)pl->pool.p)[--pl->npool];
+        pthread_mutex_unlock(&pl->mu);
     }
     size_t n = rd_query_detach(q, b, (rd_buf *)s->spare.p, &s->nspare, (rd_buf *)s->held.p + s->nheld);
     if (n == SIZE_MAX) return copy_batch(p, s, b, err);
@@ -289,8 +324,8 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
         pb_col *pc = (pb_col *)s->cols.p + s->ncols + k;
         pc->name = p->o.columns && k < p->o.ncolumns ? p->o.columns[k] : cb->name;
         pc->type = cb->type;
-        pc->vp = subst(cb->values, &qz, &p->zeros);
-        pc->bp = subst(subst(cb->validity, &qz, &p->zeros), &qo, &p->ones);
+        pc->vp = subst(cb->values, &qz, &p->pl->zeros);
+        pc->bp = subst(subst(cb->validity, &qz, &p->pl->zeros), &qo, &p->pl->ones);
         pc->voff = pc->boff = 0;
     }
     s->ncols += b->ncolumns;
@@ -298,67 +333,170 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
 }
 
 /* Gives n buffers back to the pool (caller holds the mutex). */
-static void pool_put(rd_par *p, rd_buf *bufs, size_t n)
+static void pool_put(rd_pool *pl, rd_buf *bufs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (bufs_reserve(p, &p->pool, p->npool, 1, NULL)) {
-            rd_buf_free(p->a, &bufs[i]);
+        if (rd_buf_reserve(pl->a, &pl->pool, (pl->npool + 1) * sizeof(rd_buf), NULL)) {
+            rd_buf_free(pl->a, &bufs[i]);
             continue;
         }
-        ((rd_buf *)p->pool.p)[p->npool++] = bufs[i];
+        ((rd_buf *)pl->pool.p)[pl->npool++] = bufs[i];
     }
 }
 
-static void run_task(rd_par *p, par_slot *s, const par_task *t)
+/* Runs task t of p on worker w's query (opened on its first task) into slot s. */
+static void run_task(par_worker *w, rd_par *p, par_slot *s, const par_task *t)
 {
     s->used = s->nbatches = s->ncols = 0;
     memset(&s->st, 0, sizeof s->st);
-    tsf_query_options o = p->o;
-    o.table = NULL;
-    o.devices = &t->device;
-    o.ndevices = 1;
-    o.time_min = t->tmin;
-    o.time_max = t->tmax;
-    o.threads = 0;
-    /* whole pages per batch (then sliced by the caller) where the slices are the one-thread batches */
-    const rd_device *dev = &p->r->devices[t->device];
-    size_t ncols = o.columns ? o.ncolumns : dev->nseries;
-    if (!o.where && (dev->aligned || ncols == 1))
-        o.batch_size = ((PAR_BIG_BATCH - 1) / o.batch_size + 1) * o.batch_size;
-    tsf_query *q = NULL;
-    tsf_status st = tsf_query_open(p->r, &o, &q, &s->err);
-    while (!st) {
-        const tsf_batch *b;
-        if ((st = tsf_query_next(q, &b, &s->err)) || !b) break;
-        st = keep_batch(p, s, q, b, &s->err);
+    tsf_status st = TSF_OK;
+    if (!w->q) st = tsf_query_open(p->r, &p->wo, &w->q, &s->err);
+    if (!st) {
+        /* whole pages per batch (then sliced by the caller) where the slices are the one-thread batches */
+        const rd_device *dev = &p->r->devices[p->o.devices[t->di]];
+        size_t ncols = p->o.columns ? p->o.ncolumns : dev->nseries;
+        size_t batch = !p->o.where && (dev->aligned || ncols == 1) ? p->big : p->o.batch_size;
+        rd_query_retarget(w->q, t->di, t->tmin, t->tmax, batch);
+        while (!st) {
+            const tsf_batch *b;
+            if ((st = tsf_query_next(w->q, &b, &s->err)) || !b) break;
+            st = keep_batch(p, s, w->q, b, &s->err);
+        }
+        tsf_query_get_stats(w->q, &s->st);
     }
-    if (q) tsf_query_get_stats(q, &s->st);
-    tsf_query_close(q);
     s->status = st;
+}
+
+/* A task of p worker w may start now (pool mutex held). */
+static int can_take(const rd_par *p, const par_worker *w)
+{
+    return p && !p->stop && w->id < p->nw && p->next_task < p->ntasks && p->next_task < p->cons + p->nslots;
 }
 
 static void *worker(void *arg)
 {
-    rd_par *p = arg;
-    pthread_mutex_lock(&p->mu);
+    par_worker *w = arg;
+    rd_pool *pl = w->pl;
+    pthread_mutex_lock(&pl->mu);
     for (;;) {
-        while (!p->stop && p->next_task < p->ntasks && p->next_task >= p->cons + p->nslots)
-            pthread_cond_wait(&p->cv_work, &p->mu);
-        if (p->stop || p->next_task >= p->ntasks) break;
+        rd_par *j = w->job;
+        if (j && (j->stop || j->next_task >= j->ntasks)) { /* nothing more for us: close our query, leave */
+            tsf_query *q = w->q;
+            w->q = NULL;
+            w->job = NULL;
+            pthread_mutex_unlock(&pl->mu);
+            tsf_query_close(q);
+            pthread_mutex_lock(&pl->mu);
+            if (--j->active == 0) pthread_cond_broadcast(&pl->cv_left);
+            continue;
+        }
+        if (pl->stop) break;
+        rd_par *p = pl->job;
+        if (!can_take(p, w)) {
+            pthread_cond_wait(&pl->cv_work, &pl->mu);
+            continue;
+        }
         size_t t = p->next_task++;
-        par_slot *s = &p->slots[t % p->nslots];
-        pthread_mutex_unlock(&p->mu);
-        run_task(p, s, &p->tasks[t]);
-        pthread_mutex_lock(&p->mu);
+        if (!j) {
+            w->job = p;
+            p->active++;
+        }
+        par_slot *s = &pl->slots[t % p->nslots];
+        pthread_mutex_unlock(&pl->mu);
+        run_task(w, p, s, &p->tasks[t]);
+        pthread_mutex_lock(&pl->mu);
         s->task = t;
         s->ready = 1;
-        pthread_cond_broadcast(&p->cv_ready);
+        pthread_cond_signal(&pl->cv_ready); /* only the query's caller waits there */
     }
-    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&pl->mu);
     return NULL;
 }
 
+/* ---- the pool ------------------------------------------------------------------------------ */
+
+static void slot_free(const tsf_allocator *a, par_slot *s)
+{
+    for (size_t j = 0; j < s->nheld; j++) rd_buf_free(a, (rd_buf *)s->held.p + j);
+    for (size_t j = 0; j < s->nspare; j++) rd_buf_free(a, (rd_buf *)s->spare.p + j);
+    rd_buf *bufs[] = {&s->held, &s->spare, &s->data, &s->batches, &s->cols};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
+}
+
+/* Stops and joins the workers and frees the pool (no query may be using it). NULL is a no-op. */
+static void pool_free(rd_pool *pl)
+{
+    if (!pl) return;
+    pthread_mutex_lock(&pl->mu);
+    pl->stop = 1;
+    pthread_cond_broadcast(&pl->cv_work);
+    pthread_mutex_unlock(&pl->mu);
+    for (size_t i = 0; i < pl->nth; i++) pthread_join(pl->th[i], NULL);
+    for (size_t i = 0; i < pl->slots_cap; i++) slot_free(pl->a, &pl->slots[i]);
+    tsf_free(pl->a, pl->slots, pl->slots_cap * sizeof *pl->slots);
+    for (size_t j = 0; j < pl->npool; j++) rd_buf_free(pl->a, (rd_buf *)pl->pool.p + j);
+    rd_buf_free(pl->a, &pl->pool);
+    rd_buf_free(pl->a, &pl->zeros);
+    rd_buf_free(pl->a, &pl->ones);
+    pthread_cond_destroy(&pl->cv_work);
+    pthread_cond_destroy(&pl->cv_ready);
+    pthread_cond_destroy(&pl->cv_left);
+    pthread_mutex_destroy(&pl->mu);
+    tsf_free(pl->a, pl, sizeof *pl);
+}
+
+void rd_workers_free(tsf_reader *r)
+{
+    pool_free(r->workers);
+    r->workers = NULL;
+}
+
+static rd_pool *pool_new(tsf_reader *r)
+{
+    rd_pool *pl = tsf_calloc(r->a, 1, sizeof *pl);
+    if (!pl) return NULL;
+    pl->r = r;
+    pl->a = r->a;
+    if (pthread_mutex_init(&pl->mu, NULL)) {
+        tsf_free(pl->a, pl, sizeof *pl);
+        return NULL;
+    }
+    pthread_cond_init(&pl->cv_work, NULL);
+    pthread_cond_init(&pl->cv_ready, NULL);
+    pthread_cond_init(&pl->cv_left, NULL);
+    return pl;
+}
+
+/* Makes pl ready to serve p (no job running on it): threads, slots and constant buffers for p->big. */
+static tsf_status pool_prepare(rd_pool *pl, rd_par *p, size_t want, tsf_error *err)
+{
+    tsf_status st;
+    if ((st = rd_buf_reserve(pl->a, &pl->zeros, p->big * 16, err)) ||
+        (st = rd_buf_reserve(pl->a, &pl->ones, p->big / 8 + 1, err)))
+        return st;
+    memset(pl->zeros.p, 0, pl->zeros.cap);
+    memset(pl->ones.p, 0xff, pl->ones.cap);
+    if (2 * (want + 1) > pl->slots_cap) {
+        size_t n = 2 * (want + 1);
+        par_slot *ns = tsf_realloc(pl->a, pl->slots, pl->slots_cap * sizeof *ns, n * sizeof *ns);
+        if (!ns) return tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
+        memset(ns + pl->slots_cap, 0, (n - pl->slots_cap) * sizeof *ns);
+        pl->slots = ns;
+        pl->slots_cap = n;
+    }
+    while (pl->nth < want) {
+        par_worker *w = &pl->w[pl->nth];
+        *w = (par_worker){pl, pl->nth, NULL, NULL};
+        if (pthread_create(&pl->th[pl->nth], NULL, worker, w)) break;
+        pl->nth++;
+    }
+    if (!pl->nth) return tsf_err(err, TSF_ENOMEM, "parallel query: cannot start a thread");
+    return TSF_OK;
+}
+
 /* ---- the caller's side ----------------------------------------------------------------------- */
+
+static void rd_workers_release(tsf_reader *r);
 
 tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, tsf_error *err)
 {
@@ -369,38 +507,45 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     p->a = r->a;
     p->o = *o;
     tsf_status st = TSF_OK;
-    if (pthread_mutex_init(&p->mu, NULL)) {
-        tsf_free(p->a, p, sizeof *p);
-        return tsf_err(err, TSF_ENOMEM, "parallel query: cannot create a mutex");
-    }
-    pthread_cond_init(&p->cv_work, NULL);
-    pthread_cond_init(&p->cv_ready, NULL);
-    for (size_t i = 0; i < o->ndevices && !st; i++) st = plan_device(p, o->devices[i], err);
+    for (size_t i = 0; i < o->ndevices && !st; i++) st = plan_device(p, i, err);
     if (st) goto fail;
-    size_t big = o->batch_size > PAR_BIG_BATCH ? o->batch_size
-                                               : ((PAR_BIG_BATCH - 1) / o->batch_size + 1) * o->batch_size;
-    if ((st = rd_buf_reserve(p->a, &p->zeros, big * 16, err)) ||
-        (st = rd_buf_reserve(p->a, &p->ones, big / 8 + 1, err)))
-        goto fail;
-    memset(p->zeros.p, 0, p->zeros.cap);
-    memset(p->ones.p, 0xff, p->ones.cap);
-    p->nth = o->threads > 64 ? 64 : o->threads;
-    if (p->nth > p->ntasks) p->nth = p->ntasks;
-    p->nslots = p->nth + 1;
-    p->slots = tsf_calloc(p->a, p->nslots, sizeof *p->slots);
-    p->th_cap = p->nth ? p->nth : 1;
-    p->th = tsf_calloc(p->a, p->th_cap, sizeof *p->th);
-    if (!p->slots || !p->th) {
+    p->big = o->batch_size > PAR_BIG_BATCH ? o->batch_size
+                                           : ((PAR_BIG_BATCH - 1) / o->batch_size + 1) * o->batch_size;
+    p->wo = *o;
+    p->wo.threads = 0;
+    if (!o->where) p->wo.batch_size = p->big; /* a task's batch size is at most this (rd_query_retarget) */
+    /* threads - 1 pool workers; the caller decodes too (below) */
+    size_t want = (o->threads > PAR_MAX_THREADS ? PAR_MAX_THREADS : o->threads) - 1;
+    if (want > p->ntasks) want = p->ntasks;
+    if (!want) { /* nothing to read */
+        *out = p;
+        return TSF_OK;
+    }
+    /* the reader's pool unless another query holds it */
+    pthread_mutex_lock(&r->lock);
+    int mine = !r->workers_busy;
+    if (mine) r->workers_busy = 1;
+    pthread_mutex_unlock(&r->lock);
+    if (mine && !r->workers) r->workers = pool_new(r);
+    rd_pool *pl = mine ? r->workers : pool_new(r);
+    if (!pl) {
+        if (mine) rd_workers_release(r);
         st = tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
         goto fail;
     }
-    size_t want = p->nth;
-    p->nth = 0;
-    while (p->nth < want && pthread_create(&p->th[p->nth], NULL, worker, p) == 0) p->nth++;
-    if (want && !p->nth) {
-        st = tsf_err(err, TSF_ENOMEM, "parallel query: cannot start a thread");
-        goto fail;
+    p->pl = pl;
+    p->own_pool = !mine;
+    pthread_mutex_lock(&pl->mu);
+    st = pool_prepare(pl, p, want, err);
+    if (!st) {
+        p->nw = pl->nth < want ? pl->nth : want;
+        p->nslots = 2 * (p->nw + 1); /* tasks run up to 2 x threads - 1 ahead of the one being read */
+        for (size_t i = 0; i < p->nslots; i++) pl->slots[i].ready = 0;
+        pl->job = p;
+        pthread_cond_broadcast(&pl->cv_work);
     }
+    pthread_mutex_unlock(&pl->mu);
+    if (st) goto fail;
     *out = p;
     return TSF_OK;
 fail:
@@ -408,23 +553,31 @@ fail:
     return st;
 }
 
+static void rd_workers_release(tsf_reader *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->workers_busy = 0;
+    pthread_mutex_unlock(&r->lock);
+}
+
 /* Hands the consumed slot back to the workers, its detached buffers to the pool. */
 static void release(rd_par *p)
 {
     par_slot *s = p->cur;
+    rd_pool *pl = p->pl;
     const tsf_query_stats *a = &s->st;
     p->st.chunks_read += a->chunks_read, p->st.chunks_skipped += a->chunks_skipped;
     p->st.pages_read += a->pages_read, p->st.pages_skipped += a->pages_skipped;
     p->st.blocks_read += a->blocks_read, p->st.blocks_skipped += a->blocks_skipped;
     p->st.bytes_read += a->bytes_read, p->st.bytes_decompressed += a->bytes_decompressed;
     p->st.rows += a->rows;
-    pthread_mutex_lock(&p->mu);
-    pool_put(p, (rd_buf *)s->held.p, s->nheld);
+    pthread_mutex_lock(&pl->mu);
+    pool_put(pl, (rd_buf *)s->held.p, s->nheld);
     s->nheld = 0;
     s->ready = 0;
     p->cons++;
-    pthread_cond_broadcast(&p->cv_work);
-    pthread_mutex_unlock(&p->mu);
+    pthread_cond_broadcast(&pl->cv_work);
+    pthread_mutex_unlock(&pl->mu);
     p->cur = NULL;
 }
 
@@ -439,10 +592,24 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
         if (p->cur && p->cur_batch < p->cur->nbatches) break;
         if (p->cur) release(p);
         if (p->cons >= p->ntasks) return TSF_OK;
-        par_slot *s = &p->slots[p->cons % p->nslots];
-        pthread_mutex_lock(&p->mu);
-        while (!(s->ready && s->task == p->cons)) pthread_cond_wait(&p->cv_ready, &p->mu);
-        pthread_mutex_unlock(&p->mu);
+        rd_pool *pl = p->pl;
+        par_slot *s = &pl->slots[p->cons % p->nslots];
+        pthread_mutex_lock(&pl->mu);
+        while (!(s->ready && s->task == p->cons)) {
+            if (p->next_task < p->ntasks && p->next_task < p->cons + p->nslots) {
+                /* rather than wait, run the next task here (often the very one awaited) */
+                size_t t = p->next_task++;
+                par_slot *ts = &pl->slots[t % p->nslots];
+                pthread_mutex_unlock(&pl->mu);
+                run_task(&p->self, p, ts, &p->tasks[t]);
+                pthread_mutex_lock(&pl->mu);
+                ts->task = t;
+                ts->ready = 1;
+                continue;
+            }
+            pthread_cond_wait(&pl->cv_ready, &pl->mu);
+        }
+        pthread_mutex_unlock(&pl->mu);
         if (s->status) {
             p->failed = s->status;
             p->failed_err = s->err;
@@ -509,32 +676,27 @@ void rd_par_stats(const rd_par *p, tsf_query_stats *out)
 void rd_par_close(rd_par *p)
 {
     if (!p) return;
-    pthread_mutex_lock(&p->mu);
-    p->stop = 1;
-    pthread_cond_broadcast(&p->cv_work);
-    pthread_mutex_unlock(&p->mu);
-    for (size_t i = 0; i < p->nth; i++) pthread_join(p->th[i], NULL);
-    for (size_t i = 0; p->slots && i < p->nslots; i++) {
-        par_slot *s = &p->slots[i];
-        for (size_t j = 0; j < s->nheld; j++) rd_buf_free(p->a, (rd_buf *)s->held.p + j);
-        for (size_t j = 0; j < s->nspare; j++) rd_buf_free(p->a, (rd_buf *)s->spare.p + j);
-        rd_buf_free(p->a, &s->held);
-        rd_buf_free(p->a, &s->spare);
-        rd_buf_free(p->a, &p->slots[i].data);
-        rd_buf_free(p->a, &p->slots[i].batches);
-        rd_buf_free(p->a, &p->slots[i].cols);
+    rd_pool *pl = p->pl;
+    if (pl) {
+        /* stop the job, wait until every worker that joined it has closed its query and left */
+        pthread_mutex_lock(&pl->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&pl->cv_work);
+        while (p->active) pthread_cond_wait(&pl->cv_left, &pl->mu);
+        for (size_t i = 0; i < p->nslots; i++) { /* tasks done but not consumed */
+            par_slot *s = &pl->slots[i];
+            pool_put(pl, (rd_buf *)s->held.p, s->nheld);
+            s->nheld = 0;
+            s->ready = 0;
+        }
+        if (pl->job == p) pl->job = NULL;
+        pthread_mutex_unlock(&pl->mu);
+        if (p->own_pool) pool_free(pl);
+        else rd_workers_release(p->r);
     }
-    for (size_t j = 0; j < p->npool; j++) rd_buf_free(p->a, (rd_buf *)p->pool.p + j);
-    rd_buf_free(p->a, &p->pool);
-    rd_buf_free(p->a, &p->zeros);
-    rd_buf_free(p->a, &p->ones);
+    tsf_query_close(p->self.q);
     rd_buf_free(p->a, &p->vbits);
-    tsf_free(p->a, p->slots, p->nslots * sizeof *p->slots);
-    tsf_free(p->a, p->th, p->th_cap * sizeof *p->th);
     tsf_free(p->a, p->tasks, p->tasks_cap * sizeof *p->tasks);
     tsf_free(p->a, p->cb, p->cb_cap * sizeof *p->cb);
-    pthread_cond_destroy(&p->cv_work);
-    pthread_cond_destroy(&p->cv_ready);
-    pthread_mutex_destroy(&p->mu);
     tsf_free(p->a, p, sizeof *p);
 }

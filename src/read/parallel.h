@@ -15,7 +15,7 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
 tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err);
 /* Counters of the tasks consumed so far. */
 void rd_par_stats(const rd_par *p, tsf_query_stats *out);
-/* Stops and joins the workers and frees everything; NULL is a no-op. */
+/* Ends the query (its workers finish their task and go back to the pool) and frees it; NULL is a no-op. */
 void rd_par_close(rd_par *p);
 
 /* query.c, for the workers: makes batch b (just returned by tsf_query_next(q)) outlive q's next call by
@@ -26,5 +26,8 @@ void rd_par_close(rd_par *p);
  * it points elsewhere (a filter's compacted rows); then copy it. */
 size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *nspare, rd_buf *taken);
 void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones);
+/* query.c, for the workers: points q (opened with threads 0 and a batch size >= batch) at device di of its
+ * device list alone and the range [tmin, tmax], as if opened for them; its buffers and counters restart. */
+void rd_query_retarget(tsf_query *q, size_t di, int64_t tmin, int64_t tmax, size_t batch);
 
 #endif

@@ -67,7 +67,7 @@ struct tsf_query {
     char **names; /* requested columns (copies), NULL = all */
     size_t nnames;
     size_t *devs;
-    size_t ndevs, di;
+    size_t ndevs, di, dend; /* devices devs[di, dend) are still to scan */
     int dev_active;
     const rd_device *dev;
     qcol tcol;    /* aligned devices: the time column */
@@ -220,7 +220,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     }
     q->devs = tsf_calloc(r->a, count ? count : 1, sizeof *q->devs);
     if (!q->devs) goto oom;
-    q->ndevs = count;
+    q->ndevs = q->dend = count;
     for (size_t i = 0; i < count; i++) {
         size_t d = o.devices ? o.devices[i] : first + i;
         if (d >= r->ndevices) {
@@ -1166,7 +1166,7 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
     *out = NULL;
     if (q->par) return rd_par_next(q->par, out, err);
     tsf_status st;
-    while (q->di < q->ndevs) {
+    while (q->di < q->dend) {
         if (!q->dev_active) {
             int use;
             if ((st = start_device(q, &use, err))) return st;
@@ -1239,6 +1239,17 @@ static dt_ref dt_owner(tsf_query *q, const void *ptr)
     return (dt_ref){NULL, 0, NULL};
 }
 
+void rd_query_retarget(tsf_query *q, size_t di, int64_t tmin, int64_t tmax, size_t batch)
+{
+    q->di = di;
+    q->dend = di + 1;
+    q->dev_active = 0;
+    q->tmin = tmin;
+    q->tmax = tmax;
+    q->batch = batch;
+    memset(&q->st, 0, sizeof q->st);
+}
+
 void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones)
 {
     *zeros = q->zeros;
@@ -1271,7 +1282,17 @@ size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *
     }
     for (size_t j = 0; j < n; j++) {
         taken[j] = *own[j];
-        *own[j] = *nspare ? spare[--*nspare] : (rd_buf){0};
+        /* a spare at least as large as the buffer it replaces (it serves the same role next), else the last:
+         * recycled buffers then keep their sizes instead of growing again and again */
+        size_t k = 0;
+        while (k < *nspare && spare[k].cap < taken[j].cap) k++;
+        if (k == *nspare) k = *nspare - 1;
+        if (*nspare) {
+            *own[j] = spare[k];
+            spare[k] = spare[--*nspare];
+        } else {
+            *own[j] = (rd_buf){0};
+        }
     }
     return n;
 }

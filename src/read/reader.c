@@ -320,6 +320,7 @@ void tsf_reader_close(tsf_reader *r)
     tsf_free(r->a, r->pool, r->pool_cap);
     tsf_codec_close(r->codec);
     rd_lastv_free(r);
+    rd_workers_free(r);
     rd_pdir_free(r);
     if (r->map) munmap(r->map, r->map_len);
     pthread_mutex_destroy(&r->lock);

@@ -60,6 +60,8 @@ struct tsf_reader {
     size_t pdirs_cap, npdirs;
     void *qspare[8];        /* buffers of closed queries, kept for the next ones (query.c; under lock) */
     size_t nqspare;
+    struct rd_pool *workers; /* threads of parallel queries, kept across queries (parallel.c) */
+    int workers_busy;        /* a query holds `workers` (under lock) */
     size_t map_len;
     int use_pread;
     tsf_read_callbacks cb;
@@ -95,6 +97,8 @@ struct tsf_reader {
 
 /* Frees r->pdirs and r->qspare (query.c). */
 void rd_pdir_free(tsf_reader *r);
+/* Joins and frees r->workers (parallel.c). */
+void rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */
 tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err);
 /* Loads the index once (thread-safe). */

@@ -6,6 +6,7 @@
  * status as one thread; closing a query early stops its workers. The one-thread results themselves are
  * checked against the generator by test_reader.c.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -350,6 +351,161 @@ static void test_early_close(void)
     tsf_reader_close(r);
 }
 
+/* Allocation counter for the reader's allocator hooks. */
+typedef struct acount {
+    pthread_mutex_t mu;
+    size_t allocs;
+} acount;
+
+static void *ac_alloc(void *ud, size_t n)
+{
+    acount *c = ud;
+    pthread_mutex_lock(&c->mu);
+    c->allocs++;
+    pthread_mutex_unlock(&c->mu);
+    return malloc(n);
+}
+
+static void *ac_realloc(void *ud, void *p, size_t old, size_t n)
+{
+    acount *c = ud;
+    (void)old;
+    pthread_mutex_lock(&c->mu);
+    c->allocs++;
+    pthread_mutex_unlock(&c->mu);
+    return realloc(p, n);
+}
+
+static void ac_free(void *ud, void *p, size_t n)
+{
+    (void)ud, (void)n;
+    free(p);
+}
+
+/* The reader keeps the workers and their buffers: a repeated threaded query allocates a few times (its own
+ * state and one query per thread), not per task or per batch, and gives the same rows. Numeric columns only
+ * (a DICTIONARY page allocates in its decoder, with one thread too). */
+static void test_pool_reuse(void)
+{
+    acount ac = {PTHREAD_MUTEX_INITIALIZER, 0};
+    tsf_allocator al = {ac_alloc, ac_realloc, ac_free, &ac};
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.allocator = &al;
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, file()->p, file()->n, &ro, &e), &e);
+    if (!r) return;
+    static const char *cols[] = {"b", "d", "date", "f", "i32", "i64", "ts"};
+    size_t dev;
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.a1", &dev, &e), &e);
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.devices = &dev;
+    o.ndevices = 1;
+    o.columns = cols;
+    o.ncolumns = 7;
+    o.batch_size = 16; /* many batches; tasks of six 64-row pages (at least 4 tasks per thread) */
+    dump ref = {0};
+    CHECK_EQ_INT(run(r, &o, 1, &ref, NULL), TSF_OK);
+    size_t nbatches = ref.n ? (N_ROWS + 15) / 16 : 0;
+    o.threads = 2;
+    size_t per[12];
+    for (int i = 0; i < 12; i++) {
+        dump got = {0};
+        size_t before = ac.allocs;
+        CHECK_EQ_INT(run(r, &o, 1, &got, NULL), TSF_OK);
+        per[i] = ac.allocs - before;
+        CHECK(got.n == ref.n && memcmp(got.p, ref.p, ref.n) == 0);
+        free(got.p);
+    }
+    /* the first threaded query builds the pool and its buffers; later ones allocate the query, its plan and
+     * one query per thread (~15 each: names, state; their column buffers are recycled by the reader), plus
+     * recycled buffers growing to a larger role; a query opened per task (8 tasks here) is far more */
+    size_t least = SIZE_MAX;
+    for (int i = 2; i < 12; i++) least = per[i] < least ? per[i] : least;
+    if (least > 100) fprintf(stderr, "threaded query: >= %zu allocations (%zu batches)\n", least, nbatches);
+    CHECK(least <= 100 && least < nbatches);
+    CHECK(per[0] > least);
+    tsf_reader_close(r);
+    free(ref.p);
+}
+
+/* Several threads run threaded queries on one reader at once (one holds the reader's pool, the others make
+ * their own) and a query opened while another is open: the same rows as one thread. */
+typedef struct conc_arg {
+    tsf_reader *r;
+    const dump *refs; /* per case, batch 4096 */
+    unsigned threads;
+    int bad;
+} conc_arg;
+
+static void *conc_main(void *arg)
+{
+    conc_arg *c = arg;
+    for (int rep = 0; rep < 3; rep++)
+        for (size_t ci = 0; ci < sizeof CASES / sizeof CASES[0]; ci++) {
+            size_t dev;
+            tsf_query_options o;
+            options_for(c->r, &CASES[ci], &dev, 4096, &o);
+            o.threads = c->threads + (unsigned)(ci & 1);
+            dump got = {0};
+            if (run(c->r, &o, CASES[ci].shape, &got, NULL) != TSF_OK || got.n != c->refs[ci].n ||
+                (got.n && memcmp(got.p, c->refs[ci].p, got.n) != 0))
+                c->bad++;
+            free(got.p);
+        }
+    return NULL;
+}
+
+static void test_concurrent(void)
+{
+    enum { NCASE = sizeof CASES / sizeof CASES[0] };
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, file()->p, file()->n, NULL, &e), &e);
+    if (!r) return;
+    dump refs[NCASE];
+    memset(refs, 0, sizeof refs);
+    for (size_t ci = 0; ci < NCASE; ci++) {
+        size_t dev;
+        tsf_query_options o;
+        options_for(r, &CASES[ci], &dev, 4096, &o);
+        CHECK_EQ_INT(run(r, &o, CASES[ci].shape, &refs[ci], NULL), TSF_OK);
+    }
+    /* nested on one thread: A holds the pool while B runs on its own */
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.threads = 2;
+    tsf_query *qa = NULL;
+    CHECK_OK(tsf_query_open(r, &o, &qa, &e), &e);
+    dump da = {0}, db = {0};
+    const tsf_batch *b = NULL;
+    CHECK_OK(tsf_query_next(qa, &b, &e), &e);
+    if (b) dump_batch(&da, b, 0);
+    o.threads = 3;
+    CHECK_EQ_INT(run(r, &o, 0, &db, NULL), TSF_OK);
+    while (qa && !tsf_query_next(qa, &b, &e) && b) dump_batch(&da, b, 0);
+    tsf_query_close(qa);
+    CHECK(da.n == refs[0].n && memcmp(da.p, refs[0].p, da.n) == 0);
+    CHECK(db.n == refs[0].n && memcmp(db.p, refs[0].p, db.n) == 0);
+    free(da.p);
+    free(db.p);
+    /* four threads at once */
+    pthread_t th[4];
+    conc_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (conc_arg){r, refs, 2 + (unsigned)(i % 2), 0};
+        CHECK(pthread_create(&th[i], NULL, conc_main, &args[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_EQ_INT(args[i].bad, 0);
+    }
+    for (size_t ci = 0; ci < NCASE; ci++) free(refs[ci].p);
+    tsf_reader_close(r);
+}
+
 /* Damaged copies: the same status as one thread; where both succeed, the same rows. */
 static void test_damaged(void)
 {
@@ -391,6 +547,8 @@ int main(void)
     TSF_RUN(test_cursor);
     TSF_RUN(test_big_pages);
     TSF_RUN(test_early_close);
+    TSF_RUN(test_pool_reuse);
+    TSF_RUN(test_concurrent);
     TSF_RUN(test_damaged);
     free(g_file.p);
     return tsf_test_finish();

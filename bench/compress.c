@@ -209,6 +209,7 @@ static size_t write_series(const series *s, tsf_encoding enc, tsf_compression co
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     wo.lz4_probe = g_lz4_probe;
+    wo.gorilla_compact = 0; /* the Java defaults' bytes (GORILLA windows as Java picks them) */
     if (tsf_writer_open_callbacks(&w, &cb, &wo, &e) || tsf_writer_register_series(w, "root.ds.d", &sc, &e) ||
         tsf_tablet_new(w, "root.ds.d", NULL, 0, s->n ? s->n : 1, &t, &e) ||
         tsf_tablet_set_times(t, s->times, s->n, &e) ||

@@ -216,7 +216,7 @@ int bench_write(int argc, char **argv)
     c.threads = threads;
     c.budget_mb = bench_opt_ll(argc, argv, "--budget-mb", 0);
     c.lz4_probe = (int)bench_opt_ll(argc, argv, "--lz4-probe", 1);
-    c.gorilla_compact = (int)bench_opt_ll(argc, argv, "--gorilla-compact", 0);
+    c.gorilla_compact = (int)bench_opt_ll(argc, argv, "--gorilla-compact", 1);
     const char *setter = bench_opt(argc, argv, "--setter");
     c.copy = setter && strcmp(setter, "copy") == 0;
     if (reps < 1) reps = 1;

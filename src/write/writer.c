@@ -33,6 +33,7 @@ void tsf_writer_options_init(tsf_writer_options *o)
     o->max_index_degree = 256;
     o->path = TSF_PATH_AUTO;
     o->lz4_probe = 1;
+    o->gorilla_compact = 1; /* standard GORILLA streams, ~6% smaller; the Java reader reads them (doc/writer.md) */
 }
 
 /* ---- output ------------------------------------------------------------------------------- */

@@ -432,6 +432,12 @@ static void test_smallest(void)
         wspec s = {"root.sg.d", 0, &one, 1, NPICK, NPICK, NPICK, TSF_UNCOMPRESSED, 0, 0};
         CHECK(!write_spec(&s, &f));
         size_t auto_size = f.n;
+        tsf_encoding picked;
+        size_t nch;
+        series_info(&f, "root.sg.d", one.name, &picked, &nch);
+        /* AUTO keeps the Java default encoding unless a candidate is >= 1/25 smaller on the sample page
+         * (src/write/auto.c DEFAULT_EDGE): within that band the default may be the larger one. */
+        int kept_default = picked == tsf_wauto_default(one.type);
         for (int e = 0; e <= TSF_ENC_RLBE; e++) {
             if (!tsf_codec_can_encode(one.type, (tsf_encoding)e) || e == TSF_ENC_SPRINTZ ||
                 e == TSF_ENC_GORILLA_V1)
@@ -445,7 +451,7 @@ static void test_smallest(void)
             if (auto_size > f.n)
                 fprintf(stderr, "  %s: AUTO %zu bytes > %s %zu bytes\n", one.name, auto_size,
                         tsf_encoding_name((tsf_encoding)e), f.n);
-            CHECK(auto_size <= f.n);
+            CHECK(auto_size <= f.n || (kept_default && auto_size - auto_size / 25 <= f.n));
         }
         /* Java default with LZ4 vs AUTO with LZ4 */
         one.enc = TSF_ENCODING_AUTO;

@@ -43,6 +43,7 @@ static uint8_t *write_series(const gcol *c, tsf_encoding enc, tsf_compression co
     tsf_writer_options_init(&o);
     o.page_max_points = page_points;
     o.float_precision = precision;
+    o.gorilla_compact = 0; /* GORILLA windows as Java picks them: the golden bytes */
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &err), &err);
     if (!w) return NULL;

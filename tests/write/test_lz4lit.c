@@ -365,7 +365,7 @@ static void test_gorilla_compact(void)
         tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &f[level]};
         tsf_writer_options o;
         tsf_writer_options_init(&o);
-        CHECK_EQ_INT(o.gorilla_compact, 0);
+        CHECK_EQ_INT(o.gorilla_compact, 1); /* the default */
         o.gorilla_compact = level;
         tsf_writer *w = NULL;
         CHECK_OK(tsf_writer_open_callbacks(&w, &cb, &o, &e), &e);

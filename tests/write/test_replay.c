@@ -391,7 +391,8 @@ static int replay(const char *name, uint32_t page_points, size_t page_bytes)
     tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &m};
     tsf_writer_options o;
     tsf_writer_options_init(&o);
-    o.lz4_probe = 0; /* every LZ4 page through LZ4_compress_default, as Java */
+    o.lz4_probe = 0;       /* every LZ4 page through LZ4_compress_default, as Java */
+    o.gorilla_compact = 0; /* GORILLA windows chosen as Java chooses them */
     o.page_max_points = page_points;
     if (page_bytes) o.page_max_bytes = page_bytes;
     if (f.has_time_comp) o.time_compression = f.time_comp;

@@ -7,26 +7,9 @@
 #include <stdlib.h>
 
 #include "codec/codec.h"
+#include "codec_paths.h"
 #include "common/bytes.h"
 #include "test.h"
-
-static const tsf_codec_path PATHS[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_SSE41, TSF_PATH_AVX2,
-                                       TSF_PATH_AVX512};
-#define NPATHS (sizeof PATHS / sizeof PATHS[0])
-
-static tsf_codec *open_path(tsf_codec_path p)
-{
-    tsf_codec_options o;
-    tsf_codec_options_init(&o);
-    o.path = p;
-    tsf_codec *c = NULL;
-    tsf_error err;
-    if (tsf_codec_open(&c, &o, &err) != TSF_OK) {
-        fprintf(stderr, "open %s: %s\n", tsf_codec_path_name(p), err.message);
-        exit(1);
-    }
-    return c;
-}
 
 static int is64(tsf_type t)
 {

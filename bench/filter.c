@@ -4,46 +4,63 @@
  * One page = one TS_2DIFF INT64 stream of N blocks x 129 timestamps (the Java block: a header value
  * plus 128 packed deltas), written by our encoder, deltas 1000 ms + uniform integer in [0, 2^bw - 1],
  * bw = 0, 4, 8, 12. A query for the centred 10% of the page's time span runs exactly what the reader
- * runs on a partly covered page (query.c decode_times): list the blocks (tsf_ts2diff_blocks), select
- * those that can meet the window (rd_blocks_select, shared with query.c), decode them as one run, and
- * binary-search the window's rows. Plan A bounds a block by its header (first + n * (min_delta +
- * 2^width - 1)); Plan C by the next block's first value. Reported per plan: skip_rate (blocks skipped /
- * blocks wholly outside the window), phantom_blocks (decoded blocks with no value in the window) and
+ * runs on a partly covered page with statistics (query.c decode_times): select the blocks that can meet
+ * the window while walking the headers, stopping at the first block after it (tsf_td_window_select),
+ * decode them as one run, and binary-search the window's rows. --listing full runs the earlier path
+ * instead (list every block with tsf_ts2diff_blocks, then rd_blocks_select), for comparison. Plan A
+ * bounds a block by its header (first + n * (min_delta + 2^width - 1)); Plan C by the next block's first
+ * value. Reported per plan: skip_rate (blocks skipped / blocks wholly outside the window; blocks after
+ * the walk's stop count as skipped), phantom_blocks (decoded blocks with no value in the window) and
  * p50/p90 latency over --runs runs (default 1000).
  *
- * usage: tsf-bench filter [--blocks N] [--runs R] [--json]
+ * usage: tsf-bench filter [--blocks N] [--runs R] [--listing window|full] [--json]
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "codec/ts2diff_walk.h"
 #include "read/filter.h"
 
 typedef struct e3_out {
     size_t skipped, decoded, phantom, rows;
 } e3_out;
 
-/* One query as the reader runs it; blocks/t are caller-provided scratch (no allocation per run). */
-static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, int64_t tmin, int64_t tmax,
-                    int conservative, tsf_ts2diff_block *blocks, size_t cap, int64_t *t, int count, e3_out *o)
+/* One query as the reader runs it on a page with statistics (query.c decode_times): select the blocks,
+ * decode them as one run, binary-search the window. t is caller-provided scratch (no allocation per
+ * run); nb is the page's block count (blocks past the walk's stop are skipped unseen). */
+static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, size_t nb, int64_t tmin,
+                    int64_t tmax, int conservative, tsf_ts2diff_block *full, int64_t *t, int count, e3_out *o)
 {
-    size_t nb = 0, b0, b1;
+    tsf_td_window w;
     tsf_error e;
-    if (tsf_ts2diff_blocks(src, len, blocks, cap, &nb, &e) || nb > cap) {
+    if (full) { /* --listing full: every header listed, then selected (the session-4 path) */
+        size_t n = 0;
+        if (tsf_ts2diff_blocks(src, len, full, nb, &n, &e) || n != nb) {
+            fprintf(stderr, "filter: block listing failed\n");
+            return -1;
+        }
+        memset(&w, 0, sizeof w);
+        w.nlisted = nb;
+        rd_blocks_select(full, nb, tmin, tmax, conservative, &w.b0, &w.b1);
+        if (w.b0 < nb) {
+            w.off0 = full[w.b0].offset;
+            w.off1 = w.b1 + 1 < nb ? full[w.b1 + 1].offset : len;
+            w.ord0 = full[w.b0].ordinal;
+            w.ndec = full[w.b1].ordinal + full[w.b1].count - w.ord0;
+        }
+    } else if (tsf_td_window_select(src, len, tmin, tmax, conservative, 0, &w, &e)) {
         fprintf(stderr, "filter: block walk: %s\n", e.message);
         return -1;
     }
-    rd_blocks_select(blocks, nb, tmin, tmax, conservative, &b0, &b1);
     memset(o, 0, sizeof *o);
-    if (b0 == nb) {
+    if (w.b0 == w.nlisted) {
         o->skipped = nb;
         return 0;
     }
-    size_t ndec = 0;
-    for (size_t i = b0; i <= b1; i++) ndec += blocks[i].count;
-    size_t end = b1 + 1 < nb ? blocks[b1 + 1].offset : len;
-    if (tsf_codec_decode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, src + blocks[b0].offset, end - blocks[b0].offset,
-                         t, ndec, NULL, &e)) {
+    size_t ndec = w.ndec;
+    if (tsf_codec_decode(codec, TSF_INT64, TSF_ENC_TS_2DIFF, src + w.off0, w.off1 - w.off0, t, ndec, NULL,
+                         &e)) {
         fprintf(stderr, "filter: decode: %s\n", e.message);
         return -1;
     }
@@ -65,15 +82,14 @@ static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, int6
             hi = m;
     }
     o->rows = lo - a;
-    o->decoded = b1 - b0 + 1;
+    o->decoded = w.b1 - w.b0 + 1;
     o->skipped = nb - o->decoded;
-    /* phantom: decoded blocks none of whose values lies in the window (counted outside the timed runs) */
-    size_t r = 0;
-    for (size_t i = b0; i <= b1 && count; i++) {
+    /* phantom: decoded blocks none of whose values lies in the window (counted outside the timed runs; the
+     * stream's blocks hold 129 values but the last) */
+    for (size_t r = 0; r < ndec && count; r += 129) {
         int any = 0;
-        for (size_t k = 0; k < blocks[i].count && !any; k++) any = t[r + k] >= tmin && t[r + k] <= tmax;
+        for (size_t k = r; k < r + 129 && k < ndec && !any; k++) any = t[k] >= tmin && t[k] <= tmax;
         o->phantom += !any;
-        r += blocks[i].count;
     }
     return 0;
 }
@@ -83,6 +99,13 @@ int bench_filter(int argc, char **argv)
     long long nblocks = bench_opt_ll(argc, argv, "--blocks", 10000);
     long long runs = bench_opt_ll(argc, argv, "--runs", 1000);
     int json = bench_flag(argc, argv, "--json");
+    const char *listing = bench_opt(argc, argv, "--listing");
+    if (!listing) listing = "window";
+    int listing_full = !strcmp(listing, "full");
+    if (!listing_full && strcmp(listing, "window")) {
+        fprintf(stderr, "filter: --listing must be window or full\n");
+        return 1;
+    }
     if (nblocks < 1 || nblocks > 10000000 || runs < 1) {
         fprintf(stderr, "filter: --blocks must be in [1, 1e7], --runs >= 1\n");
         return 1;
@@ -103,8 +126,8 @@ int bench_filter(int argc, char **argv)
     if (!json) {
         bench_print_machine(stdout);
         printf("E3: one TS_2DIFF page of %lld blocks x 129 timestamps, centred 10%% window, %lld runs, path "
-               "%s\n",
-               nblocks, runs, tsf_codec_path_name(tsf_codec_get_path(codec)));
+               "%s, listing %s\n",
+               nblocks, runs, tsf_codec_path_name(tsf_codec_get_path(codec)), listing);
         printf("%-8s %-18s %9s %8s %8s %9s %9s %8s\n", "bw", "plan", "skipped", "outside", "skip", "phantom",
                "p50_ms", "p90_ms");
     }
@@ -133,7 +156,9 @@ int bench_filter(int argc, char **argv)
         for (int plan = 0; plan < 2; plan++) {
             int conservative = plan == 0;
             e3_out o;
-            if (e3_query(codec, buf, len, tmin, tmax, conservative, blocks, nb, t, 1, &o)) goto out;
+            if (e3_query(codec, buf, len, nb, tmin, tmax, conservative, listing_full ? blocks : NULL, t, 1,
+                         &o))
+                goto out;
             if (o.rows != inside_rows) {
                 fprintf(stderr, "filter: plan %c returned %zu rows, %zu are in the window\n", "AC"[plan],
                         o.rows, inside_rows);
@@ -142,7 +167,8 @@ int bench_filter(int argc, char **argv)
             for (long long r = 0; r < runs; r++) {
                 uint64_t t0 = bench_now_ns();
                 e3_out x;
-                e3_query(codec, buf, len, tmin, tmax, conservative, blocks, nb, t, 0, &x);
+                e3_query(codec, buf, len, nb, tmin, tmax, conservative, listing_full ? blocks : NULL, t, 0,
+                         &x);
                 lat[r] = (double)(bench_now_ns() - t0) * 1e-6;
             }
             double p50 = bench_percentile(lat, (size_t)runs, 50),

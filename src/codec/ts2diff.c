@@ -1,7 +1,7 @@
 /*
  * ts2diff.c - TS_2DIFF (code 4), second-order delta with block bit-packing (spec
  * tsfile-encodings.md §3.1-§3.2), the FLOAT/DOUBLE entry through the precision wrapper (§3.3/§3.4,
- * floatprec.c) and the block walk for time filtering (§14).
+ * floatprec.c); the block listings for time filtering (§14) are in ts2diff_walk.c.
  *
  * Byte-exact with Java's DeltaBinaryEncoder: blocks of 1 + 128 values, header n, w, minDelta,
  * first (big-endian), w = bit length of the largest (delta - minDelta) read unsigned (32/64 on a
@@ -18,20 +18,11 @@
 #include <string.h>
 
 #include "ts2diff_kern.h"
+#include "ts2diff_walk.h"
 
 /* ---- block header ------------------------------------------------------------------------------- */
 
-typedef struct td_hdr {
-    uint32_t nd;    /* deltas in the block */
-    unsigned w;     /* bit width */
-    uint64_t mind;  /* minDelta (sign-extended for INT32) */
-    uint64_t first; /* first value (sign-extended for INT32) */
-    size_t data;    /* offset of the packed data */
-    size_t nbytes;  /* packed bytes = ceil(nd * w / 8) */
-} td_hdr;
-
-/* Parses and checks the block header at src[pos..len); the whole block must fit. */
-static tsf_status td_header(const uint8_t *src, size_t len, size_t pos, int is64, td_hdr *h, tsf_error *err)
+tsf_status tsf_td_header(const uint8_t *src, size_t len, size_t pos, int is64, td_hdr *h, tsf_error *err)
 {
     size_t hdr = is64 ? TD_HDR64 : TD_HDR32;
     if (len - pos < hdr)
@@ -214,7 +205,7 @@ typedef struct td_iter {
 static tsf_status td_iter_next(td_iter *it, uint64_t *out, tsf_error *err)
 {
     if (it->left == 0) {
-        tsf_status s = td_header(it->src, it->len, it->pos, it->is64, &it->h, err);
+        tsf_status s = tsf_td_header(it->src, it->len, it->pos, it->is64, &it->h, err);
         if (s != TSF_OK) return s;
         tsf_bitr_init(&it->br, it->src + it->h.data, it->h.nbytes);
         it->pos = it->h.data + it->h.nbytes;
@@ -363,7 +354,7 @@ static tsf_status td_decode(const tsf_codec *c, const uint8_t *src, size_t len, 
             if (done == n) break;
         }
         td_hdr h = {0};
-        tsf_status s = td_header(src, len, pos, is64, &h, err);
+        tsf_status s = tsf_td_header(src, len, pos, is64, &h, err);
         if (s != TSF_OK) return s;
         size_t cnt = (size_t)h.nd + 1;
         size_t take = cnt < n - done ? cnt : n - done;
@@ -395,7 +386,7 @@ static tsf_status td_count(int is64, const uint8_t *src, size_t len, size_t *n, 
     *n = 0;
     while (pos < len) {
         td_hdr h = {0};
-        tsf_status s = td_header(src, len, pos, is64, &h, err);
+        tsf_status s = tsf_td_header(src, len, pos, is64, &h, err);
         if (s != TSF_OK) return s;
         total += (size_t)h.nd + 1;
         pos = h.data + h.nbytes;
@@ -443,63 +434,3 @@ const tsf_codec_vt tsf_codec_ts2diff = {
     .decode = ts2diff_decode,
     .count = ts2diff_count,
 };
-
-/* ---- block walk (§14) ------------------------------------------------------------------------------- */
-
-__extension__ typedef __int128 td_i128;
-
-static int64_t td_sat64(td_i128 x)
-{
-    if (x > (td_i128)INT64_MAX) return INT64_MAX;
-    if (x < (td_i128)INT64_MIN) return INT64_MIN;
-    return (int64_t)x;
-}
-
-tsf_status tsf_ts2diff_blocks(const uint8_t *src, size_t len, tsf_ts2diff_block *blocks, size_t cap,
-                              size_t *nblocks, tsf_error *err)
-{
-    if (!nblocks || (len && !src) || (cap && !blocks))
-        return tsf_err(err, TSF_EINVAL, "tsf_ts2diff_blocks: NULL argument");
-    *nblocks = 0;
-    size_t pos = 0, nb = 0, ordinal = 0;
-    td_hdr h = {0}, last = {0};
-    while (pos < len) {
-        tsf_status s = td_header(src, len, pos, 1, &h, err);
-        if (s != TSF_OK) return s;
-        if (nb > 0 && nb - 1 < cap) blocks[nb - 1].bound = (int64_t)h.first; /* exact lookahead bound */
-        if (nb < cap) {
-            tsf_ts2diff_block *b = &blocks[nb];
-            b->offset = pos;
-            b->count = h.nd + 1;
-            b->width = h.w;
-            b->min_delta = (int64_t)h.mind;
-            b->first = (int64_t)h.first;
-            b->ordinal = ordinal;
-            if (h.nd == 0) {
-                b->bound_conservative = b->first;
-            } else {
-                td_i128 span = (td_i128)(int64_t)h.mind + (td_i128)((h.w == 64) ? ~0ull : (1ull << h.w) - 1);
-                b->bound_conservative = td_sat64((td_i128)b->first + (td_i128)h.nd * span);
-            }
-            b->bound = INT64_MAX;
-        }
-        last = h;
-        ordinal += (size_t)h.nd + 1;
-        pos = h.data + h.nbytes;
-        nb++;
-    }
-    /* The last block has no successor: decode it and bound it by its last value + 1 (saturated). */
-    if (nb > 0 && nb - 1 < cap) {
-        uint64_t v = last.first;
-        if (last.w == 0) {
-            v = last.first + (uint64_t)last.nd * last.mind;
-        } else {
-            tsf_bitr br;
-            tsf_bitr_init(&br, src + last.data, last.nbytes);
-            for (uint32_t i = 0; i < last.nd; i++) v += last.mind + tsf_bitr_read(&br, last.w);
-        }
-        blocks[nb - 1].bound = (int64_t)v == INT64_MAX ? INT64_MAX : (int64_t)v + 1;
-    }
-    *nblocks = nb;
-    return TSF_OK;
-}

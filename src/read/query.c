@@ -7,7 +7,8 @@
  * Pruning, with counters in tsf_query_stats: chunk statistics (ChunkMetadata) and page statistics
  * (multi-page chunks) against the time range, so a page body is fetched and decompressed only when
  * the page can match; inside a partly covered page with a TS_2DIFF time stream, only the blocks whose
- * exact range [first, next block's first) meets the window are decoded (tsf_ts2diff_blocks).
+ * exact range [first, next block's first) meets the window are decoded (tsf_td_window_select: headers
+ * are read up to the first block after the window; the page's count comes from its statistics).
  *
  * Aligned devices (§6.4): the time chunk drives; the value chunk of each column in the same chunk
  * group is the first one after the time chunk and before the next time chunk; its pages pair with
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codec/ts2diff_walk.h"
 #include "filter.h"
 #include "page_index.h"
 #include "parallel.h"
@@ -46,7 +48,7 @@ typedef struct qcol {
     uint64_t body_off;
     int done;
     /* buffers */
-    rd_buf hdr, body, plain, vals, times, blocks, out_vals, out_valid;
+    rd_buf hdr, body, plain, vals, times, out_vals, out_valid;
     rd_buf chunk; /* a chunk's pages read whole (one read); hdr and body fetch through its window */
     /* decoded page: rows [pos, n) of t (non-aligned: values v parallel to t) */
     const int64_t *t;
@@ -98,18 +100,18 @@ void tsf_query_options_init(tsf_query_options *o)
 
 static void col_free(const tsf_allocator *a, qcol *c)
 {
-    rd_buf *bufs[] = {&c->hdr,    &c->body,   &c->plain,     &c->vals, &c->times,
-                      &c->blocks, &c->out_vals, &c->out_valid, &c->chunk};
+    rd_buf *bufs[] = {&c->hdr,   &c->body,     &c->plain,     &c->vals,
+                      &c->times, &c->out_vals, &c->out_valid, &c->chunk};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
 }
 
 /* Resets a column's scan state for a new series, keeping its buffers. */
 static void col_reset(qcol *c, const char *name, const rd_series *s)
 {
-    rd_buf keep[9] = {c->hdr, c->body, c->plain, c->vals, c->times, c->blocks, c->out_vals, c->out_valid, c->chunk};
+    rd_buf keep[8] = {c->hdr, c->body, c->plain, c->vals, c->times, c->out_vals, c->out_valid, c->chunk};
     memset(c, 0, sizeof *c);
     c->hdr = keep[0], c->body = keep[1], c->plain = keep[2], c->vals = keep[3];
-    c->times = keep[4], c->blocks = keep[5], c->out_vals = keep[6], c->out_valid = keep[7], c->chunk = keep[8];
+    c->times = keep[4], c->out_vals = keep[5], c->out_valid = keep[6], c->chunk = keep[7];
     c->name = name;
     c->s = s;
     c->type = s ? s->tsm.data_type : TSF_VECTOR;
@@ -633,29 +635,27 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
     const uint8_t *src = p;
     size_t srclen = len;
     if (partial && enc == TSF_ENC_TS_2DIFF) {
-        size_t nb = 0;
-        if ((st = tsf_ts2diff_blocks(p, len, NULL, 0, &nb, err))) return st;
-        if (nb > len) return tsf_err(err, TSF_ECORRUPT, "TS_2DIFF time stream at %llu: %zu blocks in %zu bytes",
-                                     (unsigned long long)c->body_off, nb, len);
-        if ((st = rd_buf_reserve(q->a, &c->blocks, (nb ? nb : 1) * sizeof(tsf_ts2diff_block), err))) return st;
-        tsf_ts2diff_block *b = (tsf_ts2diff_block *)c->blocks.p;
-        if ((st = tsf_ts2diff_blocks(p, len, b, nb, &nb, err))) return st;
-        size_t b0, b1;
-        rd_blocks_select(b, nb, q->tmin, q->tmax, q->block_bound == TSF_BLOCK_BOUND_CONSERVATIVE, &b0, &b1);
-        for (size_t i = 0; i < nb; i++) tot += b[i].count;
+        /* With the page's count from its statistics the walk stops past the window's end; without them
+         * it walks every header to count the values. */
+        tsf_td_window w;
+        int known = c->ph.has_stats;
+        int plan_a = q->block_bound == TSF_BLOCK_BOUND_CONSERVATIVE;
+        if ((st = tsf_td_window_select(p, len, q->tmin, q->tmax, plan_a, !known, &w, err))) return st;
+        tot = w.complete ? w.nvalues : (size_t)c->ph.stats.count;
         if (implausible(tot, len))
             return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",
                            (unsigned long long)c->body_off, tot, len);
-        if (b0 == nb) {
-            q->st.blocks_skipped += nb;
-        } else {
-            q->st.blocks_read += b1 - b0 + 1;
-            q->st.blocks_skipped += nb - (b1 - b0 + 1);
-            ord0 = b[b0].ordinal;
-            size_t endoff = b1 + 1 < nb ? b[b1 + 1].offset : len;
-            src = p + b[b0].offset;
-            srclen = endoff - b[b0].offset;
-            for (size_t i = b0; i <= b1; i++) ndec += b[i].count;
+        if (tot < w.nvalues)
+            return tsf_err(err, TSF_ECORRUPT, "time page at %llu: statistics count %zu, stream >= %zu values",
+                           (unsigned long long)c->body_off, tot, w.nvalues);
+        size_t nsel = w.b0 < w.nlisted ? w.b1 - w.b0 + 1 : 0;
+        q->st.blocks_read += nsel;
+        q->st.blocks_skipped += w.nlisted - nsel; /* blocks past the walk's stop are not even listed */
+        if (nsel) {
+            ord0 = w.ord0;
+            ndec = w.ndec;
+            src = p + w.off0;
+            srclen = w.off1 - w.off0;
         }
     } else {
         st = tsf_codec_count(TSF_INT64, enc, p, len, &tot, err);

@@ -10,7 +10,12 @@
  * log; compared after the same inserts with the log's rows, modes "sorted+log" / "dynamic+log").
  * Data set `tsfile_pages` (not in `all`): point queries on a TsFile with and without its page-time index.
  *
- * usage: tsf-bench index [--keys N] [--dataset NAME|all|tsfile_pages] [--threads T] [--ops N] [--json]
+ * usage: tsf-bench index [--keys N] [--dataset NAME|all|tsfile_pages] [--threads T] [--ops N] [--reps R]
+ *                        [--only LIST] [--json]
+ * --reps R: the PLTree bulk_load rows load R times (a fresh file each time; p50/p90 over the loads).
+ * --only LIST: comma-separated op, structure and mode names (bulk_load,get,route,binary_search,sorted...);
+ * a row runs when it matches every category named. Rows whose structures would not fit in memory (the
+ * estimate against MemAvailable, at most 12 GiB) are skipped with a line saying why (e.g. --keys 100000000).
  */
 #include <math.h>
 #include <pthread.h>
@@ -37,9 +42,39 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* LSD radix sort, 16-bit digits (the generators at 1e8 keys: qsort alone took ~15 s); 0 = no memory. */
+static int radix_sort(uint64_t *k, size_t n)
+{
+    uint64_t *t = malloc(n * 8);
+    size_t *cnt = malloc(65536 * sizeof *cnt);
+    if (!t || !cnt) {
+        free(t);
+        free(cnt);
+        return 0;
+    }
+    uint64_t *a = k, *b = t;
+    for (int d = 0; d < 64; d += 16) {
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[a[i] >> d & 0xffff]++;
+        size_t sum = 0;
+        for (size_t j = 0; j < 65536; j++) {
+            size_t c = cnt[j];
+            cnt[j] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) b[cnt[a[i] >> d & 0xffff]++] = a[i];
+        uint64_t *x = a;
+        a = b;
+        b = x;
+    }
+    free(t); /* four passes: the result is back in k */
+    free(cnt);
+    return 1;
+}
+
 static size_t sort_unique(uint64_t *k, size_t n)
 {
-    qsort(k, n, 8, cmp_u64);
+    if (n < (1u << 16) || !radix_sort(k, n)) qsort(k, n, 8, cmp_u64);
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (m == 0 || k[i] != k[m - 1]) k[m++] = k[i];
@@ -432,6 +467,75 @@ typedef struct row {
 } row;
 
 static int json;
+static int reps = 1;
+static const char *only; /* --only LIST */
+
+static int in_list(const char *list, const char *name, size_t len)
+{
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && !strncmp(p, name, len)) return 1;
+        p += l + (e != NULL);
+    }
+    return 0;
+}
+
+/* Whether --only selects a row: for each category (op, structure, mode) that LIST names, the row's own. */
+static int want(const char *structure, const char *mode, const char *op)
+{
+    static const char *const cats[3][9] = {
+        {"bulk_load", "get", "get_absent", "route", "lower_bound", "scan", "insert", "recover", NULL},
+        {"pltree", "pltree_nometa", "pltree_local", "pltree_btoverflow", "binary_search", "interpolation",
+         "btree", NULL},
+        {"sorted", "dynamic", NULL}};
+    if (!only) return 1;
+    const char *val[3] = {op, structure, mode};
+    for (int c = 0; c < 3; c++) {
+        int named = 0;
+        for (int i = 0; cats[c][i]; i++) named |= in_list(only, cats[c][i], strlen(cats[c][i]));
+        if (!named) continue;
+        if (c == 2 && !strcmp(mode, "-")) continue; /* baselines have no mode */
+        size_t len = c == 2 ? strcspn(mode, "+") : strlen(val[c]); /* "sorted+log" is mode sorted */
+        if (!in_list(only, val[c], len)) return 0;
+    }
+    return 1;
+}
+
+/* Whether --only selects any of the ops of a structure/mode (NULL-terminated list). */
+static int want_any(const char *structure, const char *mode, const char *const *ops)
+{
+    for (; *ops; ops++)
+        if (want(structure, mode, *ops)) return 1;
+    return 0;
+}
+
+/*
+ * Whether a structure of about `bytes` (file + DRAM + build temporaries) fits: MemAvailable less 1 GiB,
+ * at most 12 GiB. Prints why not (so --keys 100000000 skips rows instead of swapping or OOM).
+ */
+static int fits(const char *dataset, const char *what, double bytes)
+{
+    double avail = 0, gib = 1073741824.0;
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "MemAvailable:", 13)) avail = atof(line + 13) * 1024.0;
+    if (f) fclose(f);
+    if (!f || avail == 0) return 1; /* unknown: run */
+    double limit = avail - gib < 12 * gib ? avail - gib : 12 * gib;
+    if (bytes <= limit) return 1;
+    printf("# %s: skipping %s: needs ~%.1f GiB, %.1f GiB available (limit %.1f GiB)\n", dataset, what,
+           bytes / gib, avail / gib, limit / gib);
+    fflush(stdout);
+    return 0;
+}
+
+/* Memory estimate per key of a PLTree (file + DRAM + build temporaries), after measured 10M-key rows. */
+static double pltree_bytes_per_key(int dynamic)
+{
+    return dynamic ? 64.0 : 28.0;
+}
 
 static void emit(const row *r)
 {
@@ -523,6 +627,7 @@ static void *run_ctx(void *arg)
 
 static void measure(row *r, ctx *base, int threads)
 {
+    if (!want(r->structure, r->mode, r->op)) return;
     size_t nb = base->nprobes / BATCH;
     double *lat = malloc((nb ? nb : 1) * sizeof *lat);
     ctx cs[64];
@@ -603,6 +708,12 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
         int bt = s == 2;
         const char *sname = bt ? "pltree_btoverflow" : "pltree";
         const char *mname = s == 0 ? "sorted+log" : s == 1 ? "dynamic+log" : "sorted+bt";
+        static const char *const ovf_ops[] = {"insert", "get", "get_absent", "scan", NULL};
+        if (!want_any(sname, mname, ovf_ops)) continue;
+        char what[96];
+        snprintf(what, sizeof what, "%s (%s) after %zu inserts", sname, mname, ni);
+        /* the loaded tree, plus the overflow (log chunks, rebuilt leaves or B+-tree) of the inserts */
+        if (!fits(name, what, (double)n * pltree_bytes_per_key(s == 1) + (double)ni * 600.0)) continue;
         tsf_index_options o;
         tsf_index_options_init(&o);
         o.mode = s == 1 ? TSF_INDEX_DYNAMIC : TSF_INDEX_SORTED;
@@ -697,6 +808,7 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
 
 static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads)
 {
+    if (!fits(name, "the data set (keys, values, probes)", nkeys * 24.0 + nops * 40.0)) return;
     uint64_t *k = malloc(nkeys * 8), *v = malloc(nkeys * 8), *late = malloc(nkeys * 8);
     size_t nlate, n = gen_dataset(name, k, nkeys, late, &nlate);
     for (size_t i = 0; i < n; i++) v[i] = i;
@@ -731,6 +843,13 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             int nometa = var == 1, local = var == 2;
             const char *mname = mode ? "dynamic" : "sorted";
             const char *sname = nometa ? "pltree_nometa" : local ? "pltree_local" : "pltree";
+            static const char *const all_ops[] = {"bulk_load", "get",  "get_absent", "route", "lower_bound",
+                                                  "scan",      "insert", "recover",  NULL};
+            static const char *const abl_ops[] = {"get", "get_absent", "route", NULL};
+            if (!want_any(sname, mname, var ? abl_ops : all_ops)) continue;
+            char what[64];
+            snprintf(what, sizeof what, "%s (%s)", sname, mname);
+            if (!fits(name, what, (double)n * pltree_bytes_per_key(mode))) continue;
             tsf_index_options o;
             tsf_index_options_init(&o);
             o.mode = (uint32_t)mode;
@@ -743,15 +862,34 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                 fprintf(stderr, "index open: %s\n", err.message);
                 return;
             }
-            uint64_t t0 = bench_now_ns();
-            if (tsf_index_bulk_load(ix, k, v, n, &err) != TSF_OK) fprintf(stderr, "bulk: %s\n", err.message);
-            double secs = (double)(bench_now_ns() - t0) * 1e-9;
+            /* bulk load, --reps times into a fresh file (the pltree rows; once for the ablations) */
+            int nrep = var ? 1 : reps;
+            double bl[64];
+            uint64_t t0;
+            for (int rp = 0; rp < nrep; rp++) {
+                if (rp) {
+                    tsf_index_close(ix);
+                    if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) {
+                        fprintf(stderr, "index open: %s\n", err.message);
+                        return;
+                    }
+                }
+                t0 = bench_now_ns();
+                if (tsf_index_bulk_load(ix, k, v, n, &err) != TSF_OK)
+                    fprintf(stderr, "bulk: %s\n", err.message);
+                bl[rp] = (double)(bench_now_ns() - t0) / n;
+            }
             tsf_index_stats st;
             tsf_index_stats_get(ix, &st);
             double bf = (double)st.file_bytes / n, bd = (double)st.dram_bytes / n;
-            row rw = {name,           sname,          "bulk_load",     mname, 1,
-                      secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bf,    bd};
-            if (!var) emit(&rw);
+            if (!json && nrep > 1) {
+                printf("# %s %s bulk_load ns/key per rep:", name, mname);
+                for (int rp = 0; rp < nrep; rp++) printf(" %.1f", bl[rp]);
+                printf("\n");
+            }
+            double b50 = bench_percentile(bl, (size_t)nrep, 50), b90 = bench_percentile(bl, (size_t)nrep, 90);
+            row rw = {name, sname, "bulk_load", mname, 1, b50, b90, 1e3 / b50, bf, bd};
+            if (!var && want(sname, mname, "bulk_load")) emit(&rw);
             ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
             rw.op = "get";
             measure(&rw, &c, 1);
@@ -778,7 +916,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             rw.op = "lower_bound";
             measure(&rw, &c, 1);
             /* range scans of 100 keys */
-            {
+            if (want(sname, mname, "scan")) {
                 size_t ns = nops / 10 < 100000 ? nops / 10 : 100000;
                 double *lat = malloc(ns * sizeof *lat);
                 scan_ctx sc = {0, 0};
@@ -795,7 +933,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                 free(lat);
             }
             /* inserts after the load: late points for ts_late, else fresh random keys */
-            {
+            if (want(sname, mname, "insert")) {
                 size_t ni = nlate ? nlate : (n / 10 < 1000000 ? n / 10 : 1000000);
                 uint64_t *ins = nlate ? late : absent;
                 if (ni > nops) ni = nops;
@@ -815,6 +953,10 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                 free(lat);
             }
             /* recovery: reopen (lazy DRAM metadata), then one get */
+            if (!want(sname, mname, "recover")) {
+                tsf_index_close(ix);
+                continue;
+            }
             tsf_index_sync(ix, NULL);
             tsf_index_close(ix);
             o.flags &= ~(uint32_t)TSF_INDEX_TRUNCATE;
@@ -851,6 +993,8 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         c.probes = absent;
         rw.op = "get_absent";
         measure(&rw, &c, 1);
+        static const char *const bt_ops[] = {"bulk_load", "get", "get_absent", NULL};
+        if (!want_any("btree", "-", bt_ops) || !fits(name, "btree", (double)n * 20.0)) goto done;
         btree bt;
         uint64_t t0 = bench_now_ns();
         bt_build(&bt, k, v, n);
@@ -858,7 +1002,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         double bpk = (double)(bt.nleaf + bt.ninner) * 256 / n;
         row br = {name,           "btree",        "bulk_load",     "-", 1,
                   secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bpk, bpk};
-        emit(&br);
+        if (want("btree", "-", "bulk_load")) emit(&br);
         c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0, NULL};
         br.op = "get";
         measure(&br, &c, 1);
@@ -868,6 +1012,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         free(bt.inner);
         free(bt.leaf);
     }
+done:
     free(present);
     free(absent);
     free(lbp);
@@ -1056,6 +1201,10 @@ int bench_index(int argc, char **argv)
     int threads = (int)bench_opt_ll(argc, argv, "--threads", 1);
     const char *ds = bench_opt(argc, argv, "--dataset");
     json = bench_flag(argc, argv, "--json");
+    reps = (int)bench_opt_ll(argc, argv, "--reps", 1);
+    if (reps < 1) reps = 1;
+    if (reps > 64) reps = 64;
+    only = bench_opt(argc, argv, "--only");
     if (nkeys < 16) nkeys = 16;
     if (nops < BATCH) nops = BATCH;
     if (!json) {

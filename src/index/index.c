@@ -1550,6 +1550,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
     ix->n_nodes = nnodes;
     ix->region_start = start;
     ix->region_end = start + total;
+    ix->pm.dead_bytes = 0; /* what lies outside the new region is the compaction's to give back */
     st = ix_commit(ix, err);
     if (st == TSF_OK && at_front) {
         ix->alloc_end = ix->region_end;

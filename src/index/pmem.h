@@ -27,6 +27,7 @@ typedef struct pmem {
     uint64_t persist_limit; /* SHADOW: drop persists after this many (0 = never) */
     uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at the power cut */
     int dead;               /* SHADOW: the power is gone; nothing reaches the file any more */
+    uint64_t dead_bytes;    /* file bytes no longer referenced since the last build (rebuilt leaves, logs) */
 } pmem;
 
 /* Opens (creating when needed) path, or anonymous memory when path is NULL. */

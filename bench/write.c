@@ -5,13 +5,14 @@
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
  *                        [--budget-mb M] [--lz4-probe 0|1] [--gorilla-compact 0|1|2] [--path column|row]
- *                        [--setter ref|copy]
+ *                        [--setter ref|copy] [--sink file|null]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
  * sensor: round((20 + 5 sin(i/1000) + uniform(-0.5, 0.5)) * 100) / 100). Timed: every write call
  * plus close (index, tail, rename); no fsync. Columns go in through tsf_tablet_set_column_ref (the
  * arrays live until the write, as an Arrow caller's do); --setter copy uses tsf_tablet_set_column.
+ * --sink null writes through callbacks that drop the bytes (the file output's share of the time).
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +39,16 @@ typedef struct wcfg {
     int lz4_probe;       /* writer option lz4_probe */
     int gorilla_compact; /* writer option gorilla_compact */
     int copy;            /* 1: tsf_tablet_set_column (copies), 0: tsf_tablet_set_column_ref */
+    int null_sink;       /* 1: --sink null: write callbacks that only count bytes (no file, no kernel copy) */
 } wcfg;
+
+/* --sink null: the writer's output is counted and dropped, to see what the file output costs. */
+static int null_write(void *ud, const void *data, size_t len)
+{
+    (void)data;
+    *(uint64_t *)ud += len;
+    return 0;
+}
 
 typedef struct gen {
     bench_rng *rng; /* one per column */
@@ -105,7 +115,10 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
     o.lz4_probe = c->lz4_probe;
     o.gorilla_compact = c->gorilla_compact;
     if (c->budget_mb > 0) o.memory_budget = (size_t)c->budget_mb << 20;
-    if (tsf_writer_open(&w, c->out, &o, &err)) goto fail;
+    uint64_t sunk = 0;
+    tsf_write_callbacks cb = {sizeof cb, null_write, NULL, &sunk};
+    if (c->null_sink ? tsf_writer_open_callbacks(&w, &cb, &o, &err) : tsf_writer_open(&w, c->out, &o, &err))
+        goto fail;
     if (c->aligned) {
         if (tsf_writer_register_aligned(w, dev, sc, (size_t)c->ncols, &err)) goto fail;
     } else {
@@ -144,6 +157,7 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
     tsf_status s = tsf_writer_close(w, &err);
     w = NULL;
     if (s) goto fail;
+    if (c->null_sink) *bytes = sunk;
     timed += bench_now_ns() - t0;
     ctimed += cpu_ns() - c0;
     secs = (double)timed / 1e9;
@@ -219,6 +233,8 @@ int bench_write(int argc, char **argv)
     c.gorilla_compact = (int)bench_opt_ll(argc, argv, "--gorilla-compact", 1);
     const char *setter = bench_opt(argc, argv, "--setter");
     c.copy = setter && strcmp(setter, "copy") == 0;
+    const char *sink = bench_opt(argc, argv, "--sink");
+    c.null_sink = sink && strcmp(sink, "null") == 0;
     if (reps < 1) reps = 1;
     if (c.rows < 1) c.rows = 1;
     gen g;
@@ -261,7 +277,7 @@ int bench_write(int argc, char **argv)
             break;
         }
         struct stat st;
-        if (stat(c.out, &st) == 0) bytes = (uint64_t)st.st_size;
+        if (!c.null_sink && stat(c.out, &st) == 0) bytes = (uint64_t)st.st_size;
         /* p90 of a rate = the rate 90% of runs reach: the 10th percentile */
         double p50 = bench_percentile(rate, (size_t)reps, 50), p90 = bench_percentile(rate, (size_t)reps, 10);
         double bpp = (double)bytes / points;

@@ -68,6 +68,7 @@ typedef struct tsf_index_options {
     /* Test hooks of the shadow mode (TSF_INDEX_DUR_SHADOW): */
     uint64_t shadow_seed;          /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
     uint64_t shadow_persist_limit; /**< nonzero: persist operations after this many are dropped */
+    uint32_t path; /**< lookup kernels, a tsf_codec_path (TSF_PATH_AUTO: TSF_CODEC_PATH or the best) */
 } tsf_index_options;
 
 TSF_API void tsf_index_options_init(tsf_index_options *opt);

@@ -96,8 +96,8 @@ static uint64_t ix_slot_search(uint64_t key, uint64_t origin, uint64_t mul, uint
     return a;
 }
 
-static inline uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul,
-                                     uint64_t f, uint64_t key, int local)
+TSF_INLINE uint64_t ix_route_from(const uint8_t *base, uint64_t off, uint64_t origin, uint64_t mul,
+                                  uint64_t f, uint64_t key, int local)
 {
     for (;;) {
         uint64_t i =
@@ -118,7 +118,7 @@ uint64_t ix_route(const tsf_index *ix, uint64_t key)
                          (ix->flags & TSF_INDEX_LOCAL_SEARCH) != 0);
 }
 
-uint64_t ix_route_in(const tsf_index *ix, const ix_tree *t, uint64_t key)
+TSF_INLINE uint64_t ix_route_in(const tsf_index *ix, const ix_tree *t, uint64_t key)
 {
     return ix_route_from(ix->pm.base, t->root_off, t->root_origin, t->root_mul, t->root_fanout, key,
                          (ix->flags & TSF_INDEX_LOCAL_SEARCH) != 0);
@@ -258,7 +258,7 @@ void ix_view_retire(tsf_index *ix, ix_view *v)
     ix_retire(ix, v, sizeof *v);
 }
 
-void ix_tree_snap(tsf_index *ix, ix_tree *t)
+TSF_INLINE void ix_tree_snap(tsf_index *ix, ix_tree *t)
 {
     for (uint32_t spin = 0;; spin++) {
         uint64_t g = __atomic_load_n(&ix->gen, __ATOMIC_ACQUIRE);
@@ -289,7 +289,7 @@ void ix_leaf_lock(ix_leaf *L)
     }
 }
 
-uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
+TSF_INLINE uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
 {
     for (uint32_t spin = 0;; spin++) {
         uint32_t v = __atomic_load_n(&L->ver, __ATOMIC_ACQUIRE);
@@ -460,27 +460,38 @@ tsf_status ix_leaf_own(tsf_index *ix, ix_leaf *L, tsf_error *err)
  * pages where the kernel gives them (a lookup's metadata line then costs no TLB miss). The slots are
  * filled lazily (ix_leaf_ready_locked); on failure the leaves allocate their own, as rebuilt ones do.
  */
+/* Start of the metadata slot of a leaf of nb blocks at or after byte at of an arena. */
+static uint64_t ix_meta_slot(uint64_t at, uint64_t nb)
+{
+    return nb >= IX_SEP_FAN ? (at + 63) & ~(uint64_t)63 : ix_align8(at);
+}
+
 static void ix_meta_arena(tsf_index *ix, ix_leaf *leaves, uint64_t n, uint8_t **raw, uint64_t *bytes,
                           uint8_t **lo, uint64_t *len)
 {
     const uint64_t huge = UINT64_C(2) << 20;
-    uint64_t total = 0, stride = ix_meta_stride(ix);
+    uint64_t total = 0;
     *raw = *lo = NULL;
     *bytes = *len = 0;
     if (ix->nometa) return;
-    for (uint64_t i = 0; i < n; i++) total += (uint64_t)leaves[i].nblocks * stride;
+    /* Slots of leaves with >= 16 blocks start 64-byte aligned (ix_meta_slot), others 8-byte. */
+    for (uint64_t i = 0; i < n; i++)
+        if (leaves[i].nblocks)
+            total = ix_meta_slot(total, leaves[i].nblocks) + ix_leaf_meta_bytes(ix, leaves[i].nblocks);
     if (total == 0) return;
-    uint64_t extra = total >= huge ? huge : 0;
+    total += IX_META_SLACK;
+    uint64_t extra = total >= huge ? huge : 64, al = total >= huge ? huge : 64;
     uint8_t *r = tsf_calloc(ix->alloc, total + extra, 1);
     if (!r) return;
-    uint8_t *a = extra ? (uint8_t *)(((uintptr_t)r + huge - 1) & ~(uintptr_t)(huge - 1)) : r;
+    uint8_t *a = (uint8_t *)(((uintptr_t)r + al - 1) & ~(uintptr_t)(al - 1));
 #ifdef MADV_HUGEPAGE
-    if (extra) madvise(a, total / huge * huge, MADV_HUGEPAGE); /* a hint; 4 KiB pages otherwise */
+    if (al == huge) madvise(a, total / huge * huge, MADV_HUGEPAGE); /* a hint; 4 KiB pages otherwise */
 #endif
     for (uint64_t i = 0, at = 0; i < n; i++) {
         if (leaves[i].nblocks == 0) continue; /* (a slot at the arena's end would look foreign) */
+        at = ix_meta_slot(at, leaves[i].nblocks);
         leaves[i].meta = a + at;
-        at += (uint64_t)leaves[i].nblocks * stride;
+        at += ix_leaf_meta_bytes(ix, leaves[i].nblocks);
     }
     *raw = r;
     *bytes = total + extra;
@@ -493,19 +504,36 @@ static int ix_meta_in_arena(const tsf_index *ix, const uint8_t *m)
     return m && ix->marena_lo && m >= ix->marena_lo && m < ix->marena_lo + ix->marena_len;
 }
 
+/* Metadata of a leaf outside the arena: zeroed, 64-byte aligned; the allocation's start is kept in the
+   8 bytes before the returned pointer (ix_meta_release gives it back). */
+static uint8_t *ix_meta_alloc(tsf_index *ix, uint64_t mb)
+{
+    uint8_t *r = tsf_calloc(ix->alloc, mb + 72 + IX_META_SLACK, 1);
+    if (!r) return NULL;
+    uint8_t *m = (uint8_t *)(((uintptr_t)r + 8 + 63) & ~(uintptr_t)63);
+    memcpy(m - 8, &r, sizeof r);
+    return m;
+}
+static void ix_meta_release(tsf_index *ix, uint8_t *m, uint64_t mb, int retire)
+{
+    if (!m) return;
+    uint8_t *r;
+    memcpy(&r, m - 8, sizeof r);
+    if (retire)
+        ix_retire(ix, r, mb + 72 + IX_META_SLACK);
+    else
+        tsf_free(ix->alloc, r, mb + 72 + IX_META_SLACK);
+}
+
 /* Drops the block metadata and chunk list (retired for readers that may hold them, or freed at once). */
 static void ix_leaf_drop_mode(tsf_index *ix, ix_leaf *L, int retire)
 {
-    uint64_t mb = (uint64_t)L->nblocks * ix_meta_stride(ix);
+    uint64_t mb = ix_leaf_meta_bytes(ix, L->nblocks);
     uint8_t *meta = L->meta;
     IX_ST(&L->meta, NULL);
     IX_ST(&L->ready, 0);
-    if (ix_meta_in_arena(ix, meta)) /* freed with the arena, once the tree is replaced */
-        ;
-    else if (retire)
-        ix_retire(ix, meta, mb ? mb : 1);
-    else
-        tsf_free(ix->alloc, meta, mb ? mb : 1);
+    if (!ix_meta_in_arena(ix, meta)) /* (arena slots are freed with the arena, once the tree is replaced) */
+        ix_meta_release(ix, meta, mb, retire);
     if (!L->w || L->w == &ix->w0) return;
     ix_chunk *c = L->w->chunks;
     uint64_t cb = (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
@@ -676,11 +704,12 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
     if (L->ready) return TSF_OK;
     int sorted = ix->mode == TSF_INDEX_SORTED, bump = !(L->ver & 1);
-    uint64_t stride = ix_meta_stride(ix), mb = (uint64_t)L->nblocks * stride;
+    uint64_t stride = IX_META_DYN, mb = ix_leaf_meta_bytes(ix, L->nblocks),
+             bo = ix_meta_bloom_off(L->nblocks);
     /* The arena slot given at load (zeroed; unused until ready), else an allocation of its own. */
     uint8_t *meta = L->meta;
     int own = meta == NULL;
-    if (own) meta = tsf_calloc(ix->alloc, mb ? mb : 1, 1);
+    if (own) meta = ix_meta_alloc(ix, mb);
     if (!meta) return tsf_err(err, TSF_ENOMEM, "index: block metadata of %llu bytes", (unsigned long long)mb);
     uint64_t prev = 0, lo = ix_leaf_lo(ix, L), hi = ix_leaf_hi(ix, L);
     /* Separator scale: the leaf's key span (last base key - origin) >> shift fits 32 bits. */
@@ -705,7 +734,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
                          (unsigned long long)(blk - ix->pm.base));
             break;
         }
-        uint8_t *m = meta + b * stride;
+        uint8_t *m = meta + b * (sorted ? 4 : stride);
         uint64_t bloom = 0;
         for (uint64_t s = 0; s < cnt; s++) {
             uint64_t k = ld64(blk + 16 + s * 16);
@@ -723,9 +752,17 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
             }
         }
         if (sorted)
-            mst64(m + 4, bloom);
+            mst64(meta + bo + b * 8, bloom);
         else
             m[15] = (uint8_t)cnt;
+    }
+    /* Upper separator levels: every 16th separator of the level below. */
+    for (uint32_t l = 1, nl = sorted && st == TSF_OK ? ix_meta_levels(L->nblocks) : 0; l <= nl; l++) {
+        const uint8_t *lo_ = (const uint8_t *)ix_seps(meta, L->nblocks, l - 1);
+        uint8_t *up = (uint8_t *)(uintptr_t)ix_seps(meta, L->nblocks, l);
+        uint64_t c = L->nblocks;
+        for (uint32_t i = 1; i < l; i++) c = (c + IX_SEP_FAN - 1) / IX_SEP_FAN;
+        for (uint64_t j = 0; j * IX_SEP_FAN < c; j++) mst32(up + j * 4, mld32(lo_ + j * IX_SEP_FAN * 4));
     }
     ix_chunk *cl = NULL;
     uint32_t cn = 0, cc = 0;
@@ -736,7 +773,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
         if (st != TSF_OK) tsf_free(ix->alloc, cl, (size_t)cc * sizeof(ix_chunk));
     }
     if (st != TSF_OK) {
-        if (own) tsf_free(ix->alloc, meta, mb ? mb : 1);
+        if (own) ix_meta_release(ix, meta, mb, 0);
         return st;
     }
     /* Publish: everything under an odd version (unless the caller, a writer, holds one already). */
@@ -832,55 +869,133 @@ static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uin
 }
 
 /*
- * Blocks in [from, from+n) whose separator is <= q (separators never decrease): a branchless binary
- * search. Its loads depend on each other, so the caller prefetches the window's metadata lines first
- * (one DRAM round trip for all of them).
+ * Kernels of the sorted-leaf lookup, AVX2 and a portable twin (ix->simd, resolved once per handle):
+ * ix_le16: bit i set when the 32-bit separator g[i] <= q (16 entries: one line in leaves of >= 16 blocks);
+ * ix_eq_block: bit 2 + 2 i set when key slot i of the 256-byte block equals x (the block's qword
+ * positions; the caller masks the used slots).
  */
-static inline uint64_t ix_sep_rank(const uint8_t *m, uint64_t from, uint64_t n, uint32_t q)
+static inline uint32_t ix_le16_scalar(const uint32_t *g, uint32_t q)
 {
-    if (n == 0) return 0;
-    const uint8_t *p = m + from * IX_META_SORTED;
-    uint64_t a = 0;
-    while (n > 1) {
-        uint64_t half = n / 2;
-        a = mld32(p + (a + half) * IX_META_SORTED) <= q ? a + half : a;
-        n -= half;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < 16; i++) m |= (uint32_t)(mld32((const uint8_t *)(g + i)) <= q) << i;
+    return m;
+}
+static inline uint64_t ix_eq_block_scalar(const uint8_t *blk, uint64_t x)
+{
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < IX_SLOTS; i++) m |= (uint64_t)(ld64(blk + 16 + i * 16) == x) << (2 + 2 * i);
+    return m;
+}
+#if defined(TSF_X86)
+#include <immintrin.h>
+TSF_TARGET("avx2") static uint32_t ix_le16_avx2(const uint32_t *g, uint32_t q)
+{
+    __m256i vq = _mm256_set1_epi32((int)q);
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)g);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(g + 8));
+    __m256i la = _mm256_cmpeq_epi32(_mm256_min_epu32(a, vq), a),
+            lb = _mm256_cmpeq_epi32(_mm256_min_epu32(b, vq), b);
+    return (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(la)) |
+           (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(lb)) << 8;
+}
+/* (Sorted base blocks are never written after their leaf is published: plain vector loads.) */
+TSF_TARGET("avx2") static uint64_t ix_eq_block_avx2(const uint8_t *blk, uint64_t x)
+{
+    __m256i vx = _mm256_set1_epi64x((long long)x);
+    uint64_t m = 0;
+    for (uint32_t j = 0; j < IX_BLOCK / 32; j++) {
+        __m256i v = _mm256_load_si256((const __m256i *)(const void *)(blk + j * 32));
+        m |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, vx))) << (4 * j);
     }
-    return a + (mld32(p + a * IX_META_SORTED) <= q);
+    return m & UINT64_C(0x55555554);
+}
+#endif
+static inline uint32_t ix_le16(const tsf_index *ix, const uint32_t *g, uint32_t q)
+{
+#if defined(TSF_X86)
+    if (ix->simd) return ix_le16_avx2(g, q);
+#endif
+    (void)ix;
+    return ix_le16_scalar(g, q);
+}
+static inline uint64_t ix_eq_block(const tsf_index *ix, const uint8_t *blk, uint64_t x)
+{
+#if defined(TSF_X86)
+    if (ix->simd) return ix_eq_block_avx2(blk, x);
+#endif
+    (void)ix;
+    return ix_eq_block_scalar(blk, x);
+}
+
+/*
+ * Separator level search: the last index in [lo, hi] whose separator is <= q, else lo. [lo, hi] lies in
+ * the aligned 16-entry group of lo and the next one (one or two cache lines; separators never decrease,
+ * so the entries <= q are a prefix: the length of the run of ones ranks them).
+ */
+static inline uint64_t ix_lvl_pick(const tsf_index *ix, const uint32_t *a, uint64_t lo, uint64_t hi,
+                                   uint32_t q)
+{
+    uint64_t g = lo & ~(uint64_t)(IX_SEP_FAN - 1);
+    uint64_t m = ix_le16(ix, a + g, q);
+    if (hi - g >= IX_SEP_FAN) m |= (uint64_t)ix_le16(ix, a + g + IX_SEP_FAN, q) << IX_SEP_FAN;
+    /* entries lo+1..hi that are <= q: a run of ones from bit lo-g+1 (bsf: no popcount in baseline x86-64) */
+    uint64_t run = ((m & ((UINT64_C(2) << (hi - g)) - 1)) >> (lo - g + 1));
+    return lo + (uint64_t)TSF_CTZ64(~run);
+}
+
+/*
+ * Once the candidate blocks [lo, hi] are known (level 0): their bloom words (the line after the
+ * separators' is otherwise a second dependent miss for absent keys) and the block the model predicts
+ * (position a + err_lo; often the one), fetched while the separators are read.
+ */
+static inline void ix_prefetch_guess(const tsf_index *ix, const ix_leaf *L, const uint8_t *m, uint64_t lo,
+                                     uint64_t hi, uint64_t a)
+{
+    const uint8_t *bl = m + ix_meta_bloom_off(L->nblocks);
+    for (uintptr_t p = (uintptr_t)(bl + lo * 8) & ~(uintptr_t)63, pe = (uintptr_t)(bl + hi * 8 + 8); p < pe;
+         p += 64)
+        __builtin_prefetch((const void *)p);
+    uint64_t g = a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1;
+    const uint8_t *pb = ix_block(ix, L, g / IX_SLOTS);
+    __builtin_prefetch(pb);
+    __builtin_prefetch(pb + 64);
+    __builtin_prefetch(pb + 128);
+    __builtin_prefetch(pb + 192);
 }
 
 /*
  * Block of a sorted base holding the lower bound of x (its upper bound when strict): the last block of
- * the model's error window whose first key is < x (<= x), found in the DRAM separators. Truncated
- * separators equal to x's leave a few candidates; their first keys in the file decide (rare).
+ * the model's error window whose first key is < x (<= x), found in the DRAM separators: at the lowest
+ * separator level where the window spans at most two lines, then one line per level below it (a
+ * window of up to ~30 blocks costs one metadata line). Truncated separators equal to x's leave a few
+ * candidates; their first keys in the file decide (rare).
  */
 static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
 {
     uint64_t a, e;
     ix_base_window(L, x, &a, &e);
-    uint64_t b0 = a / IX_SLOTS, nb = (e - 1) / IX_SLOTS - b0;
-    /* The window's separators: every line at once (the search below walks them dependently). */
+    uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, nb = L->nblocks;
     const uint8_t *m = L->meta;
-    for (uintptr_t l = (uintptr_t)(m + (b0 + 1) * IX_META_SORTED) & ~(uintptr_t)63,
-                   le = (uintptr_t)(m + (b0 + 1 + nb) * IX_META_SORTED);
-         l < le; l += 64)
-        __builtin_prefetch((const void *)l);
-    /* The model's block is often the one: fetch it while the separators are read. */
-    const uint8_t *pb =
-        ix_block(ix, L, (a + (uint64_t)L->err_lo < L->nbase ? a + L->err_lo : L->nbase - 1) / IX_SLOTS);
-    __builtin_prefetch(pb);
-    __builtin_prefetch(pb + 64);
-    __builtin_prefetch(pb + 128);
-    __builtin_prefetch(pb + 192);
-    uint32_t q = ix_sep(L->origin, L->shift, x);
-    uint64_t hi = b0 + ix_sep_rank(m, b0 + 1, nb, q);
-    /* Blocks after b0 whose separator equals q may start above x: their first keys decide. */
-    while (TSF_UNLIKELY(hi > b0 && mld32(m + hi * IX_META_SORTED) == q)) {
-        uint64_t f = ix_base_key(ix_at(ix, L->off), hi * IX_SLOTS);
-        if (strict ? f <= x : f < x) break;
-        hi--;
+    uint32_t q = ix_sep(L->origin, L->shift, x), l = 0;
+    while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
+    if (l == 0) ix_prefetch_guess(ix, L, m, b0, b1, a);
+    uint64_t i = ix_lvl_pick(ix, ix_seps(m, nb, l), b0 >> (4 * l), b1 >> (4 * l), q);
+    while (l > 0) {
+        l--;
+        uint64_t lo = b0 >> (4 * l), hi = b1 >> (4 * l);
+        lo = i * IX_SEP_FAN > lo ? i * IX_SEP_FAN : lo;
+        hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < hi ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : hi;
+        if (l == 0) ix_prefetch_guess(ix, L, m, lo, hi, a);
+        i = ix_lvl_pick(ix, ix_seps(m, nb, l), lo, hi, q);
     }
-    return hi;
+    /* Blocks after b0 whose separator equals q may start above x: their first keys decide. */
+    const uint32_t *s0 = ix_seps(m, nb, 0);
+    while (TSF_UNLIKELY(i > b0 && s0[i] == q)) {
+        uint64_t f = ix_base_key(ix_at(ix, L->off), i * IX_SLOTS);
+        if (strict ? f <= x : f < x) break;
+        i--;
+    }
+    return i;
 }
 
 /* Keys in the base block b that are < x (<= x when strict). */
@@ -937,15 +1052,13 @@ static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint
     if (!ix->nometa && !ix->dup) {
         /* Unique keys: key, if present, is in the last block whose first key is <= key. */
         uint64_t b = ix_sep_block(ix, L, key, 1), bits = ix_bloom_bits(key);
-        if ((mld64(L->meta + b * IX_META_SORTED + 4) & bits) != bits) return IX_MISS;
-        const uint8_t *blk = ix_block(ix, L, b) + 16;
+        if ((mld64(L->meta + ix_meta_bloom_off(L->nblocks) + b * 8) & bits) != bits) return IX_MISS;
+        const uint8_t *blk = ix_block(ix, L, b);
         uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS;
-        for (uint64_t i = 0; i < cnt; i++)
-            if (ld64(blk + i * 16) == key) {
-                *val = ld64(blk + i * 16 + 8);
-                return IX_HIT;
-            }
-        return IX_MISS;
+        uint64_t hit = ix_eq_block(ix, blk, key) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
+        if (!hit) return IX_MISS;
+        *val = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
+        return IX_HIT;
     }
     const uint8_t *leaf = ix_at(ix, L->off);
     uint64_t pos = ix_base_pos(ix, L, key, 0); /* the first of equal keys */
@@ -1338,6 +1451,13 @@ typedef struct ix_bleaf {
     uint64_t lo, hi, first, n, off;
 } ix_bleaf;
 
+/*
+ * Keys of one layout segment at the leaf level at most: a leaf rebuild rewrites the whole leaf, so a
+ * leaf of PLA's choice (73k keys at 10M uniform) made every 16-chunk rebuild cost ~1.2 MB; capped, a
+ * rebuild writes ~70 KB (sorted) for the 752 records that triggered it, and the model fits better.
+ */
+#define IX_LEAF_LAYOUT_MAX 4096u
+
 static uint64_t ix_align(uint64_t x, uint64_t a)
 {
     return (x + a - 1) / a * a;
@@ -1394,7 +1514,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         uint64_t sn = n;
         uint32_t eps = ix->leaf_eps;
         for (;;) {
-            uint64_t c = tsf_pla_segments(src, sn, eps, starts);
+            uint64_t c = tsf_pla_segments_max(src, sn, eps, H == 0 ? IX_LEAF_LAYOUT_MAX : 0, starts);
             lay[H] = tsf_alloc(A, (c ? c : 1) * 8);
             if (!lay[H]) {
                 st = tsf_err(err, TSF_ENOMEM, "index: layout level %llu", (unsigned long long)H);
@@ -1784,6 +1904,8 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     }
     ix->rslots = (ix_rdslot *)(((uintptr_t)ix->rslots_raw + 63) & ~(uintptr_t)63);
     ix->asym = ix_membarrier(IX_MB_REGISTER_PRIVATE_EXPEDITED) == 0;
+    ix->simd = tsf_path_resolve((tsf_codec_path)opt->path) >= TSF_PATH_AVX2 &&
+               tsf_path_resolve((tsf_codec_path)opt->path) != TSF_PATH_NEON;
     ix->alloc = opt->alloc;
     ix->flags = opt->flags;
     ix->readonly = (opt->flags & TSF_INDEX_READONLY) != 0;

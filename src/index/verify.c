@@ -27,7 +27,7 @@ tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
         ix_leaf *L = &ix->leaves[i];
         tsf_status s = ix_leaf_ready(ix, L, NULL);
         if (s != TSF_OK) return s;
-        dram += (uint64_t)L->nblocks * ix_meta_stride(ix);
+        dram += ix_leaf_meta_bytes(ix, L->nblocks);
         if (L->w != &ix->w0) dram += sizeof *L->w + (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
         if (L->w->view) st->cache_bytes += L->w->view->cap * 16 + sizeof(ix_view);
         st->overflow_records += L->w->ovf_records;
@@ -80,7 +80,7 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
                                    (unsigned long long)off);
                 bloom |= ix_bloom_bits(k);
                 uint64_t rel = k > L->origin ? k - L->origin : 0;
-                if (s2 == 0 && ld32(L->meta + b * IX_META_SORTED) !=
+                if (s2 == 0 && ix_seps(L->meta, L->nblocks, 0)[b] !=
                                    ((rel >> L->shift) > UINT32_MAX ? UINT32_MAX : (rel >> L->shift)))
                     return tsf_err(err, TSF_ECORRUPT, "index check: stale separator of leaf %llu block %llu",
                                    (unsigned long long)id, (unsigned long long)b);
@@ -94,9 +94,20 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
                                    (unsigned long long)off);
             }
         }
-        if (sorted ? ld64(L->meta + b * IX_META_SORTED + 4) != bloom : L->meta[b * IX_META_DYN + 15] != cnt)
+        if (sorted ? mld64(L->meta + ix_meta_bloom_off(L->nblocks) + b * 8) != bloom
+                   : L->meta[b * IX_META_DYN + 15] != cnt)
             return tsf_err(err, TSF_ECORRUPT, "index check: stale block metadata of leaf %llu block %llu",
                            (unsigned long long)id, (unsigned long long)b);
+    }
+    /* Upper separator levels: entry j of level l is entry 16 j of level l - 1. */
+    for (uint32_t l = 1, nl = sorted ? ix_meta_levels(L->nblocks) : 0; l <= nl; l++) {
+        const uint32_t *dn = ix_seps(L->meta, L->nblocks, l - 1), *up = ix_seps(L->meta, L->nblocks, l);
+        uint64_t c = L->nblocks;
+        for (uint32_t i = 1; i < l; i++) c = (c + IX_SEP_FAN - 1) / IX_SEP_FAN;
+        for (uint64_t j = 0; j * IX_SEP_FAN < c; j++)
+            if (up[j] != dn[j * IX_SEP_FAN])
+                return tsf_err(err, TSF_ECORRUPT, "index check: separator level %u of leaf %llu, entry %llu",
+                               l, (unsigned long long)id, (unsigned long long)j);
     }
     uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD);
     for (uint32_t c = L->w->nchunks; c-- > 0;) {

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "index/index_internal.h"
 #include "index_ref.h"
 
 static uint64_t val_of(uint64_t k)
@@ -456,6 +457,58 @@ static void test_duplicates(void)
     }
 }
 
+/*
+ * Sorted-leaf lookups through each kernel path (portable and AVX2, forced per handle by
+ * tsf_index_options.path): clustered and lognormal keys give leaves whose model error windows span
+ * hundreds of blocks (separator levels above level 0), uniform keys one-line windows. The probes of
+ * diff_all hit block and group boundaries (present keys +- 1); the test also checks that some lookups
+ * really went through the upper levels.
+ */
+static void test_lookup_paths(void)
+{
+    size_t n = 300000;
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+    const int gens[3] = {GEN_CLUSTERED, GEN_LOGNORMAL, GEN_UNIFORM};
+    const uint32_t paths[2] = {TSF_PATH_SCALAR, TSF_PATH_AVX2};
+    for (int p = 0; p < 2; p++)
+        for (int gi = 0; gi < 3; gi++) {
+            size_t m = ref_gen(gens[gi], k, n, 77 + (uint64_t)gi);
+            for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+            tsf_index_options o;
+            tsf_index_options_init(&o);
+            o.path = paths[p];
+            tsf_index *ix = NULL;
+            tsf_error err;
+            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            if (!ix) continue;
+            CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+            ref_map r;
+            ref_init(&r, m);
+            for (size_t i = 0; i < m; i++) ref_put(&r, k[i], v[i]);
+            int before = tsf_test_failures;
+            diff_all(ix, &r, 31 + (uint64_t)gi, 60000);
+            /* keys whose window needs separator level >= 1 (the window spans more than two lines) */
+            uint64_t wide = 0;
+            for (uint64_t l = 0; l < ix->n_leaves; l++) {
+                const ix_leaf *L = &ix->leaves[l];
+                if (L->err_lo != IX_ERR_WIDE && L->err_hi != IX_ERR_WIDE &&
+                    ((uint64_t)L->err_lo + L->err_hi) / IX_SLOTS + 2 > 2 * IX_SEP_FAN)
+                    wide += L->nbase;
+            }
+            if (gens[gi] == GEN_CLUSTERED) CHECK(wide > m / 10);
+            if (tsf_test_failures != before)
+                fprintf(stderr, "  (generator %s, path %u, %llu keys in wide windows)\n", GEN_NAMES[gens[gi]],
+                        paths[p], (unsigned long long)wide);
+            tsf_index_stats st;
+            CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
+            CHECK(st.dram_bytes < m); /* <= 1 B/key with the separator levels */
+            ref_free(&r);
+            tsf_index_close(ix);
+        }
+    free(k);
+    free(v);
+}
+
 /* Optional argument: run only the tests whose name contains it. */
 #define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
@@ -467,6 +520,7 @@ int main(int argc, char **argv)
     RUN(test_static_1e3);
     RUN(test_static_1e5);
     RUN(test_static_1e6);
+    RUN(test_lookup_paths);
     RUN(test_mutations_sorted);
     RUN(test_mutations_dynamic);
     RUN(test_no_block_meta);

@@ -154,8 +154,7 @@ static tsf_status ix_after_write(tsf_index *ix, uint64_t id, tsf_error *err)
      * its line and spill at every rebuild was rewritten every ~50 inserts: 430 file bytes per key.)
      */
     uint64_t grown = L->w->nchunks - L->w->chunks_built;
-    uint64_t cmin = ((uint64_t)L->nblocks + 1) * IX_BLOCK / (4 * IX_CHUNK);
-    if (cmin < 16) cmin = 16;
+    uint64_t cmin = 16;
     if (cmin < L->w->chunks_built) cmin = L->w->chunks_built;
     return L->w->ovf_records - L->w->ovf_built > limit || grown > cmin ? ix_leaf_rebuild(ix, id, err)
                                                                        : TSF_OK;

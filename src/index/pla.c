@@ -3,12 +3,19 @@
  * two-phase build, and the hardness numbers PLA-32/256/4096 of the benchmark). A segment starts at a
  * point (x0, y0); every later point narrows the cone of slopes that keep all points within +-eps of the
  * line through (x0, y0); a point whose own slope leaves the cone starts the next segment. Equal keys
- * stay in the current segment. Doubles are fine here: the layout only shapes the partition, exact
+ * stay in the current segment. With a maximum length, a segment is also cut at the first key change once
+ * it holds that many keys (the learned index bounds its leaves so that a leaf rebuild stays cheap).
+ * Doubles are fine here: the layout only shapes the partition, exact
  * routing comes from the integer models built afterwards.
  */
 #include "index/pla.h"
 
 size_t tsf_pla_segments(const uint64_t *keys, size_t n, uint32_t eps, size_t *starts)
+{
+    return tsf_pla_segments_max(keys, n, eps, 0, starts);
+}
+
+size_t tsf_pla_segments_max(const uint64_t *keys, size_t n, uint32_t eps, size_t maxlen, size_t *starts)
 {
     if (n == 0) return 0;
     size_t count = 0, s = 0;
@@ -18,6 +25,13 @@ size_t tsf_pla_segments(const uint64_t *keys, size_t n, uint32_t eps, size_t *st
     count++;
     for (size_t j = 1; j < n; j++) {
         if (keys[j] == keys[j - 1]) continue;
+        if (maxlen && j - s >= maxlen) { /* long enough: cut at this key change */
+            s = j;
+            open = 0;
+            if (starts) starts[count] = j;
+            count++;
+            continue;
+        }
         double dx = (double)(keys[j] - keys[s]);
         double dy = (double)(j - s);
         if (dx <= 0.0) continue; /* equal to the segment's first key */

@@ -14,5 +14,7 @@
  * for n entries; may be NULL to only count) and returns the number of segments (0 when n == 0).
  */
 size_t tsf_pla_segments(const uint64_t *keys, size_t n, uint32_t eps, size_t *starts);
+/* Same, and a segment also ends at the first key change once it holds maxlen keys (0 = no limit). */
+size_t tsf_pla_segments_max(const uint64_t *keys, size_t n, uint32_t eps, size_t maxlen, size_t *starts);
 
 #endif

@@ -147,6 +147,15 @@ typedef struct tsf_index_reader tsf_index_reader;
 TSF_API tsf_status tsf_index_reader_open(tsf_index *ix, tsf_index_reader **out, tsf_error *err);
 TSF_API void tsf_index_reader_close(tsf_index_reader *rd);
 TSF_API tsf_status tsf_index_reader_get(tsf_index_reader *rd, uint64_t key, uint64_t *val, tsf_error *err);
+/**
+ * Batched point lookups (tsf_index_get_many / tsf_index_reader_get_many): for each i, found[i] = 1 and
+ * vals[i] = the value of keys[i] when present, found[i] = 0 (vals[i] untouched) when not. Same answers as
+ * n calls of the single get; the keys' memory accesses overlap (groups of 16). TSF_OK, or the first error.
+ */
+TSF_API tsf_status tsf_index_reader_get_many(tsf_index_reader *rd, const uint64_t *keys, size_t n,
+                                             uint64_t *vals, uint8_t *found, tsf_error *err);
+TSF_API tsf_status tsf_index_get_many(tsf_index *ix, const uint64_t *keys, size_t n, uint64_t *vals,
+                                      uint8_t *found, tsf_error *err);
 TSF_API tsf_status tsf_index_reader_lower_bound(tsf_index_reader *rd, uint64_t x, uint64_t *key,
                                                 uint64_t *val, tsf_error *err);
 TSF_API tsf_status tsf_index_reader_floor(tsf_index_reader *rd, uint64_t x, uint64_t *key, uint64_t *val,

@@ -964,6 +964,24 @@ static inline void ix_prefetch_guess(const tsf_index *ix, const ix_leaf *L, cons
 }
 
 /*
+ * First stage of a batched lookup (ix_get_many): the lines ix_sep_block will read first, i.e. the
+ * separators of the window at its starting level (and, at level 0, the bloom words and the predicted
+ * block), requested without waiting for them.
+ */
+static inline void ix_sep_prefetch(const tsf_index *ix, const ix_leaf *L, uint64_t x)
+{
+    uint64_t a, e;
+    ix_base_window(L, x, &a, &e);
+    uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS;
+    uint32_t l = 0;
+    while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
+    const uint32_t *sl = ix_seps(L->meta, L->nblocks, l);
+    __builtin_prefetch(sl + (b0 >> (4 * l)));
+    __builtin_prefetch(sl + (b1 >> (4 * l)));
+    if (l == 0) ix_prefetch_guess(ix, L, L->meta, b0, b1, a);
+}
+
+/*
  * Block of a sorted base holding the lower bound of x (its upper bound when strict): the last block of
  * the model's error window whose first key is < x (<= x), found in the DRAM separators: at the lowest
  * separator level where the window spans at most two lines, then one line per level below it (a
@@ -1099,6 +1117,84 @@ static tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *v
     return st;
 }
 
+/*
+ * Batched point lookups: groups of up to IX_GROUP keys go through the sorted-leaf lookup in three
+ * stages (route + snapshot + prefetch of the separators; block choice + prefetch of the block and its
+ * bloom word; bloom check + key compare + version check), so that the DRAM misses of the group's keys
+ * overlap instead of following each other. Keys the fast path does not cover (dynamic mode, duplicates,
+ * no metadata, leaves with an overflow log or not yet ready, a version change meanwhile) take ix_get.
+ */
+#define IX_GROUP 16
+static tsf_status ix_get_many(tsf_index *ix, ix_rdslot *rs, const uint64_t *keys, size_t n, uint64_t *vals,
+                              uint8_t *found, tsf_error *err)
+{
+    int fast = ix->mode == TSF_INDEX_SORTED && !ix->nometa && !ix->dup;
+    for (size_t g0 = 0; g0 < n; g0 += IX_GROUP) {
+        size_t gn = n - g0 < IX_GROUP ? n - g0 : IX_GROUP;
+        uint8_t slow[IX_GROUP];
+        memset(slow, 1, sizeof slow);
+        if (fast) {
+            ix_leaf S[IX_GROUP], *L[IX_GROUP];
+            uint32_t v[IX_GROUP];
+            uint64_t b[IX_GROUP];
+            uint32_t rt = ix_enter(ix, rs);
+            ix_tree t;
+            ix_tree_snap(ix, &t);
+            for (size_t j = 0; j < gn; j++) {
+                uint64_t x = keys[g0 + j];
+                L[j] = &t.leaves[ix_route_in(ix, &t, x)];
+                v[j] = ix_leaf_snap(L[j], &S[j]);
+                slow[j] = !S[j].ready || S[j].nbase == 0 || IX_LD(&S[j].w->nchunks) != 0;
+                if (!slow[j]) ix_sep_prefetch(ix, &S[j], x);
+            }
+            for (size_t j = 0; j < gn; j++) {
+                if (slow[j]) continue;
+                b[j] = ix_sep_block(ix, &S[j], keys[g0 + j], 1);
+                const uint8_t *blk = ix_block(ix, &S[j], b[j]);
+                __builtin_prefetch(blk);
+                __builtin_prefetch(blk + 64);
+                __builtin_prefetch(blk + 128);
+                __builtin_prefetch(blk + 192);
+                __builtin_prefetch(S[j].meta + ix_meta_bloom_off(S[j].nblocks) + b[j] * 8);
+            }
+            for (size_t j = 0; j < gn; j++) {
+                if (slow[j]) continue;
+                uint64_t x = keys[g0 + j], bits = ix_bloom_bits(x), hit = 0, out = 0;
+                const ix_leaf *Sj = &S[j];
+                if ((mld64(Sj->meta + ix_meta_bloom_off(Sj->nblocks) + b[j] * 8) & bits) == bits) {
+                    const uint8_t *blk = ix_block(ix, Sj, b[j]);
+                    uint64_t cnt =
+                        Sj->nbase - b[j] * IX_SLOTS < IX_SLOTS ? Sj->nbase - b[j] * IX_SLOTS : IX_SLOTS;
+                    hit = ix_eq_block(ix, blk, x) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
+                    if (hit) out = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
+                }
+                if (!ix_leaf_valid(L[j], v[j])) continue; /* changed meanwhile: ix_get below */
+                found[g0 + j] = hit != 0;
+                if (hit) vals[g0 + j] = out;
+                slow[j] = 2; /* done */
+            }
+            ix_exit(ix, rs, rt);
+        }
+        for (size_t j = 0; j < gn; j++) {
+            if (slow[j] == 2) continue;
+            uint64_t out = 0;
+            tsf_status st = ix_get(ix, rs, keys[g0 + j], &out, err);
+            if (st != TSF_OK && st != TSF_ENOTFOUND) return st;
+            found[g0 + j] = st == TSF_OK;
+            if (st == TSF_OK) vals[g0 + j] = out;
+        }
+    }
+    return TSF_OK;
+}
+
+tsf_status tsf_index_get_many(tsf_index *ix, const uint64_t *keys, size_t n, uint64_t *vals, uint8_t *found,
+                              tsf_error *err)
+{
+    if (!ix || (n && (!keys || !vals || !found)))
+        return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_get_many");
+    return ix_get_many(ix, NULL, keys, n, vals, found, err);
+}
+
 tsf_status tsf_index_get(tsf_index *ix, uint64_t key, uint64_t *val, tsf_error *err)
 {
     if (!ix || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_get");
@@ -1147,6 +1243,14 @@ tsf_status tsf_index_reader_get(tsf_index_reader *rd, uint64_t key, uint64_t *va
 {
     if (!rd || !val) return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_get");
     return ix_get(rd->ix, rd->slot, key, val, err);
+}
+
+tsf_status tsf_index_reader_get_many(tsf_index_reader *rd, const uint64_t *keys, size_t n, uint64_t *vals,
+                                     uint8_t *found, tsf_error *err)
+{
+    if (!rd || (n && (!keys || !vals || !found)))
+        return tsf_err(err, TSF_EINVAL, "index: NULL argument to tsf_index_reader_get_many");
+    return ix_get_many(rd->ix, rd->slot, keys, n, vals, found, err);
 }
 
 /* ---- ordered access: leaf views -------------------------------------------------------------- */
@@ -1600,6 +1704,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         st = ix_alloc(ix, total, &start, err);
         if (st != TSF_OK) goto out;
     }
+    pm_prefault(&ix->pm, start, total);
     uint64_t nnodes = 0;
     for (uint64_t l = H; l-- > 0;)
         for (uint64_t i = 0, ci = 0; i < nn[l]; i++) {

@@ -509,6 +509,79 @@ static void test_lookup_paths(void)
     free(v);
 }
 
+/*
+ * Batched gets (tsf_index_get_many, tsf_index_reader_get_many) give the single get's answers: present
+ * and absent keys, both modes, both kernel paths, before and after inserts and deletes (leaves with an
+ * overflow log take the single path), n not a multiple of the group size, n = 0.
+ */
+static void test_get_many(void)
+{
+    size_t n = 200000, q = 5000;
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8), *x = malloc(q * 8), *got = malloc(q * 8);
+    uint8_t *found = malloc(q);
+    for (int mode = 0; mode < 2; mode++)
+        for (int p = 0; p < 2; p++) {
+            size_t m = ref_gen(p ? GEN_CLUSTERED : GEN_UNIFORM, k, n, 5 + (uint64_t)mode);
+            for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+            tsf_index_options o;
+            tsf_index_options_init(&o);
+            o.mode = (uint32_t)mode;
+            o.path = p ? TSF_PATH_AVX2 : TSF_PATH_SCALAR;
+            tsf_index *ix = NULL;
+            tsf_error err;
+            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            if (!ix) continue;
+            CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+            tsf_index_reader *rd = NULL;
+            CHECK_OK(tsf_index_reader_open(ix, &rd, &err), &err);
+            uint64_t s = 99 + (uint64_t)p;
+            for (int round = 0; round < 2 && rd; round++) {
+                if (round == 1) /* a few leaves get an overflow log: inserts, upserts, deletes */
+                    for (size_t i = 0; i < 3000; i++) {
+                        uint64_t r = tsf_test_rand(&s);
+                        if (i % 3 == 2) {
+                            tsf_status ds =
+                                tsf_index_delete(ix, k[r % m], &err); /* (maybe deleted already) */
+                            CHECK(ds == TSF_OK || ds == TSF_ENOTFOUND);
+                        } else
+                            CHECK_OK(tsf_index_insert(ix, i % 3 ? k[r % m] : r, r, &err), &err);
+                    }
+                for (size_t i = 0; i < q; i++) {
+                    uint64_t r = tsf_test_rand(&s);
+                    x[i] = r % 3 == 0 ? r : k[r / 3 % m] + (r % 3 == 2);
+                }
+                size_t nq = q - 7; /* not a multiple of the group size */
+                memset(found, 7, q);
+                CHECK_OK(tsf_index_reader_get_many(rd, x, nq, got, found, &err), &err);
+                size_t bad = 0;
+                for (size_t i = 0; i < nq; i++) {
+                    uint64_t want = 0;
+                    tsf_status st = tsf_index_get(ix, x[i], &want, &err);
+                    if (found[i] != (st == TSF_OK) || (st == TSF_OK && got[i] != want)) bad++;
+                }
+                CHECK_EQ_INT(bad, 0);
+                CHECK_EQ_INT(found[nq], 7); /* nothing written past n */
+                memset(found, 7, q);
+                CHECK_OK(tsf_index_get_many(ix, x, q, got, found, &err), &err);
+                for (size_t i = 0; i < q; i++) {
+                    uint64_t want = 0;
+                    tsf_status st = tsf_index_get(ix, x[i], &want, &err);
+                    if (found[i] != (st == TSF_OK) || (st == TSF_OK && got[i] != want)) bad++;
+                }
+                CHECK_EQ_INT(bad, 0);
+                CHECK_OK(tsf_index_get_many(ix, x, 0, got, found, &err), &err);
+                if (bad) fprintf(stderr, "  (mode %d, path %d, round %d)\n", mode, p, round);
+            }
+            tsf_index_reader_close(rd);
+            tsf_index_close(ix);
+        }
+    free(k);
+    free(v);
+    free(x);
+    free(got);
+    free(found);
+}
+
 /* Optional argument: run only the tests whose name contains it. */
 #define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
@@ -521,6 +594,7 @@ int main(int argc, char **argv)
     RUN(test_static_1e5);
     RUN(test_static_1e6);
     RUN(test_lookup_paths);
+    RUN(test_get_many);
     RUN(test_mutations_sorted);
     RUN(test_mutations_dynamic);
     RUN(test_no_block_meta);

@@ -298,64 +298,70 @@ TSF_INLINE uint64_t gor_tz(uint64_t x, int bmi)
     return r;
 }
 
-TSF_INLINE size_t enc64_fast(const void *values, size_t n, uint64_t marker, uint8_t *dst, int compact,
-                             int bmi)
+/* The values are a[0..na) followed by b[0..nb) (the writer's pending half page and the tablet's rows). */
+TSF_INLINE size_t enc64_fast(const void *a, size_t na, const void *b, size_t nb2, uint64_t marker,
+                             uint8_t *dst, int compact, int bmi)
 {
     fastw w = {dst, 0, 0};
-    uint64_t prev = n ? ld_bits(values, 0, 64) : marker;
+    const void *first = na ? a : b;
+    uint64_t prev = na + nb2 ? ld_bits(first, 0, 64) : marker;
     fw_put_wide(&w, prev, 64);
     unsigned slz = 65, stz = 0;
     /* the stored window as the fast path uses it: outside = the bits outside it (all ones: none yet) */
     uint64_t outside = ~0ull, hdr2 = 0, thr = 0, rk = 0, sh = 0;
     uint8_t *p = w.p;
     uint64_t acc = w.acc, nb = w.n;
-    const uint8_t *src = (const uint8_t *)values, *end = src + n * 8;
-    for (const uint8_t *q = src + 8; q < end; q += 8) {
-        uint64_t v;
-        memcpy(&v, q, 8);
-        uint64_t x = prev ^ v;
-        prev = v;
-        int fast = (x & outside) == 0;
-        if (compact) { /* level 1: also not dearer than a new window (a repeat's lz + tz is > thr) */
-            fast &= gor_lz(x, bmi) + gor_tz(x, bmi) <= thr;
-        } else {
-            fast &= x != 0;
-        }
-        if (TSF_LIKELY(fast)) {
-            if (TSF_LIKELY(rk <= 56)) { /* fw_put of `10` + payload; 64 - t as a shift count mod 64 */
-                uint64_t t = nb + rk;
-                acc |= (hdr2 | (x >> sh)) << ((0 - t) & 63);
-                tsf_store_be64(p, acc);
-                p += t >> 3;
-                acc <<= t & 56;
-                nb = t & 7;
-                continue;
+    for (int s = 0; s < 2; s++) {
+        const size_t cnt = s ? nb2 : na;
+        if (!cnt) continue;
+        const uint8_t *src = (const uint8_t *)(s ? b : a), *end = src + cnt * 8;
+        for (const uint8_t *q = src == first ? src + 8 : src; q < end; q += 8) {
+            uint64_t v;
+            memcpy(&v, q, 8);
+            uint64_t x = prev ^ v;
+            prev = v;
+            int fast = (x & outside) == 0;
+            if (compact) { /* level 1: also not dearer than a new window (a repeat's lz + tz is > thr) */
+                fast &= gor_lz(x, bmi) + gor_tz(x, bmi) <= thr;
+            } else {
+                fast &= x != 0;
             }
-            w.p = p; /* a window wider than 54 bits: `10`, then the payload in two puts */
-            w.acc = acc;
-            w.n = (unsigned)nb;
-            fw_put(&w, 2, 2);
-            fw_put_wide(&w, x >> sh, (unsigned)rk - 2);
-        } else {
-            w.p = p;
-            w.acc = acc;
-            w.n = (unsigned)nb;
-            enc_one(&w, x, &slz, &stz, compact);
+            if (TSF_LIKELY(fast)) {
+                if (TSF_LIKELY(rk <= 56)) { /* fw_put of `10` + payload; 64 - t as a shift count mod 64 */
+                    uint64_t t = nb + rk;
+                    acc |= (hdr2 | (x >> sh)) << ((0 - t) & 63);
+                    tsf_store_be64(p, acc);
+                    p += t >> 3;
+                    acc <<= t & 56;
+                    nb = t & 7;
+                    continue;
+                }
+                w.p = p; /* a window wider than 54 bits: `10`, then the payload in two puts */
+                w.acc = acc;
+                w.n = (unsigned)nb;
+                fw_put(&w, 2, 2);
+                fw_put_wide(&w, x >> sh, (unsigned)rk - 2);
+            } else {
+                w.p = p;
+                w.acc = acc;
+                w.n = (unsigned)nb;
+                enc_one(&w, x, &slz, &stz, compact);
+            }
+            p = w.p;
+            acc = w.acc;
+            nb = w.n;
+            unsigned slen = 64 - slz - stz; /* wraps when slz = 65 (no window yet) */
+            outside = slen < 64 ? ~(((1ull << slen) - 1) << stz) : slen == 64 ? 0 : ~0ull;
+            thr = slz + stz + 12;
+            hdr2 = (uint64_t)2 << (slen & 63);
+            rk = 2 + (uint64_t)slen;
+            sh = stz;
         }
-        p = w.p;
-        acc = w.acc;
-        nb = w.n;
-        unsigned slen = 64 - slz - stz; /* wraps when slz = 65 (no window yet) */
-        outside = slen < 64 ? ~(((1ull << slen) - 1) << stz) : slen == 64 ? 0 : ~0ull;
-        thr = slz + stz + 12;
-        hdr2 = (uint64_t)2 << (slen & 63);
-        rk = 2 + (uint64_t)slen;
-        sh = stz;
     }
     w.p = p;
     w.acc = acc;
     w.n = (unsigned)nb;
-    if (n) enc_one(&w, prev ^ marker, &slz, &stz, compact);
+    if (na + nb2) enc_one(&w, prev ^ marker, &slz, &stz, compact);
     fw_put(&w, 0, 8 - w.n); /* flush: the partial byte, or an extra 0x00 when aligned */
     return (size_t)(w.p - dst);
 }
@@ -685,9 +691,14 @@ TSF_INLINE size_t dec_batch32(tsf_gorilla_iter *it, void *values, size_t i, size
     return i;
 }
 
+static size_t enc64_scalar2(const void *v, size_t n, const void *v2, size_t n2, uint64_t m, uint8_t *d,
+                            int cmp)
+{
+    return cmp ? enc64_fast(v, n, v2, n2, m, d, 1, 0) : enc64_fast(v, n, v2, n2, m, d, 0, 0);
+}
 static size_t enc64_scalar(const void *v, size_t n, uint64_t m, uint8_t *d, int cmp)
 {
-    return cmp ? enc64_fast(v, n, m, d, 1, 0) : enc64_fast(v, n, m, d, 0, 0);
+    return enc64_scalar2(v, n, NULL, 0, m, d, cmp);
 }
 /* The previous batch kernel: TSF_PATH_PER_VALUE at level 1 (tests compare it with enc64_fast). */
 static size_t enc64_batch(const void *v, size_t n, uint64_t m, uint8_t *d)
@@ -708,9 +719,14 @@ static size_t dec32_scalar(tsf_gorilla_iter *it, void *v, size_t i, size_t n, in
 }
 #if defined(TSF_X86)
 #define TSF_GOR_BMI TSF_TARGET("bmi,bmi2,lzcnt,movbe")
-TSF_GOR_BMI static size_t enc64_bmi(const void *v, size_t n, uint64_t m, uint8_t *d, int cmp)
+TSF_GOR_BMI static size_t enc64_bmi2(const void *v, size_t n, const void *v2, size_t n2, uint64_t m,
+                                     uint8_t *d, int cmp)
 {
-    return cmp ? enc64_fast(v, n, m, d, 1, 1) : enc64_fast(v, n, m, d, 0, 1);
+    return cmp ? enc64_fast(v, n, v2, n2, m, d, 1, 1) : enc64_fast(v, n, v2, n2, m, d, 0, 1);
+}
+static size_t enc64_bmi(const void *v, size_t n, uint64_t m, uint8_t *d, int cmp)
+{
+    return enc64_bmi2(v, n, NULL, 0, m, d, cmp);
 }
 TSF_GOR_BMI static size_t enc32_bmi(const void *v, size_t n, uint64_t m, uint8_t *d, int cmp)
 {
@@ -794,6 +810,35 @@ tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void
                                    uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
 {
     return enc_stream(c, type, values, n, dst, cap, written, err, 0);
+}
+
+int tsf_gorilla_two_spans(const tsf_codec *c, tsf_type type)
+{
+    return width_of(type) == 64 && c->gorilla_compact <= 1 &&
+           (c->gorilla_compact || c->path != TSF_PATH_PER_VALUE);
+}
+
+tsf_status tsf_gorilla_encode_two(const tsf_codec *c, tsf_type type, const void *a, size_t na, const void *b,
+                                  size_t nb, uint8_t *dst, size_t cap, size_t *written, tsf_error *err)
+{
+    size_t need = tsf_gorilla_bound_n(na + nb, 64);
+    *written = 0;
+    if (!tsf_gorilla_two_spans(c, type))
+        return tsf_err(err, TSF_EINVAL,
+                       "GORILLA encode: two spans need a 64-bit type at level 0/1 (batch path)");
+    if (cap < need)
+        return tsf_err(err, TSF_ERANGE, "GORILLA encode: dst capacity %zu < bound %zu for %zu values", cap,
+                       need, na + nb);
+    const uint64_t marker = tsf_gorilla_marker(type);
+    const int compact = c->gorilla_compact;
+#if defined(TSF_X86)
+    if (use_bmi(c)) {
+        *written = enc64_bmi2(a, na, b, nb, marker, dst, compact);
+        return TSF_OK;
+    }
+#endif
+    *written = enc64_scalar2(a, na, b, nb, marker, dst, compact);
+    return TSF_OK;
 }
 
 static tsf_status gorilla_encode(const tsf_codec *c, tsf_type type, const void *values, size_t n,

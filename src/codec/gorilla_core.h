@@ -42,6 +42,15 @@ size_t tsf_gorilla_bound_n(size_t n, unsigned W);
 /* Whole-page GORILLA stream of n values of `type` (numeric), as the vtable entries. */
 tsf_status tsf_gorilla_encode_bits(const tsf_codec *c, tsf_type type, const void *values, size_t n,
                                    uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
+/*
+ * Whether tsf_gorilla_encode_two serves this codec and type: 64-bit types at level 0 or 1, not the
+ * per-value path at level 0 (it runs the reference-shaped encoder).
+ */
+int tsf_gorilla_two_spans(const tsf_codec *c, tsf_type type);
+/* The page stream of a[0..na) followed by b[0..nb) (c->gorilla_compact's level): the same bytes as
+   encoding the concatenation. cap >= tsf_gorilla_bound_n(na + nb, 64). */
+tsf_status tsf_gorilla_encode_two(const tsf_codec *c, tsf_type type, const void *a, size_t na, const void *b,
+                                  size_t nb, uint8_t *dst, size_t cap, size_t *written, tsf_error *err);
 tsf_status tsf_gorilla_decode_bits(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
                                    void *values, size_t n, size_t *consumed, tsf_error *err);
 

@@ -10,6 +10,7 @@
 
 #include "../common/bytes.h"
 #include "../format/format.h"
+#include "../codec/gorilla_core.h"
 #include "auto.h"
 #include "lz4lit.h"
 #include "writer.h"
@@ -195,7 +196,9 @@ tsf_status tsf_wcol_own_times(tsf_writer *w, wctx *x, wcol *c, tsf_error *err)
 }
 
 static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals, const int64_t *times,
-                            size_t n, tsf_error *err);
+                            size_t n, const void *vals2, size_t n2, tsf_error *err);
+static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals2, size_t n2,
+                          tsf_error *err);
 
 /* Folds a context's buffered-bytes delta into the writer's count (calling thread only). */
 static void fold_mem(tsf_writer *w, wctx *x)
@@ -402,8 +405,16 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             /* the batch is a whole page: encode it straight from the tablet */
             batch_stats(w, x, c, times[i], times[j - 1], src, n);
             if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
-            if ((s = seal_page(w, x, c, 0, src, times + i, n, err))) return s;
+            if ((s = seal_page(w, x, c, 0, src, times + i, n, NULL, 0, err))) return s;
             c->est = 0;
+            i = j;
+            continue;
+        }
+        if (c->nvals && c->nvals + n == maxp && c->dense && !c->autoc && c->enc == TSF_ENC_GORILLA &&
+            tsf_gorilla_two_spans(w->codec, c->type)) {
+            /* the batch completes the page: encoded after the pending values, straight from the tablet */
+            batch_stats(w, x, c, times[i], times[j - 1], src, n);
+            if ((s = seal_x2(w, x, c, 0, src, n, err))) return s;
             i = j;
             continue;
         }
@@ -489,21 +500,18 @@ static tsf_status encode_times(tsf_writer *w, wctx *x, const wcol *c, const int6
     return TSF_OK;
 }
 
-/* Encodes, compresses and appends one page of n values (`times`: non-aligned only). */
-/*
- * Room for `need` more bytes in the chunk buffer; its first reservation takes four pages' worth, so
- * that the buffer does not grow through the small sizes (each step copies the chunk into fresh
- * memory) and large buffers come from mmap, where untouched room costs nothing.
- */
-static uint8_t *chunk_reserve(wcol *c, size_t need)
+/* The page's values: vals[0..n - n2) then vals2[0..n2) (two spans: GORILLA on 64 bits only). */
+static tsf_status encode_vals(const tsf_codec *codec, tsf_type vt, const wcol *c, const void *vals, size_t n,
+                              const void *vals2, size_t n2, uint8_t *dst, size_t cap, size_t *wrote, tsf_error *err)
 {
-    if (!c->chunk.cap && !c->chunk.oom && need < SIZE_MAX / 4 && !tsf_wbuf_reserve(&c->chunk, 4 * need))
-        c->chunk.oom = 0; /* only a wish: the exact reservation below decides */
-    return tsf_wbuf_reserve(&c->chunk, need);
+    if (n2) return tsf_gorilla_encode_two(codec, vt, vals, n - n2, vals2, n2, dst, cap, wrote, err);
+    return tsf_codec_encode(codec, vt, c->enc, vals, n, dst, cap, wrote, err);
 }
 
+/* Encodes, compresses and appends one page of n values (`times`: non-aligned only); the last n2 values
+   are vals2[0..n2) (see encode_vals). */
 static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals, const int64_t *times,
-                            size_t n, tsf_error *err)
+                            size_t n, const void *vals2, size_t n2, tsf_error *err)
 {
     tsf_status s;
     tsf_codec ctmp;
@@ -520,7 +528,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     tsf_wbuf *dstb = direct ? &c->chunk : &x->scratch;
     size_t body_off = c->chunk.len;
     if (!direct) x->scratch.len = 0;
-    uint8_t *d0 = direct ? chunk_reserve(c, ubound) : tsf_wbuf_reserve(dstb, ubound);
+    uint8_t *d0 = tsf_wbuf_reserve(dstb, ubound);
     if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
     size_t u = 0, wrote = 0;
     if (c->mask == 0) {
@@ -555,10 +563,10 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
             x->plz.len = zl;
         }
         size_t hmax = tsf_lz4lit_head_max(x->plz_seq, x->plz_lit, vbound);
-        uint8_t *cd = chunk_reserve(c, hmax + vbound);
+        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, hmax + vbound);
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         uint8_t *vp = cd + hmax;
-        if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, vp, vbound, &wrote, err))) return s;
+        if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, vp, vbound, &wrote, err))) return s;
         if (!c->lz4_wait) { /* every TSF_LZ4LIT_RECHECK pages: LZ4 the whole page, compare */
             lit_size = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote) + wrote;
             c->lz4_wait = TSF_LZ4LIT_RECHECK;
@@ -570,7 +578,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
             return add_page(w, x, c, body_off, u + wrote, h + wrote, err);
         }
         memcpy(d0 + u, vp, wrote); /* compressible after all: the usual path */
-    } else if ((s = tsf_codec_encode(codec, vt, c->enc, vals, n, d0 + u, vbound, &wrote, err))) {
+    } else if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, d0 + u, vbound, &wrote, err))) {
         return s;
     }
     u += wrote;
@@ -580,7 +588,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         if (!cb)
             return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp),
                            c->name);
-        uint8_t *cd = chunk_reserve(c, cb);
+        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         if ((s = tsf_compressor_compress(x->cz, c->comp, x->scratch.p, u, cd, cb, &csize, err))) return s;
         if (lit_size) c->lz4_lit = csize + csize / 200 >= lit_size; /* LZ4 saved < 0.5%: literals next */
@@ -598,6 +606,13 @@ tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
 
 tsf_status tsf_wcol_seal_x(tsf_writer *w, wctx *x, wcol *c, size_t rows, tsf_error *err)
 {
+    return seal_x2(w, x, c, rows, NULL, 0, err);
+}
+
+/* Seals the pending page followed by vals2[0..n2) (non-aligned dense GORILLA pages; else n2 = 0). */
+static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals2, size_t n2,
+                          tsf_error *err)
+{
     tsf_status s;
     size_t n = c->nvals;
     if (c->mask == 0x40) {
@@ -613,7 +628,7 @@ tsf_status tsf_wcol_seal_x(tsf_writer *w, wctx *x, wcol *c, size_t rows, tsf_err
     {
         const int64_t *times = c->mask != 0 ? NULL : c->dense ? c->dev->dt + (c->g0 - c->dev->dt_base) : c->times;
         if (c->autoc && (s = tsf_wauto_seal(w, c, times, rows, err))) return s; /* AUTO: decide / check */
-        if ((s = seal_page(w, x, c, rows, c->vals, times, n, err))) return s;
+        if ((s = seal_page(w, x, c, rows, c->vals, times, n + n2, vals2, n2, err))) return s;
     }
 reset:
     x->mem -= (int64_t)c->pmem;

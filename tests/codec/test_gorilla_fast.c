@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "codec/gorilla_core.h"
 #include "codec_paths.h"
 #include "test.h"
 
@@ -178,9 +179,59 @@ static void test_walk_bits(void)
     free(buf);
 }
 
+/* tsf_gorilla_encode_two: a[0..k) + b[0..n-k) gives the bytes of the whole array, at every split. */
+static void test_two_spans(void)
+{
+    const size_t sizes[] = {0, 1, 2, 3, 9, 100, 10000};
+    uint64_t *v = malloc(10000 * 8), seed = 99;
+    size_t cap = tsf_codec_encode_bound(TSF_DOUBLE, TSF_ENC_GORILLA, 10000, 0);
+    uint8_t *ref = malloc(cap), *buf = malloc(cap);
+    tsf_error err;
+    for (int level = 0; level <= 1; level++)
+        for (size_t p = 0; p < NPATHS; p++) {
+            tsf_codec *c = open_codec(PATHS[p], level);
+            if (!tsf_gorilla_two_spans(c, TSF_DOUBLE)) {
+                CHECK(level == 0 && PATHS[p] == TSF_PATH_PER_VALUE);
+                CHECK_EQ_INT(tsf_gorilla_encode_two(c, TSF_DOUBLE, v, 0, v, 0, buf, cap, &cap, &err),
+                             TSF_EINVAL);
+                cap = tsf_codec_encode_bound(TSF_DOUBLE, TSF_ENC_GORILLA, 10000, 0);
+                tsf_codec_close(c);
+                continue;
+            }
+            CHECK(!tsf_gorilla_two_spans(c, TSF_FLOAT));
+            for (int shape = 0; shape < 7; shape++)
+                for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+                    size_t n = sizes[s], rw = 0;
+                    fill(v, n, shape, &seed);
+                    CHECK_OK(tsf_codec_encode(c, TSF_DOUBLE, TSF_ENC_GORILLA, v, n, ref, cap, &rw, &err),
+                             &err);
+                    const size_t cuts[] = {0, 1, n / 2, n > 0 ? n - 1 : 0, n};
+                    for (size_t k = 0; k < 5; k++) {
+                        size_t cut = cuts[k] > n ? n : cuts[k], w = 0;
+                        /* the second span in another buffer: a copy of the tail */
+                        uint64_t *tail = malloc((n - cut) * 8 + 8);
+                        memcpy(tail, v + cut, (n - cut) * 8);
+                        CHECK_OK(
+                            tsf_gorilla_encode_two(c, TSF_DOUBLE, v, cut, tail, n - cut, buf, cap, &w, &err),
+                            &err);
+                        CHECK_EQ_INT(w, rw);
+                        if (w == rw) CHECK_MEM(buf, ref, w);
+                        free(tail);
+                    }
+                }
+            size_t w = 0;
+            CHECK_EQ_INT(tsf_gorilla_encode_two(c, TSF_DOUBLE, v, 5, v, 5, buf, 8, &w, &err), TSF_ERANGE);
+            tsf_codec_close(c);
+        }
+    free(v);
+    free(ref);
+    free(buf);
+}
+
 int main(void)
 {
     TSF_RUN(test_differential);
+    TSF_RUN(test_two_spans);
     TSF_RUN(test_walk_bits);
     return tsf_test_finish();
 }

@@ -1704,7 +1704,6 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         st = ix_alloc(ix, total, &start, err);
         if (st != TSF_OK) goto out;
     }
-    pm_prefault(&ix->pm, start, total);
     uint64_t nnodes = 0;
     for (uint64_t l = H; l-- > 0;)
         for (uint64_t i = 0, ci = 0; i < nn[l]; i++) {

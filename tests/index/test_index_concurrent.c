@@ -2,7 +2,8 @@
  * Concurrency of the learned index (doc/index.md "Concurrency", issue 6 item 4): one writer thread
  * (inserts, upserts, deletes, compactions) and several reader threads on one handle, both leaf modes.
  * Every reader checks that each key acknowledged before its lookup started (a base key never deleted,
- * or a new key whose insert had returned) is found by get, lower bound, floor and scan with its value;
+ * or a new key whose insert had returned) is found by get, lower bound, floor, scan and the batched
+ * get with its value;
  * afterwards the whole index is compared with the reference. One reader uses the plain calls, the other
  * a per-thread reader handle (tsf_index_reader). Run under ThreadSanitizer in CI.
  */
@@ -91,6 +92,21 @@ static void *reader_main(void *arg)
             st = tsf_index_scan(sh->ix, k, k, first_key, sv, &err);
             if (st != TSF_OK || sv[2] != 1 || sv[0] != k || sv[1] != val_of(k)) r->errors++;
             break;
+        case 4: { /* a batch of 16 (the batched lookup's three stages on leaves the writer changes) */
+            uint64_t ks[16], vs[16];
+            uint8_t fd[16];
+            for (int j = 0; j < 16; j++) {
+                uint64_t y = tsf_test_rand(&r->seed);
+                size_t i = y / 2 % NBASE;
+                if (i % 4 == 3) i--;
+                ks[j] = (y & 1) && p > 0 ? sh->fresh[y / 2 % p] : sh->base[i];
+            }
+            st = h ? tsf_index_reader_get_many(h, ks, 16, vs, fd, &err)
+                   : tsf_index_get_many(sh->ix, ks, 16, vs, fd, &err);
+            for (int j = 0; j < 16; j++)
+                if (st != TSF_OK || !fd[j] || vs[j] != val_of(ks[j])) r->errors++, k = ks[j], v = vs[j];
+            break;
+        }
         }
         if (r->errors == 1 && !r->printed) {
             fprintf(stderr, "reader: key %llu op %llu status %d value %llu\n", (unsigned long long)k,

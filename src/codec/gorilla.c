@@ -13,7 +13,9 @@
  *  - the batch paths: a decoder whose general loop has no data-dependent branch (conditional moves
  *    over a 128-bit window; only while 16 bytes remain, the iterator finishes the page), with
  *    faster loops for runs of `10` and of repeats, and an encoder with a 64-bit accumulator that
- *    stores 8 bytes per field (dst is sized by the bound).
+ *    stores 8 bytes per field (dst is sized by the bound); 64-bit values take enc64_fast (one test
+ *    per value that reuses the window), which also encodes a page given as two spans for the writer
+ *    (tsf_gorilla_encode_two).
  * The AVX2/AVX-512 paths run the same batch kernels compiled for BMI1/BMI2/LZCNT.
  *
  * The decoder is count-driven: values equal to the end marker are real data. After the n values

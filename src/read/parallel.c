@@ -33,7 +33,13 @@
 
 #include "parallel.h"
 
+/* Tuning knobs, overridable at compile time for experiments (doc/reader.md "Parallel scan", session 5) */
+#ifndef PAR_TASK_VALUES
 #define PAR_TASK_VALUES (1u << 19) /* values (rows x columns) a task aims at */
+#endif
+#ifndef PAR_SLOTS_PER_THREAD
+#define PAR_SLOTS_PER_THREAD 2 /* ring slots per decoding thread */
+#endif
 #define PAR_BIG_BATCH 16384        /* at least this many rows per worker batch (whole pages) */
 #define PAR_SPARE_BATCHES 4        /* pool buffers a worker takes per lock, in batches' worth */
 #define PAR_MAX_THREADS 64
@@ -476,8 +482,8 @@ static tsf_status pool_prepare(rd_pool *pl, rd_par *p, size_t want, tsf_error *e
         return st;
     memset(pl->zeros.p, 0, pl->zeros.cap);
     memset(pl->ones.p, 0xff, pl->ones.cap);
-    if (2 * (want + 1) > pl->slots_cap) {
-        size_t n = 2 * (want + 1);
+    if (PAR_SLOTS_PER_THREAD * (want + 1) > pl->slots_cap) {
+        size_t n = PAR_SLOTS_PER_THREAD * (want + 1);
         par_slot *ns = tsf_realloc(pl->a, pl->slots, pl->slots_cap * sizeof *ns, n * sizeof *ns);
         if (!ns) return tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
         memset(ns + pl->slots_cap, 0, (n - pl->slots_cap) * sizeof *ns);
@@ -539,7 +545,7 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     st = pool_prepare(pl, p, want, err);
     if (!st) {
         p->nw = pl->nth < want ? pl->nth : want;
-        p->nslots = 2 * (p->nw + 1); /* tasks run up to 2 x threads - 1 ahead of the one being read */
+        p->nslots = PAR_SLOTS_PER_THREAD * (p->nw + 1); /* tasks run up to nslots - 1 ahead of the one read */
         for (size_t i = 0; i < p->nslots; i++) pl->slots[i].ready = 0;
         pl->job = p;
         pthread_cond_broadcast(&pl->cv_work);

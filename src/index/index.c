@@ -964,30 +964,25 @@ static inline void ix_prefetch_guess(const tsf_index *ix, const ix_leaf *L, cons
 }
 
 /*
- * First stage of a batched lookup (ix_get_many): the lines ix_sep_block will read first, i.e. the
- * separators of the window at its starting level (and, at level 0, the bloom words and the predicted
- * block), requested without waiting for them.
- */
-static inline void ix_sep_prefetch(const tsf_index *ix, const ix_leaf *L, uint64_t x)
-{
-    uint64_t a, e;
-    ix_base_window(L, x, &a, &e);
-    uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS;
-    uint32_t l = 0;
-    while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
-    const uint32_t *sl = ix_seps(L->meta, L->nblocks, l);
-    __builtin_prefetch(sl + (b0 >> (4 * l)));
-    __builtin_prefetch(sl + (b1 >> (4 * l)));
-    if (l == 0) ix_prefetch_guess(ix, L, L->meta, b0, b1, a);
-}
-
-/*
  * Block of a sorted base holding the lower bound of x (its upper bound when strict): the last block of
  * the model's error window whose first key is < x (<= x), found in the DRAM separators: at the lowest
  * separator level where the window spans at most two lines, then one line per level below it (a
  * window of up to ~30 blocks costs one metadata line). Truncated separators equal to x's leave a few
  * candidates; their first keys in the file decide (rare).
  */
+/* Blocks after b0 whose separator equals q (truncated) may start above x: their first keys decide. */
+static inline uint64_t ix_sep_tie(const tsf_index *ix, const ix_leaf *L, uint64_t i, uint64_t b0, uint32_t q,
+                                  uint64_t x, int strict)
+{
+    const uint32_t *s0 = ix_seps(L->meta, L->nblocks, 0);
+    while (TSF_UNLIKELY(i > b0 && s0[i] == q)) {
+        uint64_t f = ix_base_key(ix_at(ix, L->off), i * IX_SLOTS);
+        if (strict ? f <= x : f < x) break;
+        i--;
+    }
+    return i;
+}
+
 static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
 {
     uint64_t a, e;
@@ -1006,14 +1001,7 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
         if (l == 0) ix_prefetch_guess(ix, L, m, lo, hi, a);
         i = ix_lvl_pick(ix, ix_seps(m, nb, l), lo, hi, q);
     }
-    /* Blocks after b0 whose separator equals q may start above x: their first keys decide. */
-    const uint32_t *s0 = ix_seps(m, nb, 0);
-    while (TSF_UNLIKELY(i > b0 && s0[i] == q)) {
-        uint64_t f = ix_base_key(ix_at(ix, L->off), i * IX_SLOTS);
-        if (strict ? f <= x : f < x) break;
-        i--;
-    }
-    return i;
+    return ix_sep_tie(ix, L, i, b0, q, x, strict);
 }
 
 /* Keys in the base block b that are < x (<= x when strict). */
@@ -1140,23 +1128,61 @@ static tsf_status ix_get_many(tsf_index *ix, ix_rdslot *rs, const uint64_t *keys
             uint32_t rt = ix_enter(ix, rs);
             ix_tree t;
             ix_tree_snap(ix, &t);
+            /* Per key: window a, blocks [b0, b1], separator q, current level lv and range [lo, hi]. */
+            uint64_t a[IX_GROUP], b0[IX_GROUP], b1[IX_GROUP], lo[IX_GROUP], hi[IX_GROUP];
+            uint32_t q[IX_GROUP];
+            int lv[IX_GROUP], pending = 0;
             for (size_t j = 0; j < gn; j++) {
-                uint64_t x = keys[g0 + j];
+                uint64_t x = keys[g0 + j], e;
                 L[j] = &t.leaves[ix_route_in(ix, &t, x)];
                 v[j] = ix_leaf_snap(L[j], &S[j]);
                 slow[j] = !S[j].ready || S[j].nbase == 0 || IX_LD(&S[j].w->nchunks) != 0;
-                if (!slow[j]) ix_sep_prefetch(ix, &S[j], x);
-            }
-            for (size_t j = 0; j < gn; j++) {
                 if (slow[j]) continue;
-                b[j] = ix_sep_block(ix, &S[j], keys[g0 + j], 1);
-                const uint8_t *blk = ix_block(ix, &S[j], b[j]);
-                __builtin_prefetch(blk);
-                __builtin_prefetch(blk + 64);
-                __builtin_prefetch(blk + 128);
-                __builtin_prefetch(blk + 192);
-                __builtin_prefetch(S[j].meta + ix_meta_bloom_off(S[j].nblocks) + b[j] * 8);
+                ix_base_window(&S[j], x, &a[j], &e);
+                b0[j] = a[j] / IX_SLOTS;
+                b1[j] = (e - 1) / IX_SLOTS;
+                q[j] = ix_sep(S[j].origin, S[j].shift, x);
+                int l = 0;
+                while ((b1[j] >> (4 * l)) - ((b0[j] >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >=
+                       2 * IX_SEP_FAN)
+                    l++;
+                lv[j] = l;
+                lo[j] = b0[j] >> (4 * l);
+                hi[j] = b1[j] >> (4 * l);
+                const uint32_t *sl = ix_seps(S[j].meta, S[j].nblocks, (uint32_t)l);
+                __builtin_prefetch(sl + lo[j]);
+                __builtin_prefetch(sl + hi[j]);
+                if (l == 0) ix_prefetch_guess(ix, &S[j], S[j].meta, b0[j], b1[j], a[j]);
+                pending++;
             }
+            /* One separator level per pass for every key (the next line is prefetched for all keys
+               before any waits on it), down to the block; then its lines and bloom word are requested. */
+            while (pending > 0)
+                for (size_t j = 0; j < gn; j++) {
+                    if (slow[j] || lv[j] < 0) continue;
+                    const ix_leaf *Sj = &S[j];
+                    int l = lv[j];
+                    uint64_t i =
+                        ix_lvl_pick(ix, ix_seps(Sj->meta, Sj->nblocks, (uint32_t)l), lo[j], hi[j], q[j]);
+                    if (l > 0) {
+                        l = --lv[j];
+                        uint64_t wl = b0[j] >> (4 * l), wh = b1[j] >> (4 * l);
+                        lo[j] = i * IX_SEP_FAN > wl ? i * IX_SEP_FAN : wl;
+                        hi[j] = i * IX_SEP_FAN + IX_SEP_FAN - 1 < wh ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : wh;
+                        __builtin_prefetch(ix_seps(Sj->meta, Sj->nblocks, (uint32_t)l) + lo[j]);
+                        if (l == 0) ix_prefetch_guess(ix, Sj, Sj->meta, lo[j], hi[j], a[j]);
+                        continue;
+                    }
+                    b[j] = ix_sep_tie(ix, Sj, i, b0[j], q[j], keys[g0 + j], 1);
+                    lv[j] = -1;
+                    pending--;
+                    const uint8_t *blk = ix_block(ix, Sj, b[j]);
+                    __builtin_prefetch(blk);
+                    __builtin_prefetch(blk + 64);
+                    __builtin_prefetch(blk + 128);
+                    __builtin_prefetch(blk + 192);
+                    __builtin_prefetch(Sj->meta + ix_meta_bloom_off(Sj->nblocks) + b[j] * 8);
+                }
             for (size_t j = 0; j < gn; j++) {
                 if (slow[j]) continue;
                 uint64_t x = keys[g0 + j], bits = ix_bloom_bits(x), hit = 0, out = 0;

@@ -5,7 +5,7 @@
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
  *                        [--budget-mb M] [--lz4-probe 0|1] [--gorilla-compact 0|1|2] [--path column|row]
- *                        [--setter ref|copy] [--sink file|null]
+ *                        [--setter ref|copy] [--sink file|null] [--pregen]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
@@ -13,6 +13,9 @@
  * plus close (index, tail, rename); no fsync. Columns go in through tsf_tablet_set_column_ref (the
  * arrays live until the write, as an Arrow caller's do); --setter copy uses tsf_tablet_set_column.
  * --sink null writes through callbacks that drop the bytes (the file output's share of the time).
+ * --pregen generates every tablet before the timed runs (rows x columns x 8 bytes of memory): the
+ * write calls then run back to back, so work that a writer leaves running in its threads when a
+ * call returns cannot hide behind the untimed generation of the next tablet.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +43,8 @@ typedef struct wcfg {
     int gorilla_compact; /* writer option gorilla_compact */
     int copy;            /* 1: tsf_tablet_set_column (copies), 0: tsf_tablet_set_column_ref */
     int null_sink;       /* 1: --sink null: write callbacks that only count bytes (no file, no kernel copy) */
+    double *pre;         /* --pregen: tablet i column k at pre + (i * ncols + k) * TABLET_ROWS */
+    int64_t *pre_t;      /* --pregen: tablet i times at pre_t + i * TABLET_ROWS */
 } wcfg;
 
 /* --sink null: the writer's output is counted and dropped, to see what the file output costs. */
@@ -131,7 +136,13 @@ static double run_once(const wcfg *c, gen *g, int row_path, int64_t *times, doub
     gen_reset(c, g);
     for (long long r0 = 0; r0 < c->rows; r0 += TABLET_ROWS) {
         size_t n = (size_t)(c->rows - r0 < TABLET_ROWS ? c->rows - r0 : TABLET_ROWS);
-        gen_tablet(c, g, r0, n, times, cols); /* not timed */
+        if (c->pre) { /* generated before the run */
+            size_t ti = (size_t)(r0 / TABLET_ROWS);
+            times = c->pre_t + ti * TABLET_ROWS;
+            for (int k = 0; k < c->ncols; k++) cols[k] = c->pre + (ti * (size_t)c->ncols + (size_t)k) * TABLET_ROWS;
+        } else {
+            gen_tablet(c, g, r0, n, times, cols); /* not timed */
+        }
         t0 = bench_now_ns();
         c0 = cpu_ns();
         if (!row_path) {
@@ -244,6 +255,26 @@ int bench_write(int argc, char **argv)
     double **cols = malloc((size_t)c.ncols * sizeof *cols);
     for (int k = 0; k < c.ncols; k++) cols[k] = malloc(TABLET_ROWS * sizeof(double));
     double points = (double)c.rows * c.ncols;
+    double **cols_own = cols; /* --pregen points cols[] into c.pre during the runs */
+    if (bench_flag(argc, argv, "--pregen")) {
+        size_t nt = (size_t)((c.rows + TABLET_ROWS - 1) / TABLET_ROWS);
+        c.pre = malloc(nt * (size_t)c.ncols * TABLET_ROWS * sizeof *c.pre);
+        c.pre_t = malloc(nt * TABLET_ROWS * sizeof *c.pre_t);
+        cols = malloc((size_t)c.ncols * sizeof *cols);
+        if (!c.pre || !c.pre_t || !cols) {
+            fprintf(stderr, "write bench: --pregen: not enough memory for %lld rows\n", c.rows);
+            return 1;
+        }
+        gen_reset(&c, &g);
+        for (size_t i = 0; i < nt; i++) {
+            long long r0 = (long long)i * TABLET_ROWS;
+            size_t n = (size_t)(c.rows - r0 < TABLET_ROWS ? c.rows - r0 : TABLET_ROWS);
+            gen_tablet(&c, &g, r0, n, times, cols_own);
+            memcpy(c.pre_t + i * TABLET_ROWS, times, n * sizeof *times);
+            for (int k = 0; k < c.ncols; k++)
+                memcpy(c.pre + (i * (size_t)c.ncols + (size_t)k) * TABLET_ROWS, cols_own[k], n * sizeof(double));
+        }
+    }
     if (!c.json) {
         bench_print_machine(stdout);
         printf("E4 write: case %s (%d x %lld rows, %s), %s, %s, %s; tablets of %d rows (setter %s); %d threads; %d reps\n",
@@ -285,20 +316,23 @@ int bench_write(int argc, char **argv)
             printf("{\"bench\":\"write\",\"case\":\"%s\",\"data\":\"%s\",\"aligned\":%s,\"encoding\":\"%s\","
                    "\"compression\":\"%s\",\"threads\":%d,\"path\":\"%s\",\"p50\":%.3f,\"p90\":%.3f,"
                    "\"unit\":\"M points/s\",\"bytes_per_point\":%.4f,\"rows\":%lld,\"file_bytes\":%llu,"
-                   "\"setter\":\"%s\"}\n",
+                   "\"setter\":\"%s\",\"pregen\":%s}\n",
                    c.ncols == 1000 ? "B" : "A", c.sensor ? "sensor" : "walk", c.aligned ? "true" : "false",
                    c.enc_default ? "default" : c.enc == TSF_ENCODING_AUTO ? "auto" : tsf_encoding_name(c.enc),
                    tsf_compression_name(c.comp), threads,
                    row_path ? "row" : "column", p50, p90, bpp, c.rows, (unsigned long long)bytes,
-                   c.copy ? "copy" : "ref");
+                   c.copy ? "copy" : "ref", c.pre ? "true" : "false");
         else
             printf("%-7s %12.1f %12.1f %12.1f %14llu %12.3f %14.1f\n", row_path ? "row" : "column",
                    bench_percentile(ms, (size_t)reps, 50), p50, p90, (unsigned long long)bytes, bpp, best_cpu * 1e3);
         free(rate);
         free(ms);
     }
-    for (int k = 0; k < c.ncols; k++) free(cols[k]);
-    free(cols);
+    if (cols != cols_own) free(cols);
+    free(c.pre);
+    free(c.pre_t);
+    for (int k = 0; k < c.ncols; k++) free(cols_own[k]);
+    free(cols_own);
     free(times);
     free(g.rng);
     free(g.state);

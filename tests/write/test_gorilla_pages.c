@@ -4,7 +4,7 @@
  * written with tablets of 10000 rows (each page straight from one tablet), 5000, 3000 and 1 row (the
  * completing batch is 5000, 1000 or 1 value) must be byte-identical, at GORILLA levels 0 and 1, on
  * the batch paths and against the per-value path (level 0: pending values copied, the reference
- * encoder), for DOUBLE and INT64 (two spans) next to FLOAT (one span) series.
+ * encoder), for DOUBLE and INT64 (two spans) next to FLOAT (one span) series, with 1 and 2 threads.
  */
 #include <stdlib.h>
 
@@ -30,14 +30,15 @@ static void make_data(double *d0, double *d1, int64_t *i2, float *f3, int64_t *t
     }
 }
 
-static tsf_test_membuf write_file(int level, tsf_codec_path path, size_t tablet_rows, const void *const *cols,
-                                  const int64_t *t)
+static tsf_test_membuf write_file(int level, tsf_codec_path path, size_t tablet_rows, uint32_t threads,
+                                  const void *const *cols, const int64_t *t)
 {
     tsf_test_membuf m = {0};
     tsf_writer_options o;
     tsf_writer_options_init(&o);
     o.gorilla_compact = level;
     o.path = path;
+    o.threads = threads;
     o.memory_budget = (size_t)256 << 20; /* one chunk group: flushes do not depend on tablet size */
     tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, &m};
     tsf_error err = {0};
@@ -77,20 +78,22 @@ static void test_completed_pages(void)
     const tsf_codec_path paths[] = {TSF_PATH_SCALAR, TSF_PATH_AUTO};
     for (int level = 0; level <= 1; level++) {
         /* reference: whole pages from 10000-row tablets; level 0 also on the per-value path */
-        tsf_test_membuf ref = write_file(level, TSF_PATH_AUTO, 10000, cols, t);
+        tsf_test_membuf ref = write_file(level, TSF_PATH_AUTO, 10000, 1, cols, t);
         CHECK(ref.len > ROWS * 4);
         if (level == 0) {
-            tsf_test_membuf pv = write_file(0, TSF_PATH_PER_VALUE, 5000, cols, t);
+            tsf_test_membuf pv = write_file(0, TSF_PATH_PER_VALUE, 5000, 1, cols, t);
             CHECK_EQ_INT(pv.len, ref.len);
             if (pv.len == ref.len) CHECK_MEM(pv.p, ref.p, ref.len);
             free(pv.p);
         }
         for (size_t p = 0; p < 2; p++)
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-                tsf_test_membuf m = write_file(level, paths[p], sizes[s], cols, t);
-                CHECK_EQ_INT(m.len, ref.len);
-                if (m.len == ref.len) CHECK_MEM(m.p, ref.p, ref.len);
-                free(m.p);
+                for (uint32_t th = 1; th <= 2; th++) { /* 2: columns encoded by the writer's workers */
+                    tsf_test_membuf m = write_file(level, paths[p], sizes[s], th, cols, t);
+                    CHECK_EQ_INT(m.len, ref.len);
+                    if (m.len == ref.len) CHECK_MEM(m.p, ref.p, ref.len);
+                    free(m.p);
+                }
             }
         free(ref.p);
     }

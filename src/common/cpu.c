@@ -25,16 +25,22 @@ unsigned tsf_cpu_features(void)
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
     if (c & bit_SSE4_1) f |= TSF_CPU_SSE41;
+    int movbe = (c & bit_MOVBE) != 0;
     int osxsave = (c & bit_OSXSAVE) != 0;
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
     int ymm = (xcr0 & 0x6) == 0x6;
     int zmm = (xcr0 & 0xe6) == 0xe6;
+    /* The AVX2 and AVX-512 paths also run scalar kernels compiled for BMI1/BMI2/LZCNT/MOVBE (e.g. the
+     * GORILLA encoder): every such CPU has them, but a hypervisor may hide one, so both paths need all. */
+    int lzcnt = 0;
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) lzcnt = (c & bit_LZCNT) != 0;
     if (__get_cpuid_max(0, NULL) >= 7) {
         __cpuid_count(7, 0, a, b, c, d);
-        if (ymm && (b & bit_AVX2)) f |= TSF_CPU_AVX2;
+        int bits = movbe && lzcnt && (b & bit_BMI) && (b & bit_BMI2);
+        if (ymm && bits && (b & bit_AVX2)) f |= TSF_CPU_AVX2;
         if (b & bit_BMI2) f |= TSF_CPU_BMI2;
         const unsigned need = bit_AVX512F | bit_AVX512BW | bit_AVX512VL | bit_AVX512DQ;
-        if (zmm && (b & need) == need) {
+        if (zmm && bits && (b & need) == need) {
             f |= TSF_CPU_AVX512;
             if (c & bit_AVX512VBMI) f |= TSF_CPU_AVX512VBMI;
         }

@@ -799,7 +799,7 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
         double bd = (double)(st.dram_bytes + (bt ? ovf.nn * sizeof(dnode) : 0)) / n;
         row ir = lat_row(name, sname, "insert", mname, lat, nb, nb * BATCH / ss * 1e-6, bf, bd);
         if (want(sname, mname, "insert")) emit(&ir);
-        ctx c = {bt ? S_BTOVF : S_PLTREE, ix, k, v, n, NULL, mixed, nops, 0, NULL, 0, 0, &ovf};
+        ctx c = {bt ? S_BTOVF : S_PLTREE, ix, k, v, n, NULL, mixed, nops, 0, NULL, 0, 0, &ovf, NULL};
         ir.op = "get";
         measure(&ir, &c, 1);
         c.probes = absent;
@@ -931,7 +931,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             double b50 = bench_percentile(bl, (size_t)nrep, 50), b90 = bench_percentile(bl, (size_t)nrep, 90);
             row rw = {name, sname, "bulk_load", mname, 1, b50, b90, 1e3 / b50, bf, bd};
             if (!var && want(sname, mname, "bulk_load")) emit(&rw);
-            ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
+            ctx c = {S_PLTREE, ix, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL, NULL};
             rw.op = "get";
             measure(&rw, &c, 1);
             if (threads > 1) measure(&rw, &c, threads);
@@ -1027,7 +1027,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
     /* baselines */
     {
         row rw = {name, "binary_search", "get", "-", 1, 0, 0, 0, 8, 8};
-        ctx c = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
+        ctx c = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL, NULL};
         measure(&rw, &c, 1);
         if (threads > 1) measure(&rw, &c, threads);
         c.op = 3; /* 16 searches interleaved */
@@ -1042,7 +1042,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         c.op = 1;
         rw.op = "lower_bound";
         measure(&rw, &c, 1);
-        c = (ctx){S_INTERP, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL};
+        c = (ctx){S_INTERP, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL, NULL};
         rw.structure = "interpolation";
         rw.op = "get";
         measure(&rw, &c, 1);
@@ -1059,7 +1059,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
         row br = {name,           "btree",        "bulk_load",     "-", 1,
                   secs * 1e9 / n, secs * 1e9 / n, n / secs * 1e-6, bpk, bpk};
         if (want("btree", "-", "bulk_load")) emit(&br);
-        c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0, NULL};
+        c = (ctx){S_BTREE, NULL, k, v, n, &bt, present, nops, 0, NULL, 0, 0, NULL, NULL};
         br.op = "get";
         measure(&br, &c, 1);
         c.probes = absent;

@@ -286,43 +286,6 @@ static void td_tail(const td_hdr *h, const uint8_t *src, uint64_t *o64, uint32_t
     }
 }
 
-/* A block of bit width 0 (constant deltas, e.g. regular timestamps): o[i] = first + i * mind for
- * i = 1..m. Four running sums stepped by 4 * mind instead of a multiply per value: the compiler turns
- * them into vector adds (a 64-bit multiply does not vectorise without AVX-512); same wrapping values. */
-static void td_fill64(uint64_t *o, uint64_t first, uint64_t mind, size_t m)
-{
-    uint64_t a0 = first + mind, a1 = a0 + mind, a2 = a1 + mind, a3 = a2 + mind, step = 4 * mind;
-    size_t i = 1;
-    for (; i + 3 <= m; i += 4) {
-        o[i] = a0;
-        o[i + 1] = a1;
-        o[i + 2] = a2;
-        o[i + 3] = a3;
-        a0 += step;
-        a1 += step;
-        a2 += step;
-        a3 += step;
-    }
-    for (; i <= m; i++) o[i] = first + (uint64_t)i * mind;
-}
-
-static void td_fill32(uint32_t *o, uint32_t first, uint32_t mind, size_t m)
-{
-    uint32_t a0 = first + mind, a1 = a0 + mind, a2 = a1 + mind, a3 = a2 + mind, step = 4 * mind;
-    size_t i = 1;
-    for (; i + 3 <= m; i += 4) {
-        o[i] = a0;
-        o[i + 1] = a1;
-        o[i + 2] = a2;
-        o[i + 3] = a3;
-        a0 += step;
-        a1 += step;
-        a2 += step;
-        a3 += step;
-    }
-    for (; i <= m; i++) o[i] = first + (uint32_t)i * mind;
-}
-
 /* Decodes the first `take` values of the block h into o (take <= n + 1). */
 static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, size_t len, void *out,
                      size_t take, int is64)
@@ -334,7 +297,7 @@ static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, s
         uint64_t *o = (uint64_t *)out;
         o[0] = h->first;
         if (h->w == 0) {
-            td_fill64(o, h->first, h->mind, m);
+            for (size_t i = 1; i <= m; i++) o[i] = h->first + (uint64_t)i * h->mind;
             kd = m;
         } else if (m) {
             kd = k->dec64(data, avail, h->w, h->mind, o, m);
@@ -345,7 +308,7 @@ static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, s
         uint32_t first = (uint32_t)h->first, md = (uint32_t)h->mind;
         o[0] = first;
         if (h->w == 0) {
-            td_fill32(o, first, md, m);
+            for (size_t i = 1; i <= m; i++) o[i] = first + (uint32_t)i * md;
             kd = m;
         } else if (m) {
             kd = k->dec32(data, avail, h->w, md, o, m);

@@ -1,6 +1,6 @@
 /*
  * codec_paths.h - the codec paths the integer-codec tests force in turn, and a codec handle opened on
- * one of them (shared by test_ts2diff.c and test_ts2diff_wide.c).
+ * one of them (shared by test_ts2diff.c, test_ts2diff_wide.c and test_gorilla.c).
  */
 #ifndef TSF_TEST_CODEC_PATHS_H
 #define TSF_TEST_CODEC_PATHS_H

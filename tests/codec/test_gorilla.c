@@ -13,18 +13,7 @@
 #include "gorilla_golden.h"
 #include "test.h"
 
-static const tsf_codec_path PATHS[] = {TSF_PATH_PER_VALUE, TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
-#define NPATHS (sizeof PATHS / sizeof PATHS[0])
-
-static tsf_codec *open_path(tsf_codec_path p)
-{
-    tsf_codec_options o;
-    tsf_codec_options_init(&o);
-    o.path = p;
-    tsf_codec *c = NULL;
-    tsf_codec_open(&c, &o, NULL);
-    return c;
-}
+#include "codec_paths.h"
 
 static size_t esize(tsf_type t)
 {

@@ -30,14 +30,14 @@ typedef struct gcsv {
     size_t n, cap;
 } gcsv;
 
-static void gcsv_free(gcsv *t)
+static inline void gcsv_free(gcsv *t)
 {
     free(t->pool);
     free(t->rows);
     memset(t, 0, sizeof *t);
 }
 
-static void *gcsv_grow(void *p, size_t *cap, size_t need, size_t elem)
+static inline void *gcsv_grow(void *p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap : 1024;
@@ -52,7 +52,7 @@ static void *gcsv_grow(void *p, size_t *cap, size_t need, size_t elem)
 }
 
 /* Appends s[0..len) + NUL to the pool; returns its offset. */
-static size_t gcsv_str(gcsv *t, const char *s, size_t len)
+static inline size_t gcsv_str(gcsv *t, const char *s, size_t len)
 {
     t->pool = gcsv_grow(t->pool, &t->pool_cap, t->pool_len + len + 1, 1);
     size_t off = t->pool_len;
@@ -62,13 +62,13 @@ static size_t gcsv_str(gcsv *t, const char *s, size_t len)
     return off;
 }
 
-static gcsv_row *gcsv_add(gcsv *t)
+static inline gcsv_row *gcsv_add(gcsv *t)
 {
     t->rows = gcsv_grow(t->rows, &t->cap, t->n + 1, sizeof *t->rows);
     return &t->rows[t->n++];
 }
 
-static const char *gcsv_s(const gcsv *t, size_t off)
+static inline const char *gcsv_s(const gcsv *t, size_t off)
 {
     return t->pool + off;
 }
@@ -77,7 +77,7 @@ static const char *gcsv_s(const gcsv *t, size_t off)
 
 static const char *gcsv_sort_pool; /* qsort has no context argument; test binaries are single-threaded */
 
-static int gcsv_cmp(const void *a, const void *b)
+static inline int gcsv_cmp(const void *a, const void *b)
 {
     const gcsv_row *x = a, *y = b;
     int c = strcmp(gcsv_sort_pool + x->dev, gcsv_sort_pool + y->dev);
@@ -87,7 +87,7 @@ static int gcsv_cmp(const void *a, const void *b)
     return (x->time > y->time) - (x->time < y->time);
 }
 
-static void gcsv_sort(gcsv *t)
+static inline void gcsv_sort(gcsv *t)
 {
     gcsv_sort_pool = t->pool;
     if (t->n) qsort(t->rows, t->n, sizeof *t->rows, gcsv_cmp);
@@ -96,7 +96,7 @@ static void gcsv_sort(gcsv *t)
 /* ---- loading ---- */
 
 /* Reads a whole file through zlib (plain files pass through gzread unchanged). NULL on failure. */
-static char *gcsv_slurp(const char *path, size_t *len)
+static inline char *gcsv_slurp(const char *path, size_t *len)
 {
     gzFile f = gzopen(path, "rb");
     if (!f) return NULL;
@@ -133,7 +133,7 @@ static char *gcsv_slurp(const char *path, size_t *len)
 
 /* Reads one RFC-4180 field starting at *pp; unquotes into out (tmp buffer). Returns the terminator
  * (',' '\n' or '\0'). */
-static char gcsv_field(const char **pp, const char *end, char **out, size_t *outcap, size_t *outlen)
+static inline char gcsv_field(const char **pp, const char *end, char **out, size_t *outcap, size_t *outlen)
 {
     const char *p = *pp;
     size_t n = 0;
@@ -172,7 +172,7 @@ static char gcsv_field(const char **pp, const char *end, char **out, size_t *out
  * "0x..." raw bits after '|'); otherwise the C++ layout (4 columns, type left empty).
  * Returns 0, or -1 with a message in why.
  */
-static int gcsv_load(gcsv *t, const char *path, int with_type, char *why, size_t whycap)
+static inline int gcsv_load(gcsv *t, const char *path, int with_type, char *why, size_t whycap)
 {
     size_t len = 0;
     char *text = gcsv_slurp(path, &len);
@@ -229,7 +229,7 @@ typedef struct gcsv_buf {
     size_t len, cap;
 } gcsv_buf;
 
-static void gcsv_put(gcsv_buf *b, const char *s, size_t n)
+static inline void gcsv_put(gcsv_buf *b, const char *s, size_t n)
 {
     b->p = gcsv_grow(b->p, &b->cap, b->len + n + 1, 1);
     memcpy(b->p + b->len, s, n);
@@ -237,7 +237,7 @@ static void gcsv_put(gcsv_buf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-static void gcsv_putf(gcsv_buf *b, const char *fmt, ...)
+static inline void gcsv_putf(gcsv_buf *b, const char *fmt, ...)
 {
     char tmp[64];
     va_list ap;
@@ -247,7 +247,7 @@ static void gcsv_putf(gcsv_buf *b, const char *fmt, ...)
     gcsv_put(b, tmp, (size_t)n);
 }
 
-static void gcsv_base64(gcsv_buf *b, const uint8_t *s, size_t n)
+static inline void gcsv_base64(gcsv_buf *b, const uint8_t *s, size_t n)
 {
     static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for (size_t i = 0; i < n; i += 3) {
@@ -261,7 +261,7 @@ static void gcsv_base64(gcsv_buf *b, const uint8_t *s, size_t n)
 }
 
 /* Java LocalDate.toString of an int yyyyMMdd. */
-static void gcsv_date(gcsv_buf *b, int32_t v)
+static inline void gcsv_date(gcsv_buf *b, int32_t v)
 {
     int32_t y = v / 10000, m = (v / 100) % 100, d = v % 100;
     if (v < 0) {
@@ -282,7 +282,7 @@ static void gcsv_date(gcsv_buf *b, int32_t v)
  * java: the Java CSV conventions (floats as raw bits "0x..", text escaped); else the C++ ones
  * (%.9g / %.17g).
  */
-static void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, int java)
+static inline void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, int java)
 {
     b->len = 0;
     gcsv_put(b, "", 0);
@@ -346,7 +346,7 @@ static void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, size_t i, 
 }
 
 /* Bytes of one value in the C representation of tsf.h. */
-static size_t gcsv_value_size(tsf_type type)
+static inline size_t gcsv_value_size(tsf_type type)
 {
     switch (type) {
     case TSF_BOOLEAN:
@@ -364,7 +364,7 @@ static size_t gcsv_value_size(tsf_type type)
     }
 }
 
-static int gcsv_cmp_names(const void *a, const void *b)
+static inline int gcsv_cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -373,7 +373,7 @@ static int gcsv_cmp_names(const void *a, const void *b)
  * Sorted names of the *.tsfile files in dir (caller frees each name and the array); NULL if dir
  * cannot be opened.
  */
-static char **gcsv_list_tsfiles(const char *dir, size_t *count)
+static inline char **gcsv_list_tsfiles(const char *dir, size_t *count)
 {
     DIR *d = opendir(dir);
     if (!d) return NULL;

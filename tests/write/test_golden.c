@@ -89,7 +89,10 @@ static void check_file(const char *dir, const char *name)
         return;
     }
     char path[1024], csvp[1100];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        printf("  (skip %s: path too long)\n", name);
+        return;
+    }
     snprintf(csvp, sizeof csvp, "%s.input.csv", path); /* lossy in Java: the writer's input */
     char *text = read_text(csvp);
     if (!text) {

@@ -51,7 +51,6 @@ tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, t
     c->width = tsf_type_width(type);
     if (enc == TSF_ENCODING_AUTO) tsf_wauto_init(c);
     tsf_wbuf_init(&c->arena, w->alloc);
-    tsf_wbuf_init(&c->chunk, w->alloc);
     tsf_wbuf_init(&c->pstats, w->alloc);
     tsf_wbuf_init(&c->cmeta, w->alloc);
     tsf_wstats_init(&c->pstat, type);
@@ -65,15 +64,14 @@ tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, t
 void tsf_wchunk_init(tsf_writer *w, wchunk *k, tsf_type type)
 {
     memset(k, 0, sizeof *k);
-    tsf_wbuf_init(&k->chunk, w->alloc);
     tsf_wbuf_init(&k->pstats, w->alloc);
     tsf_wstats_init(&k->cstat, type);
 }
 
 void tsf_wchunk_free(tsf_writer *w, wchunk *k)
 {
+    /* page bodies: the pool frees its blocks at close */
     if (k->pages) tsf_free(w->alloc, k->pages, k->pcap * sizeof(wpage));
-    tsf_wbuf_free(&k->chunk);
     tsf_wbuf_free(&k->pstats);
     tsf_wstats_free(&k->cstat, w->alloc);
     memset(k, 0, sizeof *k);
@@ -445,8 +443,9 @@ static void fix_binary(wcol *c)
     for (size_t i = 0; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
 }
 
-static tsf_status add_page(tsf_writer *w, wctx *x, wcol *c, size_t body_off, size_t usize, size_t csize,
-                           tsf_error *err)
+/* Records a page whose body is [body, body + csize), committed to block blk (NULL: empty page). */
+static tsf_status add_page(tsf_writer *w, wctx *x, wcol *c, const uint8_t *body, tsf_bblock *blk, size_t usize,
+                           size_t csize, tsf_error *err)
 {
     if (c->npages == c->pcap) {
         size_t nc = c->pcap ? c->pcap * 2 : 8;
@@ -458,7 +457,8 @@ static tsf_status add_page(tsf_writer *w, wctx *x, wcol *c, size_t body_off, siz
     if (usize > UINT32_MAX / 2 || csize > UINT32_MAX / 2)
         return tsf_err(err, TSF_ERANGE, "writer: page of %s is too large (%zu bytes)", c->name, usize);
     wpage *p = &c->pages[c->npages++];
-    p->body_off = body_off;
+    p->body = body;
+    p->blk = blk;
     p->usize = (uint32_t)usize;
     p->csize = (uint32_t)csize;
     p->stats_off = c->pstats.len;
@@ -524,11 +524,9 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     if (c->mask == 0 && (s = encode_times(w, x, c, times, n, c->dense, err))) return s;
     size_t bmlen = c->mask == 0x40 ? (rows + 7) / 8 : 0;
     size_t ubound = (c->mask == 0 ? TSF_UVARINT32_MAX + x->tenc.len : 0) + (c->mask == 0x40 ? 4 + bmlen : 0) + vbound;
-    int direct = c->comp == TSF_UNCOMPRESSED;
-    tsf_wbuf *dstb = direct ? &c->chunk : &x->scratch;
-    size_t body_off = c->chunk.len;
+    int direct = c->comp == TSF_UNCOMPRESSED; /* the page is encoded straight into the body pool */
     if (!direct) x->scratch.len = 0;
-    uint8_t *d0 = tsf_wbuf_reserve(dstb, ubound);
+    uint8_t *d0 = direct ? tsf_bpool_reserve(&w->bodies, &x->body, ubound) : tsf_wbuf_reserve(&x->scratch, ubound);
     if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
     size_t u = 0, wrote = 0;
     if (c->mask == 0) {
@@ -563,7 +561,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
             x->plz.len = zl;
         }
         size_t hmax = tsf_lz4lit_head_max(x->plz_seq, x->plz_lit, vbound);
-        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, hmax + vbound);
+        uint8_t *cd = tsf_bpool_reserve(&w->bodies, &x->body, hmax + vbound);
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         uint8_t *vp = cd + hmax;
         if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, vp, vbound, &wrote, err))) return s;
@@ -573,9 +571,9 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         } else if (c->lz4_wait--, tsf_lz4lit_incompressible(vp, wrote, &x->lz4s)) {
             size_t h = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote);
             tsf_lz4lit_put_head(vp - h, x->plz.p, x->plz_seq, d0, u, x->plz_lit, wrote);
-            body_off = (size_t)(vp - h - c->chunk.p);
-            c->chunk.len = (size_t)(vp - c->chunk.p) + wrote; /* the bytes before the head are unused */
-            return add_page(w, x, c, body_off, u + wrote, h + wrote, err);
+            c->blen += hmax + wrote; /* the bytes before the head are unused (counted as before the pool) */
+            tsf_bblock *blk = tsf_bpool_commit(x->body, vp + wrote);
+            return add_page(w, x, c, vp - h, blk, u + wrote, h + wrote, err);
         }
         memcpy(d0 + u, vp, wrote); /* compressible after all: the usual path */
     } else if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, d0 + u, vbound, &wrote, err))) {
@@ -588,13 +586,15 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         if (!cb)
             return tsf_err(err, TSF_ENOTSUP, "writer: compression %s unsupported (%s)", tsf_compression_name(c->comp),
                            c->name);
-        uint8_t *cd = tsf_wbuf_reserve(&c->chunk, cb);
+        uint8_t *cd = tsf_bpool_reserve(&w->bodies, &x->body, cb);
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         if ((s = tsf_compressor_compress(x->cz, c->comp, x->scratch.p, u, cd, cb, &csize, err))) return s;
         if (lit_size) c->lz4_lit = csize + csize / 200 >= lit_size; /* LZ4 saved < 0.5%: literals next */
+        d0 = cd;
     }
-    c->chunk.len += csize;
-    return add_page(w, x, c, body_off, u, csize, err);
+    c->blen += csize;
+    tsf_bblock *blk = tsf_bpool_commit(x->body, d0 + csize);
+    return add_page(w, x, c, d0, blk, u, csize, err);
 }
 
 tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
@@ -618,7 +618,7 @@ static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const vo
     if (c->mask == 0x40) {
         if (rows == 0) return TSF_OK;
         if (n == 0) { /* all rows null: empty page */
-            if ((s = add_page(w, x, c, c->chunk.len, 0, 0, err))) return s;
+            if ((s = add_page(w, x, c, NULL, NULL, 0, 0, err))) return s;
             goto reset;
         }
     } else if (n == 0) {
@@ -646,7 +646,7 @@ reset:
 
 tsf_status tsf_wcol_flush_chunk(tsf_writer *w, wcol *c, int force, tsf_error *err)
 {
-    size_t freed = c->chunk.len + c->pstats.len;
+    size_t freed = c->blen + c->pstats.len;
     tsf_status s = tsf_wcol_flush_chunk_k(w, &w->ctx, c, &c->ck, force, err);
     if (!s) w->mem -= freed < w->mem ? freed : w->mem;
     return s;
@@ -701,7 +701,7 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
         v[nv++] = (tsf_w_piece){hp + h0, h - h0};
         if (!p->usize) continue;
         if (multi) v[nv++] = (tsf_w_piece){k->pstats.p + p->stats_off, p->stats_len};
-        v[nv++] = (tsf_w_piece){k->chunk.p + p->body_off, p->csize};
+        v[nv++] = (tsf_w_piece){p->body, p->csize};
     }
     if ((s = tsf_w_outv(w, v, nv, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
@@ -712,7 +712,9 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
     tsf_wstats_merge(&c->sstat, &k->cstat, w->alloc);
     if (c->sstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
     tsf_wstats_reset(&k->cstat);
-    k->chunk.len = 0;
+    for (size_t i = 0; i < k->npages; i++) /* the bodies are written: their memory goes back to the pool */
+        if (k->pages[i].blk) tsf_bpool_release(&w->bodies, k->pages[i].blk);
+    k->blen = 0;
     k->pstats.len = 0;
     k->npages = 0;
     k->nonempty_pages = 0;

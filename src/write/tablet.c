@@ -883,7 +883,7 @@ static tsf_status flush_async(tsf_writer *w, tsf_error *err)
             wchunk k = c->out; /* emptied by the last output, capacity kept */
             c->out = c->ck;
             c->ck = k;
-            freed += c->out.chunk.len + c->out.pstats.len;
+            freed += c->out.blen + c->out.pstats.len;
         }
         d->dirty = 0;
     }

@@ -212,7 +212,8 @@ static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, t
     tsf_wbuf_init(&w->out, w->alloc);
     tsf_wbuf_init(&w->scratch, w->alloc);
     tsf_wbuf_init(&w->scratch2, w->alloc);
-    if ((s = tsf_wctx_init(w, &w->ctx, err))) {
+    if ((s = tsf_bpool_init(&w->bodies, w->alloc, err)) || (s = tsf_wctx_init(w, &w->ctx, err))) {
+        tsf_bpool_free(&w->bodies);
         tsf_free(w->alloc, w, sizeof *w);
         return s;
     }
@@ -786,6 +787,7 @@ static void writer_free(tsf_writer *w)
     for (size_t i = 0; i < w->nwk; i++) tsf_wctx_free(&w->wk[i]);
     if (w->wk) tsf_free(w->alloc, w->wk, (w->opt.threads > 64 ? 63 : w->opt.threads - 1) * sizeof *w->wk);
     if (w->codec) tsf_codec_close(w->codec);
+    tsf_bpool_free(&w->bodies); /* after every column and context */
     if (w->fd >= 0) close(w->fd);
     if (w->path) tsf_free(w->alloc, w->path, strlen(w->path) + 1);
     if (w->tmp_path) tsf_free(w->alloc, w->tmp_path, strlen(w->tmp_path) + 1);

@@ -7,6 +7,7 @@
 
 #include "../codec/codec.h"
 #include "../format/index.h"
+#include "bodypool.h"
 #include "stats.h"
 
 struct wdevice;
@@ -29,11 +30,13 @@ typedef struct wctx {
     const struct tsf_wstats *pre; /* statistics of the next batch, computed ahead (tsf_wcol_append_group) */
     int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
     tsf_wbuf ghead; /* chunk-group header being written (output) */
+    tsf_bblock *body; /* current block of the page-body pool (w->bodies) */
 } wctx;
 
 /* A sealed page of the chunk being built. */
 typedef struct wpage {
-    size_t body_off;   /* in wcol.chunk */
+    const uint8_t *body; /* in the page-body pool (bodypool.h) */
+    tsf_bblock *blk;     /* its block; NULL for an empty page */
     uint32_t usize;    /* uncompressed body size; 0 = empty aligned value page */
     uint32_t csize;    /* stored body size */
     size_t stats_off;  /* serialized page statistics in wcol.pstats */
@@ -42,7 +45,7 @@ typedef struct wpage {
 
 /* The pages of a chunk: body bytes, page statistics, page table, chunk statistics. */
 typedef struct wchunk {
-    tsf_wbuf chunk;
+    size_t blen; /* body bytes counted in w->mem */
     tsf_wbuf pstats;
     wpage *pages;
     size_t npages, pcap;
@@ -85,7 +88,7 @@ typedef struct wcol {
     /* the chunk being built (`ck` names the same fields as one struct: swapped with `out`) */
     union {
         struct {
-            tsf_wbuf chunk;
+            size_t blen;
             tsf_wbuf pstats;
             wpage *pages;
             size_t npages, pcap;
@@ -166,6 +169,7 @@ struct tsf_writer {
     uint64_t epoch;    /* validation epoch */
 
     tsf_wbuf scratch, scratch2; /* page assembly / compression */
+    tsf_bpool bodies;           /* page bodies of every chunk set */
     wctx ctx;                   /* encoding context of the calling thread */
     wctx *wk;                   /* opt.threads - 1 more */
     size_t nwk;

@@ -5,7 +5,7 @@
  * usage: tsf-bench write [--case A|B] [--data walk|sensor] [--aligned] [--compression C]
  *                        [--encoding E] [--rows N] [--reps R] [--threads T] [--out FILE] [--json]
  *                        [--budget-mb M] [--lz4-probe 0|1] [--gorilla-compact 0|1|2] [--path column|row]
- *                        [--setter ref|copy] [--sink file|null] [--pregen]
+ *                        [--setter ref|copy] [--sink file|null] [--pregen] [--each]
  * Case A: 1 device x 100 DOUBLE measurements (case B: 1000), N rows (default 1,000,000) at regular
  * 1000 ms timestamps, tablets of 5000 rows, tree model (--aligned: one aligned device). Data is
  * generated per tablet outside the timed region (walk: v += uniform(-0.5, 0.5), seed 42 + column;
@@ -286,6 +286,7 @@ int bench_write(int argc, char **argv)
     }
     int rc = 0;
     const char *only = bench_opt(argc, argv, "--path"); /* column | row: run one path only */
+    int each = bench_flag(argc, argv, "--each");         /* every run's time on stderr */
     for (int row_path = 0; row_path < 2; row_path++) {
         if (only && strcmp(only, row_path ? "row" : "column") != 0) continue;
         double *rate = malloc((size_t)reps * sizeof *rate), *ms = malloc((size_t)reps * sizeof *ms);
@@ -301,6 +302,7 @@ int bench_write(int argc, char **argv)
             }
             rate[r] = points / s / 1e6;
             ms[r] = s * 1e3;
+            if (each) fprintf(stderr, "  rep %d: %.1f ms, %.1f M points/s, cpu %.1f ms\n", r + 1, ms[r], rate[r], cpu * 1e3);
         }
         if (rc) {
             free(rate);

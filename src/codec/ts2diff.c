@@ -296,23 +296,13 @@ static void td_block(const td_kernels *k, const td_hdr *h, const uint8_t *src, s
     if (is64) {
         uint64_t *o = (uint64_t *)out;
         o[0] = h->first;
-        if (h->w == 0) {
-            for (size_t i = 1; i <= m; i++) o[i] = h->first + (uint64_t)i * h->mind;
-            kd = m;
-        } else if (m) {
-            kd = k->dec64(data, avail, h->w, h->mind, o, m);
-        }
+        if (m) kd = k->dec64(data, avail, h->w, h->mind, o, m); /* w = 0 too: the kernels fill it */
         if (kd < m) td_tail(h, src, o, NULL, kd, m);
     } else {
         uint32_t *o = (uint32_t *)out;
         uint32_t first = (uint32_t)h->first, md = (uint32_t)h->mind;
         o[0] = first;
-        if (h->w == 0) {
-            for (size_t i = 1; i <= m; i++) o[i] = first + (uint32_t)i * md;
-            kd = m;
-        } else if (m) {
-            kd = k->dec32(data, avail, h->w, md, o, m);
-        }
+        if (m) kd = k->dec32(data, avail, h->w, md, o, m);
         if (kd < m) td_tail(h, src, NULL, o, kd, m);
     }
 }

@@ -28,9 +28,41 @@ static inline __m256i td_scan8(__m256i x)
     return _mm256_add_epi32(x, t);
 }
 
+/* Width 0: out[i] = out[0] + i * minDelta, 8 lanes per store, a serial tail; every value written. */
+static size_t td_fill32_avx2(uint32_t mind, uint32_t *out, size_t m)
+{
+    const __m256i k8 = _mm256_set1_epi32((int)(8u * mind));
+    __m256i v = _mm256_add_epi32(
+        _mm256_set1_epi32((int)out[0]),
+        _mm256_mullo_epi32(_mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8), _mm256_set1_epi32((int)mind)));
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        _mm256_storeu_si256((__m256i *)(out + i + 1), v);
+        v = _mm256_add_epi32(v, k8);
+    }
+    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    return m;
+}
+
+static size_t td_fill64_avx2(uint64_t mind, uint64_t *out, size_t m)
+{
+    const __m256i k4 = _mm256_set1_epi64x((long long)(4u * mind));
+    __m256i v = _mm256_add_epi64(_mm256_set1_epi64x((long long)out[0]),
+                                 _mm256_setr_epi64x((long long)mind, (long long)(2u * mind),
+                                                    (long long)(3u * mind), (long long)(4u * mind)));
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        _mm256_storeu_si256((__m256i *)(out + i + 1), v);
+        v = _mm256_add_epi64(v, k4);
+    }
+    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    return m;
+}
+
 /* Prefix sum of d' alone; out[k] = carry + (k+1)*minDelta + P[k]; carry += 8*minDelta + P[7]. */
 size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
+    if (w == 0) return td_fill32_avx2(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
     const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
     const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);
@@ -54,6 +86,7 @@ size_t tsf_td_dec32_avx2(const uint8_t *d, size_t avail, unsigned w, uint32_t mi
 
 size_t tsf_td_dec64_avx2(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
 {
+    if (w == 0) return td_fill64_avx2(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
     const __m256i ctrl = _mm256_loadu_si256((const __m256i *)TD_CTRL[w]);
     const __m256i shl = _mm256_loadu_si256((const __m256i *)TD_SHL[w]);

@@ -43,8 +43,40 @@ static inline __m512i td_scan16(__m512i x)
  * overflow), and minDelta enters as the constant K[k] = (k+1)*minDelta: out[k] = carry + K[k] + P[k].
  * The carry advances by K[15] + P[15], one add per 16 values, so the loop-carried chain is short.
  */
+/* Width 0: out[i] = out[0] + i * minDelta, 16 lanes per store, the tail masked; every value written. */
+static size_t td_fill32_avx512(uint32_t mind, uint32_t *out, size_t m)
+{
+    const __m512i iota1 = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    const __m512i k16 = _mm512_set1_epi32((int)(16u * mind));
+    __m512i v = _mm512_add_epi32(_mm512_set1_epi32((int)out[0]),
+                                 _mm512_mullo_epi32(iota1, _mm512_set1_epi32((int)mind)));
+    size_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        _mm512_storeu_si512((void *)(out + i + 1), v);
+        v = _mm512_add_epi32(v, k16);
+    }
+    if (i < m) _mm512_mask_storeu_epi32(out + i + 1, (__mmask16)((1u << (m - i)) - 1), v);
+    return m;
+}
+
+static size_t td_fill64_avx512(uint64_t mind, uint64_t *out, size_t m)
+{
+    const __m512i k8 = _mm512_set1_epi64((long long)(8u * mind));
+    __m512i v = _mm512_add_epi64(
+        _mm512_set1_epi64((long long)out[0]),
+        _mm512_mullo_epi64(_mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 8), _mm512_set1_epi64((long long)mind)));
+    size_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        _mm512_storeu_si512((void *)(out + i + 1), v);
+        v = _mm512_add_epi64(v, k8);
+    }
+    if (i < m) _mm512_mask_storeu_epi64(out + i + 1, (__mmask8)((1u << (m - i)) - 1), v);
+    return m;
+}
+
 size_t tsf_td_dec32_avx512(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
+    if (w == 0) return td_fill32_avx512(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
     const __m512i ctrl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_CTRL[w]));
     const __m512i shl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_SHL[w]));
@@ -195,6 +227,7 @@ size_t tsf_td_blocks32_nt_avx512(const uint8_t *src, size_t len, size_t *pos, ui
 
 size_t tsf_td_dec64_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
 {
+    if (w == 0) return td_fill64_avx512(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
     const __m512i ctrl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_CTRL[w]));
     const __m512i shl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_SHL[w]));

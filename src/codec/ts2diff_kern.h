@@ -16,7 +16,9 @@
  *   size_t k(const uint8_t *data, size_t avail, unsigned w, uintNN_t mind, uintNN_t *out, size_t m)
  * out[0] holds the block's first value; the kernel writes out[1..k] for the first k of the m
  * deltas and returns k (a multiple of its group size). It reads only data[0..avail). The caller
- * finishes deltas k..m-1 with the bounded bit reader.
+ * finishes deltas k..m-1 with the bounded bit reader. Width 0 (every delta is minDelta, e.g. regular
+ * timestamps) reads no data: the kernel writes all m values, out[i] = out[0] + i * minDelta (wrapping),
+ * and returns m.
  */
 #ifndef TSF_TS2DIFF_KERN_H
 #define TSF_TS2DIFF_KERN_H
@@ -108,6 +110,28 @@ TSF_INLINE size_t td_unpack64_w(const uint8_t *d, size_t avail, unsigned W, uint
     return i;
 }
 
+/* Width 0, scalar twin of the ISA fills: one running sum (the sums wrap like the decoder's). Kept a
+ * single serial chain on purpose: GCC 12 -O3 miscompiled a four-sum version of this loop (SLP stored
+ * lanes 0-1 also into lanes 2-3, commit 838015e), so the vector fills are written with intrinsics. */
+TSF_INLINE size_t td_fill32(uint32_t mind, uint32_t *out, size_t m)
+{
+    uint32_t v = out[0];
+    for (size_t i = 1; i <= m; i++) {
+        v += mind;
+        out[i] = v;
+    }
+    return m;
+}
+TSF_INLINE size_t td_fill64(uint64_t mind, uint64_t *out, size_t m)
+{
+    uint64_t v = out[0];
+    for (size_t i = 1; i <= m; i++) {
+        v += mind;
+        out[i] = v;
+    }
+    return m;
+}
+
 #define TD_UNPACK32_CASE(W)                                                                                  \
     case W:                                                                                                  \
         return td_unpack32_w(d, avail, W, mind, out, m);
@@ -115,11 +139,13 @@ TSF_INLINE size_t td_unpack64_w(const uint8_t *d, size_t avail, unsigned W, uint
     case W:                                                                                                  \
         return td_unpack64_w(d, avail, W, mind, out, m);
 
-/* Dispatch on the width once per block (w = 0 is handled by the caller). */
+/* Dispatch on the width once per block. */
 TSF_INLINE size_t td_unpack32_any(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out,
                                   size_t m)
 {
     switch (w) {
+    case 0:
+        return td_fill32(mind, out, m);
         TD_WIDTHS32(TD_UNPACK32_CASE)
     default:
         return 0;
@@ -129,6 +155,8 @@ TSF_INLINE size_t td_unpack64_any(const uint8_t *d, size_t avail, unsigned w, ui
                                   size_t m)
 {
     switch (w) {
+    case 0:
+        return td_fill64(mind, out, m);
         TD_WIDTHS64(TD_UNPACK64_CASE)
     default:
         return 0;

@@ -36,9 +36,39 @@ static inline __m128i td_mul_of(const uint32_t *shl)
         _mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(s, 23), _mm_set1_epi32(0x3f800000))));
 }
 
+/* Width 0: out[i] = out[0] + i * minDelta, one 128-bit store per step, a serial tail; every value written. */
+static size_t td_fill32_sse41(uint32_t mind, uint32_t *out, size_t m)
+{
+    const __m128i k4 = _mm_set1_epi32((int)(4u * mind));
+    __m128i v = _mm_add_epi32(_mm_set1_epi32((int)out[0]),
+                              _mm_mullo_epi32(_mm_setr_epi32(1, 2, 3, 4), _mm_set1_epi32((int)mind)));
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+        _mm_storeu_si128((__m128i *)(out + i + 1), v);
+        v = _mm_add_epi32(v, k4);
+    }
+    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    return m;
+}
+
+static size_t td_fill64_sse41(uint64_t mind, uint64_t *out, size_t m)
+{
+    const __m128i k2 = _mm_set1_epi64x((long long)(2u * mind));
+    __m128i v = _mm_add_epi64(_mm_set1_epi64x((long long)out[0]),
+                              _mm_set_epi64x((long long)(2u * mind), (long long)mind));
+    size_t i = 0;
+    for (; i + 2 <= m; i += 2) {
+        _mm_storeu_si128((__m128i *)(out + i + 1), v);
+        v = _mm_add_epi64(v, k2);
+    }
+    if (i < m) out[i + 1] = out[i] + mind;
+    return m;
+}
+
 /* Prefix sum of d' alone; out[k] = carry + (k+1)*minDelta + P[k]; carry += 8*minDelta + P[7]. */
 size_t tsf_td_dec32_sse41(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
+    if (w == 0) return td_fill32_sse41(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack32_any(d, avail, w, mind, out, m);
     const __m128i c0 = _mm_load_si128((const __m128i *)TD_CTRL[w][0]);
     const __m128i c1 = _mm_load_si128((const __m128i *)TD_CTRL[w][1]);
@@ -64,6 +94,7 @@ size_t tsf_td_dec32_sse41(const uint8_t *d, size_t avail, unsigned w, uint32_t m
 
 size_t tsf_td_dec64_sse41(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
 {
+    if (w == 0) return td_fill64_sse41(mind, out, m);
     if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
     const __m128i c0 = _mm_load_si128((const __m128i *)TD_CTRL[w][0]);
     const __m128i c1 = _mm_load_si128((const __m128i *)TD_CTRL[w][1]);

@@ -196,6 +196,149 @@ static void test_roundtrip_all_paths(void)
     for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
 }
 
+/* Appends a hand-made width-0 block (header only: nd deltas all equal to mind) to b; returns the new end. */
+static uint8_t *w0_block(uint8_t *b, int is64b, uint32_t nd, uint64_t mind, uint64_t first)
+{
+    tsf_store_be32(b, nd);
+    tsf_store_be32(b + 4, 0);
+    if (is64b) {
+        tsf_store_be64(b + 8, mind);
+        tsf_store_be64(b + 16, first);
+        return b + 24;
+    }
+    tsf_store_be32(b + 8, (uint32_t)mind);
+    tsf_store_be32(b + 12, (uint32_t)first);
+    return b + 16;
+}
+
+/*
+ * Width-0 blocks (every delta = minDelta): the kernels fill out[i] = first + i * minDelta. A stream of
+ * blocks of every delta count 0..40 and Java/wide sizes, minDelta positive, negative, 0 and wrapping,
+ * decoded on every path at 8 output offsets (guard words after the request), whole and as every prefix
+ * of a 128- and a 1024-delta block, and a stream mixing width-0 and packed blocks; the reference is the
+ * multiply, not a running sum. (The four-sum fill of 838015e wrote lanes 0-1 into lanes 2-3: fails.)
+ */
+static void test_width0_fill(void)
+{
+    static const uint32_t nds[] = {0,  1,  2,  3,   4,   5,   6,   7,   8,   9,    10,  11, 12,
+                                   13, 14, 15, 16,  17,  18,  19,  20,  23,  24,   25,  31, 32,
+                                   33, 39, 40, 127, 128, 128, 128, 129, 255, 1024, 1500};
+    static const uint64_t minds[] = {1000,
+                                     ~0ull,
+                                     0,
+                                     0x7fffffffffffffffull,
+                                     0x8000000000000000ull,
+                                     0x0123456789abcdefull,
+                                     0xfffffffffff00000ull,
+                                     3};
+    const size_t nnd = sizeof nds / sizeof nds[0], nmd = sizeof minds / sizeof minds[0];
+    tsf_codec *cs[NPATHS];
+    for (size_t p = 0; p < NPATHS; p++) cs[p] = open_path(PATHS[p]);
+    uint64_t seed = 777;
+    for (int is64b = 0; is64b <= 1; is64b++) {
+        tsf_type t = is64b ? TSF_INT64 : TSF_INT32;
+        size_t vw = is64b ? 8 : 4, total = 0;
+        for (size_t i = 0; i < nnd; i++) total += (size_t)nds[i] + 1;
+        uint8_t *stream = malloc(nnd * 24), *e = stream;
+        uint64_t *ref = malloc(total * 8);
+        size_t r = 0;
+        for (size_t i = 0; i < nnd; i++) { /* the reference by multiplication, in the type's width */
+            uint64_t mind = minds[(i * 5 + (size_t)is64b) % nmd];
+            uint64_t first = (i % 3 == 0) ? (uint64_t) - (int64_t)(i * 977) : tsf_test_rand(&seed);
+            e = w0_block(e, is64b, nds[i], mind, first);
+            for (uint32_t k = 0; k <= nds[i]; k++) {
+                uint64_t v = first + (uint64_t)k * mind;
+                ref[r++] = is64b ? v : (uint64_t)(uint32_t)v;
+            }
+        }
+        size_t len = (size_t)(e - stream);
+        uint8_t *exact = malloc(len);
+        memcpy(exact, stream, len);
+        uint8_t *refb = malloc(total * vw); /* the reference in the decoder's layout */
+        for (size_t i = 0; i < total; i++) {
+            if (is64b)
+                memcpy(refb + i * 8, &ref[i], 8);
+            else {
+                uint32_t x = (uint32_t)ref[i];
+                memcpy(refb + i * 4, &x, 4);
+            }
+        }
+        uint8_t *buf = malloc((total + 16) * vw + 64);
+        for (size_t p = 0; p < NPATHS; p++) {
+            for (size_t off = 0; off < 8; off++) { /* output offsets in vw units: every lane of a line */
+                uint8_t *out = buf + off * vw;
+                memset(buf, 0xa5, (total + 16) * vw + 64);
+                tsf_error err;
+                size_t used = 0;
+                CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, exact, len, out, total, &used, &err),
+                         &err);
+                CHECK_EQ_INT(used, len);
+                if (memcmp(out, refb, total * vw) != 0) {
+                    size_t k = 0;
+                    while (memcmp(out + k * vw, refb + k * vw, vw) == 0) k++;
+                    fprintf(stderr, "width 0: path %s %s offset %zu: first wrong value %zu of %zu\n",
+                            tsf_codec_path_name(PATHS[p]), is64b ? "int64" : "int32", off, k, total);
+                    tsf_test_failures++;
+                }
+                for (size_t g = 0; g < 8 * vw; g++) CHECK(out[total * vw + g] == 0xa5); /* nothing past */
+                for (size_t g = 0; g < off * vw; g++) CHECK(buf[g] == 0xa5);            /* nor before */
+            }
+            /* every prefix of the 128-delta and the 1024-delta block (every m = take - 1, all tails) */
+            size_t start = 0;
+            for (size_t i = 0; i < nnd; i++) {
+                size_t cnt = (size_t)nds[i] + 1;
+                if (nds[i] == 128 || nds[i] == 1024) {
+                    size_t bo = (size_t)(i * (is64b ? 24 : 16));
+                    for (size_t take = 1; take <= cnt; take++) {
+                        memset(buf, 0xa5, (take + 8) * vw);
+                        tsf_error err;
+                        CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, exact + bo, len - bo, buf, take,
+                                                  NULL, &err),
+                                 &err);
+                        CHECK_MEM(buf, refb + start * vw, take * vw);
+                        for (size_t g = 0; g < 8 * vw; g++) CHECK(buf[take * vw + g] == 0xa5);
+                    }
+                }
+                start += cnt;
+            }
+        }
+        /* width-0 blocks between packed ones (the position after a header-only block), encoder-made */
+        size_t n = 129 * 12;
+        uint8_t *v = malloc(n * vw), *dec = malloc(n * vw);
+        int64_t x = 5;
+        for (size_t i = 0; i < n; i++) {
+            size_t b = i / 129;
+            uint64_t step = (b % 3 == 0) ? (uint64_t)(b + 1) * 1000 : (b % 3 == 1) ? minds[b % nmd] : 0;
+            if (b % 3 == 2) step = tsf_test_rand(&seed) % 4096; /* packed block */
+            x = (int64_t)((uint64_t)x + step);
+            if (is64b)
+                memcpy(v + i * 8, &x, 8);
+            else {
+                int32_t y = (int32_t)(uint32_t)(uint64_t)x;
+                memcpy(v + i * 4, &y, 4);
+            }
+        }
+        size_t mlen;
+        uint8_t *mixed = enc(cs[1], t, v, n, &mlen);
+        CHECK(mlen < n * vw); /* the constant blocks are header-only */
+        for (size_t p = 0; p < NPATHS; p++) {
+            tsf_error err;
+            memset(dec, 0xa5, n * vw);
+            CHECK_OK(tsf_codec_decode(cs[p], t, TSF_ENC_TS_2DIFF, mixed, mlen, dec, n, NULL, &err), &err);
+            CHECK_MEM(dec, v, n * vw);
+        }
+        free(mixed);
+        free(v);
+        free(dec);
+        free(buf);
+        free(refb);
+        free(exact);
+        free(ref);
+        free(stream);
+    }
+    for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
+}
+
 /* Every width 0..32 / 0..64 appears as a block header. */
 static void test_widths_exercised(void)
 {
@@ -627,6 +770,7 @@ int main(void)
 {
     TSF_RUN(test_spec_examples);
     TSF_RUN(test_roundtrip_all_paths);
+    TSF_RUN(test_width0_fill);
     TSF_RUN(test_widths_exercised);
     TSF_RUN(test_large_outputs);
     TSF_RUN(test_whole_blocks);

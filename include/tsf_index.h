@@ -53,6 +53,8 @@ enum {
     TSF_INDEX_NO_BLOCK_META = 1u << 3,    /**< ablation: no DRAM fingerprints/filters (always read) */
     TSF_INDEX_LOCAL_SEARCH =
         1u << 4, /**< ablation (benchmarks): binary search among the children in internal nodes */
+    TSF_INDEX_NO_FAST_PATH = 1u << 5, /**< gets always take the full protocol (tests, A/B; also env
+                                           TSF_INDEX_FAST_PATH=0), not the sealed-index fast path */
 };
 
 /** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen. */

@@ -788,7 +788,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
         w->ovf_records = w->ovf_built = nrec;
         w->chunks_built = cn;
     }
-    IX_ST(&L->ready, 1);
+    IX_STR(&L->ready, 1); /* release: the sealed fast path reads meta/shift after an acquire of ready */
     if (bump) ix_ver_end(L);
     return TSF_OK;
 }
@@ -1029,6 +1029,20 @@ static inline uint64_t ix_base_pos(const tsf_index *ix, const ix_leaf *L, uint64
     return b * IX_SLOTS + ix_block_rank(ix, L, b, x, strict);
 }
 
+/* Unique keys in a non-empty sorted base with metadata: key, if present, is in the last block whose first
+   key is <= key; its bloom word stops most absent keys before the block. */
+TSF_INLINE int ix_sorted_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint64_t *val)
+{
+    uint64_t b = ix_sep_block(ix, L, key, 1), bits = ix_bloom_bits(key);
+    if ((mld64(L->meta + ix_meta_bloom_off(L->nblocks) + b * 8) & bits) != bits) return IX_MISS;
+    const uint8_t *blk = ix_block(ix, L, b);
+    uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS;
+    uint64_t hit = ix_eq_block(ix, blk, key) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
+    if (!hit) return IX_MISS;
+    *val = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
+    return IX_HIT;
+}
+
 /* Point lookup in one leaf; L is a reader's copy (ix_leaf_snap) or the writer's own entry. */
 static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint64_t *val)
 {
@@ -1055,17 +1069,7 @@ static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint
         if (r != IX_MISS) return r;
     }
     if (L->nbase == 0) return IX_MISS;
-    if (!ix->nometa && !ix->dup) {
-        /* Unique keys: key, if present, is in the last block whose first key is <= key. */
-        uint64_t b = ix_sep_block(ix, L, key, 1), bits = ix_bloom_bits(key);
-        if ((mld64(L->meta + ix_meta_bloom_off(L->nblocks) + b * 8) & bits) != bits) return IX_MISS;
-        const uint8_t *blk = ix_block(ix, L, b);
-        uint64_t cnt = L->nbase - b * IX_SLOTS < IX_SLOTS ? L->nbase - b * IX_SLOTS : IX_SLOTS;
-        uint64_t hit = ix_eq_block(ix, blk, key) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
-        if (!hit) return IX_MISS;
-        *val = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
-        return IX_HIT;
-    }
+    if (!ix->nometa && !ix->dup) return ix_sorted_get(ix, L, key, val);
     const uint8_t *leaf = ix_at(ix, L->off);
     uint64_t pos = ix_base_pos(ix, L, key, 0); /* the first of equal keys */
     if (pos < L->nbase && ix_base_key(leaf, pos) == key) {
@@ -1080,7 +1084,102 @@ static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint
  * call (nothing they can reach is freed meanwhile), on a consistent copy of the tree fields; a point
  * lookup works on a copy of its leaf entry and retries when the leaf's version changed meanwhile.
  */
-static tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val, tsf_error *err)
+/*
+ * Sealed fast path: while no write happened since the last build or open (ix->fast set), the tree fields
+ * are an immutable copy and a ready leaf without an overflow log changes only when a writer starts, which
+ * first clears ix->fast (seqlock style: the reader re-checks it after the lookup). So no tree or leaf
+ * snapshot loops and no version checks: route, the leaf's fields, the block. Returns -1 when the path does
+ * not apply (not sealed, leaf not ready, has an overflow log, or a writer started meanwhile).
+ */
+TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
+{
+    const ix_tree *ft = IX_LDA(&ix->fast);
+    if (TSF_UNLIKELY(!ft)) return -1;
+    const ix_leaf *L = &ft->leaves[ix_route_from(ix->pm.base, ft->root_off, ft->root_origin, ft->root_mul,
+                                                 ft->root_fanout, key, 0)];
+    if (TSF_UNLIKELY(!IX_LDA(&L->ready) || IX_LD(&L->w) != &ix->w0)) return -1;
+    ix_leaf S;
+    S.off = IX_LD(&L->off);
+    S.origin = IX_LD(&L->origin);
+    S.mul = IX_LD(&L->mul);
+    S.nbase = IX_LD(&L->nbase);
+    S.meta = IX_LD(&L->meta);
+    S.nblocks = IX_LD(&L->nblocks);
+    S.err_lo = IX_LD(&L->err_lo);
+    S.err_hi = IX_LD(&L->err_hi);
+    S.shift = IX_LD(&L->shift);
+    uint64_t out = 0;
+    int r = IX_MISS;
+    if (TSF_UNLIKELY(S.nbase == 0)) {
+    } else if (TSF_LIKELY(S.err_lo != IX_ERR_WIDE && S.err_hi != IX_ERR_WIDE)) {
+        /* Window of the model's error, in blocks [b0, b1]; when it lies in two separator lines (uniform
+           data: nearly always), the block is picked right here with one or two 16-entry compares. */
+        uint64_t p = ix_model(key, S.origin, S.mul, S.nbase);
+        uint64_t a = p > S.err_lo ? p - S.err_lo : 0, e = p + S.err_hi + 1;
+        e = e < S.nbase ? e : S.nbase;
+        uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
+        const uint8_t *leaf = ix->pm.base + S.off;
+        const uint8_t *bl = S.meta + ix_meta_bloom_off(S.nblocks);
+        const uint32_t *s0 = (const uint32_t *)(const void *)S.meta;
+        uint32_t q = ix_sep(S.origin, S.shift, key);
+        uint64_t lo = b0, hi = b1;
+        if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) {
+            /* Wide window: start at the lowest separator level where it spans two lines (as ix_sep_block
+               does), then one line per level: the range under an entry is one aligned 16-entry group. */
+            uint32_t l = 1;
+            while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
+            lo = b0 >> (4 * l);
+            hi = b1 >> (4 * l);
+            uint64_t i = ix_lvl_pick(ix, ix_seps(S.meta, S.nblocks, l), lo, hi, q);
+            while (--l > 0) {
+                uint64_t wl = b0 >> (4 * l), wh = b1 >> (4 * l);
+                lo = i * IX_SEP_FAN > wl ? i * IX_SEP_FAN : wl;
+                hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < wh ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : wh;
+                const uint32_t *sl = ix_seps(S.meta, S.nblocks, l);
+                uint64_t m = ix_le16(ix, sl + i * IX_SEP_FAN, q);
+                i = lo + (uint64_t)TSF_CTZ64(~((m & ((UINT64_C(2) << (hi - i * IX_SEP_FAN)) - 1)) >>
+                                               (lo - i * IX_SEP_FAN + 1)));
+            }
+            lo = i * IX_SEP_FAN > b0 ? i * IX_SEP_FAN : b0;
+            hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < b1 ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : b1;
+            g = lo & ~(uint64_t)(IX_SEP_FAN - 1);
+        }
+        {
+            const uint8_t *pb = leaf + IX_BLOCK + p / IX_SLOTS * IX_BLOCK; /* the model's block */
+            __builtin_prefetch(pb);
+            __builtin_prefetch(pb + 64);
+            __builtin_prefetch(pb + 128);
+            __builtin_prefetch(pb + 192);
+            __builtin_prefetch(bl + lo * 8); /* the candidates' bloom words: 1-2 lines (absent keys) */
+            __builtin_prefetch(bl + hi * 8);
+            uint64_t m = ix_le16(ix, s0 + g, q);
+            if (hi - g >= IX_SEP_FAN) m |= (uint64_t)ix_le16(ix, s0 + g + IX_SEP_FAN, q) << IX_SEP_FAN;
+            uint64_t run = (m & ((UINT64_C(2) << (hi - g)) - 1)) >> (lo - g + 1);
+            uint64_t b = lo + (uint64_t)TSF_CTZ64(~run);
+            if (TSF_UNLIKELY(b > b0 && s0[b] == q)) b = ix_sep_tie(ix, &S, b, b0, q, key, 1);
+            uint64_t bits = ix_bloom_bits(key);
+            if ((mld64(bl + b * 8) & bits) == bits) {
+                const uint8_t *blk = leaf + IX_BLOCK + b * IX_BLOCK;
+                uint64_t cnt = S.nbase - b * IX_SLOTS < IX_SLOTS ? S.nbase - b * IX_SLOTS : IX_SLOTS;
+                uint64_t hit = ix_eq_block(ix, blk, key) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
+                if (hit) {
+                    out = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
+                    r = IX_HIT;
+                }
+            }
+        }
+    } else {
+        r = ix_sorted_get(ix, &S, key, &out);
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (TSF_UNLIKELY(IX_LD(&ix->fast) != ft)) return -1;
+    if (r == IX_HIT) *val = out;
+    return r;
+}
+
+/* The full protocol (tree and leaf snapshots, version checks, overflow log, lazy metadata). */
+static TSF_NOINLINE tsf_status ix_get_slow(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val,
+                                           tsf_error *err)
 {
     uint32_t rt = ix_enter(ix, rs);
     tsf_status st;
@@ -1103,6 +1202,16 @@ static tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *v
     }
     ix_exit(ix, rs, rt);
     return st;
+}
+
+/* Point get: the sealed fast path (kept small, no spills of the slow path's registers), else the full one. */
+TSF_INLINE tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val, tsf_error *err)
+{
+    uint32_t rt = ix_enter(ix, rs);
+    int fr = ix_fast_get(ix, key, val);
+    ix_exit(ix, rs, rt);
+    if (TSF_LIKELY(fr >= 0)) return fr == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
+    return ix_get_slow(ix, rs, key, val, err);
 }
 
 /*
@@ -1623,6 +1732,8 @@ static void ix_free_leaves(tsf_index *ix, ix_leaf *leaves, uint64_t n)
     tsf_free(ix->alloc, leaves, n * sizeof(ix_leaf));
 }
 
+static void ix_seal(tsf_index *ix);
+
 tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, uint64_t n, tsf_error *err)
 {
     const tsf_allocator *A = ix->alloc;
@@ -1776,6 +1887,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
     uint64_t abytes, alen;
     ix_meta_arena(ix, nl, nlv, &araw, &abytes, &alo, &alen);
     /* Readers copy the tree fields under the gen seqlock; the old tree is freed once none can hold it. */
+    ix_unseal(ix);
     ix_leaf *old = ix->leaves;
     uint64_t oldn = ix->n_leaves;
     __atomic_store_n(&ix->gen, ix->gen + 1, __ATOMIC_RELAXED);
@@ -1806,6 +1918,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         ix->alloc_end = ix->region_end;
         st = pm_shrink(&ix->pm, ix_align(ix->region_end, PM_PAGE), err);
     }
+    if (st == TSF_OK) ix_seal(ix);
 out:
     for (uint64_t l = 0; l < IX_MAX_HEIGHT; l++) {
         tsf_free(A, lay[l], (cnt[l] ? cnt[l] : 1) * 8);
@@ -1822,6 +1935,30 @@ tsf_status tsf_index_bulk_load(tsf_index *ix, const uint64_t *keys, const uint64
     if (!ix || (n && (!keys || !vals))) return tsf_err(err, TSF_EINVAL, "index: NULL argument to bulk load");
     if (ix->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle");
     return ix_build(ix, keys, vals, n, err);
+}
+
+/* ---- sealed fast path ------------------------------------------------------------------------ */
+
+/* After a build or open: publishes the immutable tree copy of the fast path (if on and the mode fits). */
+static void ix_seal(tsf_index *ix)
+{
+    if (!ix->fast_on || ix->fast || ix->mode != TSF_INDEX_SORTED || ix->nometa || ix->dup ||
+        (ix->flags & TSF_INDEX_LOCAL_SEARCH))
+        return;
+    ix_tree *t = tsf_alloc(ix->alloc, sizeof *t);
+    if (!t) return; /* no fast path: every get takes the full protocol */
+    *t = (ix_tree){ix->root_off,    ix->root_origin, ix->root_mul, ix->gen,
+                   ix->root_fanout, ix->leaves,      ix->n_leaves};
+    IX_STR(&ix->fast, t);
+}
+
+void ix_unseal(tsf_index *ix)
+{
+    ix_tree *t = ix->fast;
+    if (!t) return;
+    IX_ST(&ix->fast, NULL);
+    __atomic_thread_fence(__ATOMIC_RELEASE); /* before any change a fast reader could see */
+    ix_retire(ix, t, sizeof *t);             /* fast readers may still hold it */
 }
 
 /* ---- superblocks ------------------------------------------------------------------------------ */
@@ -2040,6 +2177,8 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     ix->flags = opt->flags;
     ix->readonly = (opt->flags & TSF_INDEX_READONLY) != 0;
     ix->nometa = (opt->flags & TSF_INDEX_NO_BLOCK_META) != 0;
+    const char *fe = getenv("TSF_INDEX_FAST_PATH");
+    ix->fast_on = !(opt->flags & TSF_INDEX_NO_FAST_PATH) && !(fe && fe[0] == '0');
     tsf_status s = pm_open(&ix->pm, path, opt->durability, ix->readonly,
                            (opt->flags & TSF_INDEX_TRUNCATE) != 0, opt->alloc, err);
     if (s != TSF_OK) {
@@ -2066,6 +2205,7 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
         s = ix_recover(ix, err);
         if (s == TSF_OK && opt->overflow_pct) ix->ovf_pct = opt->overflow_pct;
         if (s == TSF_OK && ix->ovf_pct == 0) ix->ovf_pct = 25;
+        if (s == TSF_OK) ix_seal(ix);
     }
     if (s != TSF_OK) {
         tsf_index_close(ix);
@@ -2080,6 +2220,7 @@ void tsf_index_close(tsf_index *ix)
     if (!ix) return;
     ix_free_leaves(ix, ix->leaves, ix->n_leaves);
     tsf_free(ix->alloc, ix->marena, ix->marena_bytes);
+    ix_unseal(ix);
     ix_reclaim(ix);
     tsf_free(ix->alloc, ix->ret, ix->capret * sizeof *ix->ret);
     tsf_free(ix->alloc, ix->rslots_raw, (IX_READERS + 1) * sizeof(ix_rdslot));

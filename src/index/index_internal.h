@@ -172,10 +172,16 @@ struct tsf_index {
     void *rslots_raw;
     int asym; /* membarrier registered: reader handles publish their state without a fence */
     int simd; /* lookups use the AVX2 kernels (path resolved at open: tsf_index_options.path) */
+    /* Sealed fast path of point gets: an immutable copy of the tree fields, published (release) by a build
+       or open while no write has happened since and cleared by the writer before its first change (then
+       retired); NULL when the index was written or the path is off (fast_on = 0: TSF_INDEX_NO_FAST_PATH,
+       env TSF_INDEX_FAST_PATH=0, or a mode the fast path does not cover). */
+    struct ix_tree *fast;
+    int fast_on;
     ix_rslot rd[IX_RSLOTS];
 };
 
-/* A consistent copy of the tree fields (readers). */
+/* A consistent copy of the tree fields (readers; the sealed fast path's immutable copy). */
 typedef struct ix_tree {
     uint64_t root_off, root_origin, root_mul, gen;
     uint32_t root_fanout;
@@ -272,6 +278,8 @@ static inline int ix_leaf_valid(const ix_leaf *L, uint32_t v)
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return __atomic_load_n(&L->ver, __ATOMIC_RELAXED) == v;
 }
+/* Writer, before its first change of the tree or a leaf: ends the sealed fast path (ix->fast). */
+void ix_unseal(tsf_index *ix);
 /* Reader registration (epochs) and reclamation of retired memory by the writer. */
 uint32_t ix_rd_enter(tsf_index *ix);
 void ix_rd_exit(tsf_index *ix, uint32_t t);

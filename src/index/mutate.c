@@ -176,6 +176,7 @@ static int ix_wants_compaction(const tsf_index *ix)
 
 static tsf_status ix_write(tsf_index *ix, uint64_t key, uint64_t val, int tomb, tsf_error *err)
 {
+    ix_unseal(ix); /* gets leave the sealed fast path before anything changes */
     uint64_t id = ix_route(ix, key);
     ix_leaf *L = &ix->leaves[id];
     /* Under the leaf lock (metadata/view builders) with an odd version (optimistic readers retry). */

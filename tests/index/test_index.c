@@ -582,6 +582,96 @@ static void test_get_many(void)
     free(found);
 }
 
+/*
+ * Sealed fast path of gets (no write since the last build or open): gets with it on and forced off
+ * (TSF_INDEX_NO_FAST_PATH) answer exactly as the sorted array, for every generator and both kernel paths,
+ * plain calls and reader handles; the path is really taken (ix->fast set after a load or reopen), ends at
+ * the first write (answers then include the overflow log), and returns with a compaction.
+ */
+static size_t fast_diff(tsf_index *ix, tsf_index_reader *rd, const uint64_t *a, size_t n, uint64_t seed,
+                        size_t probes, uint64_t extra, uint64_t extra_val)
+{
+    size_t bad = 0;
+    uint64_t s = seed, v;
+    tsf_error err;
+    for (size_t p = 0; p < probes; p++) {
+        uint64_t r = tsf_test_rand(&s), x;
+        switch (r % 4) {
+        case 0:
+            x = r;
+            break;
+        case 1:
+            x = n ? a[r / 4 % n] + 1 : r;
+            break;
+        default:
+            x = n ? a[r / 4 % n] : r;
+            break;
+        }
+        if (p == 0) x = extra;
+        size_t i = ref_lb(a, n, x);
+        int present = (i < n && a[i] == x) || x == extra;
+        uint64_t want = x == extra ? extra_val : val_of(x);
+        v = ~want;
+        tsf_status st = rd ? tsf_index_reader_get(rd, x, &v, &err) : tsf_index_get(ix, x, &v, &err);
+        if ((st == TSF_OK) != present || (present && v != want)) bad++;
+        if (!present && v != ~want) bad++; /* an absent key leaves *val alone */
+    }
+    return bad;
+}
+
+static void test_fast_path(void)
+{
+    size_t n = 120000;
+    uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
+    static const int gens[] = {GEN_UNIFORM,   GEN_CLUSTERED, GEN_TIMESTAMPS,
+                               GEN_LOGNORMAL, GEN_EXTREMES,  GEN_DENSE};
+    for (size_t gi = 0; gi < sizeof gens / sizeof gens[0]; gi++)
+        for (int variant = 0; variant < 4; variant++) { /* fast on/off x scalar/AVX2 kernels */
+            int off = variant & 1;
+            size_t m = ref_gen(gens[gi], k, n, 300 + gi);
+            for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
+            tsf_index_options o;
+            tsf_index_options_init(&o);
+            o.flags = off ? TSF_INDEX_NO_FAST_PATH : 0;
+            o.path = variant & 2 ? TSF_PATH_AVX2 : TSF_PATH_SCALAR;
+            tsf_index *ix = NULL;
+            tsf_error err;
+            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            if (!ix) continue;
+            CHECK(off ? ix->fast == NULL : ix->fast != NULL); /* the empty index is sealed too */
+            uint64_t got = 0;
+            CHECK_EQ_INT(tsf_index_get(ix, 5, &got, &err), TSF_ENOTFOUND);
+            CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
+            CHECK(off ? ix->fast == NULL : ix->fast != NULL);
+            tsf_index_reader *rd = NULL;
+            CHECK_OK(tsf_index_reader_open(ix, &rd, &err), &err);
+            /* sealed (twice: the first round readies the leaves through the full protocol) */
+            size_t bad = fast_diff(ix, NULL, k, m, 1 + gi, 20000, k[0], val_of(k[0]));
+            bad += fast_diff(ix, rd, k, m, 2 + gi, 20000, k[m - 1], val_of(k[m - 1]));
+            /* an upsert of a present key and an insert of a new one: unsealed, both answered */
+            uint64_t nk = k[m / 2] + 1 != k[m / 2 + 1] ? k[m / 2] + 1 : UINT64_MAX - 1;
+            int new_key = ref_lb(k, m, nk) >= m || k[ref_lb(k, m, nk)] != nk;
+            CHECK_OK(tsf_index_insert(ix, k[m / 3], 4242, &err), &err);
+            CHECK(ix->fast == NULL);
+            bad += fast_diff(ix, rd, k, m, 3 + gi, 1, k[m / 3], 4242);
+            if (new_key) {
+                CHECK_OK(tsf_index_insert(ix, nk, 77, &err), &err);
+                bad += fast_diff(ix, NULL, k, m, 4 + gi, 5000, nk, 77);
+            }
+            CHECK_OK(tsf_index_insert(ix, k[m / 3], val_of(k[m / 3]), &err), &err);
+            /* compaction rebuilds the tree: sealed again, the inserted key kept */
+            CHECK_OK(tsf_index_compact(ix, &err), &err);
+            CHECK(off ? ix->fast == NULL : ix->fast != NULL);
+            bad += fast_diff(ix, rd, k, m, 5 + gi, 20000, new_key ? nk : k[1], new_key ? 77 : val_of(k[1]));
+            if (bad) fprintf(stderr, "  (generator %s, variant %d)\n", GEN_NAMES[gens[gi]], variant);
+            CHECK_EQ_INT(bad, 0);
+            tsf_index_reader_close(rd);
+            tsf_index_close(ix);
+        }
+    free(k);
+    free(v);
+}
+
 /* Optional argument: run only the tests whose name contains it. */
 #define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
@@ -595,6 +685,7 @@ int main(int argc, char **argv)
     RUN(test_static_1e6);
     RUN(test_lookup_paths);
     RUN(test_get_many);
+    RUN(test_fast_path);
     RUN(test_mutations_sorted);
     RUN(test_mutations_dynamic);
     RUN(test_no_block_meta);

@@ -15,11 +15,21 @@
 
 #define HUGE ((size_t)2 << 20)
 
+/* AddressSanitizer checks the bounds of allocations, not of mapped blocks: under it, blocks come
+   from malloc and the pending-page arrays stay the writer's own allocations (column.c). */
+#if defined(__SANITIZE_ADDRESS__)
+#define BP_NOMAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BP_NOMAP 1
+#endif
+#endif
+
 tsf_status tsf_bpool_init(tsf_bpool *p, const tsf_allocator *a, tsf_error *err)
 {
     memset(p, 0, sizeof *p);
     p->a = a;
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
+#if defined(__linux__) && defined(MAP_ANONYMOUS) && !defined(BP_NOMAP)
     p->map = a == NULL;
 #endif
     p->bsize = TSF_BPOOL_BLOCK;

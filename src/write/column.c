@@ -81,8 +81,8 @@ void tsf_wcol_free(tsf_writer *w, wcol *c)
 {
     const tsf_allocator *a = w->alloc;
     if (c->name) tsf_free(a, c->name, c->name_len + 1);
-    if (c->vals) tsf_free(a, c->vals, c->vcap * c->width);
-    if (c->times) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
+    if (c->vals && !c->vpool) tsf_free(a, c->vals, c->vcap * c->width);
+    if (c->times && !c->tpool) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
     if (c->boff) tsf_free(a, c->boff, c->vcap * sizeof(size_t));
     if (c->bitmap) tsf_free(a, c->bitmap, c->bmcap);
     tsf_wbuf_free(&c->arena);
@@ -118,8 +118,33 @@ int tsf_wcol_full(const tsf_writer *w, const wcol *c)
     return over_limit(w, c->nvals, c->est);
 }
 
+/*
+ * Grows a pending array from `old` to `nb` bytes. A first array of a whole page (>= 16 KiB) comes
+ * from the context's pending-array block of the body pool when the pool maps huge pages (no
+ * allocator hooks): one fault per 2 MiB instead of one per 4 KiB; such memory is kept until close.
+ */
+static void *grow_arr(tsf_writer *w, wctx *x, void *p, size_t old, size_t nb, int whole, uint8_t *pooled)
+{
+    if (!p && whole && nb >= 16384 && w->bodies.map) {
+        uint8_t *d = tsf_bpool_reserve(&w->bodies, &x->pend, nb + 63);
+        if (!d) return NULL;
+        d = (uint8_t *)(((uintptr_t)d + 63) & ~(uintptr_t)63);
+        tsf_bpool_commit(x->pend, d + nb);
+        *pooled = 1;
+        return d;
+    }
+    if (*pooled) { /* grown past a page: leave the pooled array (freed with the pool) */
+        void *q = tsf_alloc(w->alloc, nb);
+        if (!q) return NULL;
+        memcpy(q, p, old);
+        *pooled = 0;
+        return q;
+    }
+    return tsf_realloc(w->alloc, p, old, nb);
+}
+
 /* Grows the pending arrays to hold `need` values (at most one page). */
-static tsf_status reserve_vals(tsf_writer *w, wcol *c, size_t need, int with_times, tsf_error *err)
+static tsf_status reserve_vals(tsf_writer *w, wctx *x, wcol *c, size_t need, int with_times, tsf_error *err)
 {
     if (need <= c->vcap && (!with_times || need <= c->tcap)) return TSF_OK;
     size_t nc = c->vcap ? c->vcap : 64, maxp = w->opt.page_max_points;
@@ -129,7 +154,9 @@ static tsf_status reserve_vals(tsf_writer *w, wcol *c, size_t need, int with_tim
     while (nc < need) nc *= 2;
     if (nc > maxp && need <= maxp) nc = maxp;
     if (nc > c->vcap) {
-        uint8_t *nv = tsf_realloc(w->alloc, c->vals, c->vcap * c->width, nc * c->width);
+        uint8_t *nv = is_binary(c->type) ? tsf_realloc(w->alloc, c->vals, c->vcap * c->width, nc * c->width)
+                                         : grow_arr(w, x, c->vals, c->vcap * c->width, nc * c->width, nc == maxp,
+                                                    &c->vpool);
         if (!nv) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         c->vals = nv;
         if (is_binary(c->type)) {
@@ -140,7 +167,7 @@ static tsf_status reserve_vals(tsf_writer *w, wcol *c, size_t need, int with_tim
         c->vcap = nc;
     }
     if (with_times && nc > c->tcap) {
-        int64_t *nt = tsf_realloc(w->alloc, c->times, c->tcap * sizeof(int64_t), nc * sizeof(int64_t));
+        int64_t *nt = grow_arr(w, x, c->times, c->tcap * sizeof(int64_t), nc * sizeof(int64_t), nc == maxp, &c->tpool);
         if (!nt) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         c->times = nt;
         c->tcap = nc;
@@ -184,7 +211,7 @@ tsf_status tsf_wcol_own_times(tsf_writer *w, wctx *x, wcol *c, tsf_error *err)
 {
     if (!c->dense) return TSF_OK;
     size_t n = c->nvals;
-    tsf_status s = reserve_vals(w, c, n ? n : 1, 1, err);
+    tsf_status s = reserve_vals(w, x, c, n ? n : 1, 1, err);
     if (s) return s;
     if (n) memcpy(c->times, c->dev->dt + (c->g0 - c->dev->dt_base), n * sizeof(int64_t));
     c->dense = 0;
@@ -281,7 +308,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
     tsf_status s;
     size_t maxp = w->opt.page_max_points;
     if (c->mask == 0x80) { /* aligned time column: the values are the times */
-        if ((s = reserve_vals(w, c, c->nvals + k, 0, err))) return s;
+        if ((s = reserve_vals(w, x, c, c->nvals + k, 0, err))) return s;
         memcpy(c->vals + c->nvals * 8, times, k * 8);
         tsf_wstats_update_time(&c->pstat, times[0], times[k - 1], k);
         c->nvals += k;
@@ -305,7 +332,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             c->prow = rows;
             return TSF_OK;
         }
-        if ((s = reserve_vals(w, c, c->nvals + k, 0, err))) return s;
+        if ((s = reserve_vals(w, x, c, c->nvals + k, 0, err))) return s;
         size_t start = c->nvals;
         int64_t t0 = 0, t1 = 0;
         if (!valid) {
@@ -416,7 +443,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             i = j;
             continue;
         }
-        if ((s = reserve_vals(w, c, c->nvals + n, !c->dense, err))) return s;
+        if ((s = reserve_vals(w, x, c, c->nvals + n, !c->dense, err))) return s;
         size_t start = c->nvals;
         if (!c->dense) {
             memcpy(c->times + start, times + i, n * sizeof(int64_t));

@@ -31,6 +31,7 @@ typedef struct wctx {
     int64_t mem;   /* buffered-bytes delta, added to w->mem by the calling thread */
     tsf_wbuf ghead; /* chunk-group header being written (output) */
     tsf_bblock *body; /* current block of the page-body pool (w->bodies) */
+    tsf_bblock *pend; /* pool block of pending-page arrays (kept until close) */
 } wctx;
 
 /* A sealed page of the chunk being built. */
@@ -78,6 +79,7 @@ typedef struct wcol {
     size_t *boff;     /* offsets of binary payloads in arena (vals holds tsf_bytes with len) */
     uint8_t *bitmap;  /* aligned value: MSB-first presence bits of the pending page rows */
     size_t bmcap;
+    uint8_t vpool, tpool; /* vals / times live in the body pool (x->pend): not freed one by one */
     size_t prow;      /* aligned value: rows of the pending page */
     size_t est;       /* estimated encoded bytes of the pending page */
     size_t pmem;      /* buffered bytes counted for the pending page */

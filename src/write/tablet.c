@@ -7,6 +7,7 @@
  * memory budget is reached, and the row API on top of a one-row tablet.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -555,6 +556,26 @@ static wcol *job_col(const wjobs *j, size_t i)
     return &j->d->cols[j->t->cols[i].idx];
 }
 
+/*
+ * A pipe: the last jobs of a tablet (jobs [lo, hi) of `range`), run by the workers after the write
+ * call has returned, so that the calling thread goes back to the application instead of waiting
+ * for the slower thread. Kind 1: non-aligned appends from copies of the tablet columns (a borrowed
+ * column is valid only until the call returns; one thread copies them while the caller encodes its
+ * own columns, and the call returns once they are copied); kind 2: the page seals of an aligned
+ * device (they read only the pending pages). The next call into the writer joins it first (the
+ * caller takes the jobs not started yet), so the state and the bytes are those of one thread.
+ */
+typedef struct wpipe {
+    int kind;             /* 1: append staged columns; 2: seal an aligned device's pages */
+    wdevice *d;
+    tsf_tablet *t;        /* kind 1: the tablet, read by the copy only */
+    uint64_t g;           /* kind 1: device row of the tablet's first row */
+    size_t rows;          /* kind 1: tablet rows; kind 2: page rows */
+    size_t c0, nc;        /* kind 1: tablet columns [c0, nc) are staged (job i: columns i * JOB_COLS...) */
+    _Atomic uint64_t range; /* unclaimed jobs: lo | hi << 32; the caller takes lo, the workers hi - 1 */
+    atomic_int copy_claim, copied;
+} wpipe;
+
 typedef struct wthr {
     tsf_writer *w;
     size_t id; /* worker i uses ks[i + 1] and w->wk[i] */
@@ -576,6 +597,19 @@ struct wpool {
     int opending, obusy, quit;
     tsf_status os; /* the output's result, reported by tsf_w_out_wait */
     tsf_error oerr;
+    /* the tail of a tablet left to the workers when the write call returns (see pipe_post) */
+    wpipe pipe;
+    int pipe_on;       /* posted, not yet joined */
+    uint64_t pgen;     /* generation of the posted pipe */
+    size_t pinside;    /* workers inside the pipe */
+    size_t share[2];   /* the workers' jobs per pipe kind (0 = not measured yet), adapted at each join */
+    int budget_due;    /* the memory budget check of the tablet whose tail ran on is still to do */
+    wcol **pc;         /* pipe kind 1: device column of each tablet column, its staged values/presence */
+    const void **pv;
+    const uint8_t **pb;
+    size_t pcap;
+    uint8_t *stage;    /* pipe kind 1: the staged copies */
+    size_t scap;
 };
 
 /* Columns per append job: four of one type share a statistics pass (tsf_wcol_append_group). */
@@ -585,31 +619,47 @@ struct wpool {
 #define PAR_MIN_CELLS 16384
 
 /*
- * Appends tablet columns [lo, hi) of a non-aligned tree tablet (at most 64); runs of columns
- * without nulls go through tsf_wcol_append_group. skip_auto leaves AUTO columns out.
+ * Appends n columns (at most 64) of one batch of rows: cs[i] gets vals[i] with presence valid[i]
+ * (NULL = every row present); runs of columns without nulls go through tsf_wcol_append_group.
+ * skip_auto leaves AUTO columns out.
  */
-static tsf_status append_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, size_t lo, size_t hi, uint64_t g,
-                              int skip_auto, tsf_error *err)
+static tsf_status append_run(tsf_writer *w, wctx *x, wcol *const *cs_in, const void *const *vals,
+                             const uint8_t *const *valid, size_t n, const int64_t *times, size_t rows, uint64_t g,
+                             int skip_auto, tsf_error *err)
 {
     wcol *cs[64];
     const void *vs[64];
     size_t m = 0;
     tsf_status s = TSF_OK;
-    for (size_t i = lo; i < hi && !s; i++) {
-        wcol *c = &d->cols[t->cols[i].idx];
+    for (size_t i = 0; i < n && !s; i++) {
+        wcol *c = cs_in[i];
         if (skip_auto && c->autoc) continue;
-        const uint8_t *v = valid_or_null(t, i, 0, t->rows);
-        if (!v) {
+        if (!valid[i]) {
             cs[m] = c;
-            vs[m++] = t->vals[i];
+            vs[m++] = vals[i];
             continue;
         }
-        s = tsf_wcol_append_group(w, x, cs, vs, m, t->times, t->rows, g, err);
+        s = tsf_wcol_append_group(w, x, cs, vs, m, times, rows, g, err);
         m = 0;
-        if (!s) s = tsf_wcol_append_x(w, x, c, t->times, t->vals[i], v, 0, t->rows, g, err);
+        if (!s) s = tsf_wcol_append_x(w, x, c, times, vals[i], valid[i], 0, rows, g, err);
     }
-    if (!s) s = tsf_wcol_append_group(w, x, cs, vs, m, t->times, t->rows, g, err);
+    if (!s) s = tsf_wcol_append_group(w, x, cs, vs, m, times, rows, g, err);
     return s;
+}
+
+/* Appends tablet columns [lo, hi) (at most 64) of a non-aligned tree tablet. */
+static tsf_status append_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, size_t lo, size_t hi, uint64_t g,
+                              int skip_auto, tsf_error *err)
+{
+    wcol *cs[64];
+    const void *vs[64];
+    const uint8_t *vb[64];
+    for (size_t i = lo; i < hi; i++) {
+        cs[i - lo] = &d->cols[t->cols[i].idx];
+        vs[i - lo] = t->vals[i];
+        vb[i - lo] = valid_or_null(t, i, 0, t->rows);
+    }
+    return append_run(w, x, cs, vs, vb, hi - lo, t->times, t->rows, g, skip_auto, err);
 }
 
 static tsf_status aligned_cols(tsf_writer *w, wctx *x, tsf_tablet *t, wdevice *d, const size_t *feed, size_t lo,
@@ -646,6 +696,81 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Claims the next job of a pipe, from the front (the caller) or the back (workers); SIZE_MAX: none left. */
+static size_t pipe_claim(wpipe *q, int back)
+{
+    uint64_t r = atomic_load(&q->range);
+    for (;;) {
+        uint64_t lo = r & 0xffffffffu, hi = r >> 32;
+        if (lo >= hi) return SIZE_MAX;
+        uint64_t nr = back ? lo | (hi - 1) << 32 : (lo + 1) | hi << 32;
+        if (atomic_compare_exchange_weak(&q->range, &r, nr)) return (size_t)(back ? hi - 1 : lo);
+    }
+}
+
+static size_t round8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Pipe kind 1: copies the staged tablet columns (values, presence bits) into p->stage. */
+static void pipe_copy(struct wpool *p)
+{
+    wpipe *q = &p->pipe;
+    const tsf_tablet *t = q->t;
+    uint8_t *o = p->stage;
+    for (size_t i = q->c0; i < q->nc; i++) {
+        size_t n = q->rows * t->cols[i].width;
+        memcpy(o, t->vals[i], n);
+        p->pv[i] = o;
+        o += round8(n);
+        const uint8_t *v = valid_or_null(t, i, 0, q->rows);
+        p->pb[i] = NULL;
+        if (v) {
+            memcpy(o, v, (q->rows + 7) / 8);
+            p->pb[i] = o;
+            o += round8((q->rows + 7) / 8);
+        }
+    }
+}
+
+/* Makes sure the staged copies exist: takes the copy unless a worker has, else waits for it. */
+static void pipe_copied(struct wpool *p)
+{
+    wpipe *q = &p->pipe;
+    int z = 0;
+    if (atomic_load(&q->copied)) return;
+    if (atomic_compare_exchange_strong(&q->copy_claim, &z, 1)) {
+        pipe_copy(p);
+        atomic_store(&q->copied, 1);
+        return;
+    }
+    while (!atomic_load(&q->copied)) sched_yield(); /* a copy in progress: a few hundred microseconds */
+}
+
+static tsf_status pipe_job(tsf_writer *w, struct wpool *p, wctx *x, size_t i, tsf_error *err)
+{
+    wpipe *q = &p->pipe;
+    wdevice *d = q->d;
+    if (q->kind == 2) return tsf_wcol_seal_x(w, x, i == 0 ? &d->tcol : &d->cols[i - 1], q->rows, err);
+    size_t lo = i * JOB_COLS, hi = lo + JOB_COLS < q->nc ? lo + JOB_COLS : q->nc;
+    const int64_t *times = d->dt + (q->g - d->dt_base); /* the tablet's times, kept until the join */
+    return append_run(w, x, p->pc + lo, p->pv + lo, p->pb + lo, hi - lo, times, q->rows, q->g, 0, err);
+}
+
+/* Runs pipe jobs claimed from one end; the failure of the lowest job is kept in k. */
+static void pipe_run(tsf_writer *w, struct wpool *p, wworker *k, int back)
+{
+    size_t i;
+    pipe_copied(p);
+    while ((i = pipe_claim(&p->pipe, back)) != SIZE_MAX) {
+        tsf_error e;
+        tsf_status s = pipe_job(w, p, k->x, i, &e);
+        if (s && i < k->bad) {
+            k->s = s;
+            k->bad = i;
+            k->err = e;
+        }
+    }
+}
+
 /* Chunk groups of devices list[0..n), from each column's `out` chunk set (the output thread). */
 static tsf_status out_groups(tsf_writer *w, wctx *x, wdevice *const *list, size_t n, tsf_error *err)
 {
@@ -670,9 +795,18 @@ static void *pool_main(void *arg)
     tsf_writer *w = a->w;
     struct wpool *p = w->pool;
     wworker *k = &p->ks[a->id + 1];
-    uint64_t seen = 0;
+    uint64_t seen = 0, pseen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
+        if (p->pipe_on && p->pgen != pseen) { /* first: the caller may be waiting for the copy */
+            pseen = p->pgen;
+            p->pinside++;
+            pthread_mutex_unlock(&p->mu);
+            pipe_run(w, p, k, 1);
+            pthread_mutex_lock(&p->mu);
+            if (--p->pinside == 0) pthread_cond_broadcast(&p->idle);
+            continue;
+        }
         if (p->opending && !p->obusy) { /* output first: the others encode meanwhile */
             p->obusy = 1;
             pthread_mutex_unlock(&p->mu);
@@ -733,7 +867,7 @@ void tsf_w_pool_stop(tsf_writer *w)
     struct wpool *p = w->pool;
     if (!p) return;
     pthread_mutex_lock(&p->mu);
-    while (p->opending) pthread_cond_wait(&p->idle, &p->mu);
+    while (p->opending || p->pinside) pthread_cond_wait(&p->idle, &p->mu);
     p->quit = 1;
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
@@ -742,6 +876,10 @@ void tsf_w_pool_stop(tsf_writer *w)
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
     if (p->olist) tsf_free(w->alloc, p->olist, p->ocap * sizeof *p->olist);
+    if (p->pc) tsf_free(w->alloc, p->pc, p->pcap * sizeof *p->pc);
+    if (p->pv) tsf_free(w->alloc, p->pv, p->pcap * sizeof *p->pv);
+    if (p->pb) tsf_free(w->alloc, p->pb, p->pcap * sizeof *p->pb);
+    if (p->stage) tsf_free(w->alloc, p->stage, p->scap);
     tsf_free(w->alloc, p, sizeof *p);
     w->pool = NULL;
 }
@@ -759,21 +897,211 @@ tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err)
     return s;
 }
 
+static void fold_ctx_mem(tsf_writer *w)
+{
+    int64_t m = (int64_t)w->mem + w->ctx.mem;
+    w->mem = m > 0 ? (size_t)m : 0;
+    w->ctx.mem = 0;
+}
+
+static void ks_reset(struct wpool *p)
+{
+    for (size_t k = 0; k <= p->nth; k++) {
+        p->ks[k].bad = SIZE_MAX;
+        p->ks[k].s = TSF_OK;
+        p->ks[k].err.code = TSF_OK;
+        p->ks[k].err.message[0] = 0;
+    }
+}
+
+/* Folds the workers' buffered-bytes deltas in; returns the failure of the lowest item, if any. */
+static tsf_status ks_collect(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    tsf_status s = TSF_OK;
+    size_t bad = SIZE_MAX;
+    for (size_t k = 0; k <= p->nth; k++) {
+        if (k) {
+            w->ctx.mem += p->ks[k].x->mem;
+            p->ks[k].x->mem = 0;
+        }
+        if (p->ks[k].s && p->ks[k].bad < bad) {
+            bad = p->ks[k].bad;
+            s = p->ks[k].s;
+            if (err) *err = p->ks[k].err;
+        }
+    }
+    return s;
+}
+
+/* Joins the pipe: the caller runs the jobs no worker has started and waits for the workers inside. */
+static tsf_status pipe_join(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    if (!p || !p->pipe_on) return TSF_OK;
+    pipe_run(w, p, &p->ks[0], 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pinside) pthread_cond_wait(&p->idle, &p->mu);
+    p->pipe_on = 0;
+    pthread_mutex_unlock(&p->mu);
+    tsf_status s = ks_collect(w, err);
+    fold_ctx_mem(w);
+    return s;
+}
+
+/*
+ * Balances the next pipe of this kind when the caller has done its part: the workers get one job
+ * more if they have taken all of theirs, one less if some are still waiting. The caller and the
+ * workers thus finish together (as in a batch); what runs on after the call is about one job, not
+ * work that would only hide behind the application's own time between calls.
+ */
+static void pipe_balance(struct wpool *p)
+{
+    uint64_t r = atomic_load(&p->pipe.range);
+    size_t *sh = &p->share[p->pipe.kind - 1];
+    if ((r & 0xffffffffu) < (r >> 32)) {
+        if (*sh > 1) (*sh)--;
+    } else {
+        (*sh)++; /* capped where it is used */
+    }
+}
+
+/* Posts the pipe in p->pipe (range and copy flags set) to the workers. */
+static void pipe_post(struct wpool *p)
+{
+    ks_reset(p);
+    pthread_mutex_lock(&p->mu);
+    p->pipe_on = 1;
+    p->pgen++;
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* May a tablet's tail run on after the call (a pipe)? Not with AUTO columns (their cuts write output). */
+static int pipe_ok(const tsf_writer *w, int big)
+{
+    return big && w->pool && w->pool->nth && !w->any_auto;
+}
+
+/* Every column fixed-width (binary values point into the tablet's arena: not staged). */
+static int fixed_width(const tsf_tablet *t)
+{
+    for (size_t i = 0; i < t->ncols; i++)
+        if (is_bin(t->cols[i].type)) return 0;
+    return 1;
+}
+
+/* The workers' share of n jobs (at least one each side). */
+static size_t pipe_share(struct wpool *p, int kind, size_t n)
+{
+    size_t sh = p->share[kind - 1] ? p->share[kind - 1] : n / 2;
+    if (sh > n - 1) sh = n - 1;
+    if (sh < 1) sh = 1;
+    p->share[kind - 1] = sh;
+    return sh;
+}
+
+/*
+ * A non-aligned tablet whose last columns go on in the workers after the call returns (kind 1):
+ * the caller appends columns [0, c0) from the tablet, a worker copies [c0, ncols) and appends them.
+ */
+static tsf_status pipe_append(tsf_writer *w, tsf_tablet *t, wdevice *d, uint64_t g, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    size_t nj = (t->ncols + JOB_COLS - 1) / JOB_COLS;
+    size_t j0 = nj - pipe_share(p, 1, nj), c0 = j0 * JOB_COLS;
+    size_t need = 0;
+    for (size_t i = c0; i < t->ncols; i++) need += round8(t->rows * t->cols[i].width) + round8((t->rows + 7) / 8);
+    if (t->ncols > p->pcap) { /* contents are set at every post: fresh arrays */
+        size_t nc = t->ncols;
+        wcol **pc = tsf_alloc(w->alloc, nc * sizeof *pc);
+        const void **pv = tsf_alloc(w->alloc, nc * sizeof *pv);
+        const uint8_t **pb = tsf_alloc(w->alloc, nc * sizeof *pb);
+        if (!pc || !pv || !pb) {
+            if (pc) tsf_free(w->alloc, pc, nc * sizeof *pc);
+            if (pv) tsf_free(w->alloc, pv, nc * sizeof *pv);
+            if (pb) tsf_free(w->alloc, pb, nc * sizeof *pb);
+            return tsf_err(err, TSF_ENOMEM, "writer: out of memory (pipeline)");
+        }
+        if (p->pc) tsf_free(w->alloc, p->pc, p->pcap * sizeof *p->pc);
+        if (p->pv) tsf_free(w->alloc, p->pv, p->pcap * sizeof *p->pv);
+        if (p->pb) tsf_free(w->alloc, p->pb, p->pcap * sizeof *p->pb);
+        p->pc = pc;
+        p->pv = pv;
+        p->pb = pb;
+        p->pcap = nc;
+    }
+    if (need > p->scap) {
+        size_t nc = need + need / 4;
+        uint8_t *ns = tsf_alloc(w->alloc, nc);
+        if (!ns) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (pipeline)");
+        if (p->stage) tsf_free(w->alloc, p->stage, p->scap);
+        p->stage = ns;
+        p->scap = nc;
+    }
+    for (size_t i = c0; i < t->ncols; i++) p->pc[i] = &d->cols[t->cols[i].idx];
+    wpipe *q = &p->pipe;
+    q->kind = 1;
+    q->d = d;
+    q->t = t;
+    q->g = g;
+    q->rows = t->rows;
+    q->c0 = c0;
+    q->nc = t->ncols;
+    atomic_store(&q->range, (uint64_t)j0 | (uint64_t)nj << 32);
+    atomic_store(&q->copy_claim, 0);
+    atomic_store(&q->copied, 0);
+    pipe_post(p);
+    tsf_status s = TSF_OK;
+    for (size_t i = 0; i < c0 && !s; i += 64)
+        s = append_cols(w, &w->ctx, t, d, i, i + 64 < c0 ? i + 64 : c0, g, 0, err);
+    fold_ctx_mem(w);
+    pipe_copied(p); /* the tablet may change once this call returns */
+    pipe_balance(p);
+    if (s) {
+        tsf_error e;
+        (void)pipe_join(w, &e);
+    }
+    return s;
+}
+
+/* Seals an aligned device's pending pages, the last columns in the workers after the call returns (kind 2). */
+static tsf_status pipe_seal(tsf_writer *w, wdevice *d, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    size_t n = 1 + d->ncols, j0 = n - pipe_share(p, 2, n);
+    wpipe *q = &p->pipe;
+    q->kind = 2;
+    q->d = d;
+    q->t = NULL;
+    q->rows = d->rows;
+    atomic_store(&q->range, (uint64_t)j0 | (uint64_t)n << 32);
+    atomic_store(&q->copy_claim, 1);
+    atomic_store(&q->copied, 1);
+    pipe_post(p);
+    tsf_status s = TSF_OK;
+    for (size_t i = 0; i < j0 && !s; i++) s = tsf_wcol_seal_x(w, &w->ctx, i == 0 ? &d->tcol : &d->cols[i - 1], d->rows, err);
+    fold_ctx_mem(w);
+    pipe_balance(p);
+    d->rows = 0;
+    if (s) {
+        tsf_error e;
+        (void)pipe_join(w, &e);
+    }
+    return s;
+}
+
 /* Runs every job; on failure reports the failure of the lowest item (as one thread would). */
 static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
 {
     struct wpool *p = w->pool;
     wworker *ks = p->ks;
-    size_t nt = p->nth + 1;
+    tsf_status s = pipe_join(w, err);
+    if (s) return s;
     atomic_init(&j->next, 0);
     atomic_init(&j->stop, 0);
-    for (size_t k = 0; k < nt; k++) {
-        ks[k].j = j;
-        ks[k].bad = SIZE_MAX;
-        ks[k].s = TSF_OK;
-        ks[k].err.code = TSF_OK;
-        ks[k].err.message[0] = 0;
-    }
+    ks_reset(p);
+    for (size_t k = 0; k <= p->nth; k++) ks[k].j = j;
     if (p->nth) {
         pthread_mutex_lock(&p->mu);
         p->batch = j;
@@ -788,19 +1116,7 @@ static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
         while (p->inside) pthread_cond_wait(&p->idle, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
-    tsf_status s = TSF_OK;
-    size_t bad = SIZE_MAX;
-    for (size_t k = 0; k < nt; k++) {
-        if (k) {
-            w->ctx.mem += ks[k].x->mem;
-            ks[k].x->mem = 0;
-        }
-        if (ks[k].s && ks[k].bad < bad) {
-            bad = ks[k].bad;
-            s = ks[k].s;
-            if (err) *err = ks[k].err;
-        }
-    }
+    s = ks_collect(w, err);
     /* AUTO columns on this thread, in column order */
     for (size_t i = 0; j->seal == 1 && i < j->n && !s; i++)
         if (job_col(j, i)->autoc) s = job_run(j, &w->ctx, i, err);
@@ -810,9 +1126,7 @@ static tsf_status jobs_run(tsf_writer *w, wjobs *j, tsf_error *err)
         if (c->autoc) s = tsf_wcol_append_x(w, &w->ctx, c, t->times, t->vals[i], valid_or_null(t, i, 0, t->rows), 0,
                                             t->rows, j->g, err);
     }
-    int64_t m = (int64_t)w->mem + w->ctx.mem;
-    w->mem = m > 0 ? (size_t)m : 0;
-    w->ctx.mem = 0;
+    fold_ctx_mem(w);
     return s;
 }
 
@@ -936,12 +1250,34 @@ tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
     return s;
 }
 
+/* The chunk groups are written once the buffered bytes reach the memory budget. */
+static tsf_status budget_flush(tsf_writer *w, tsf_error *err)
+{
+    if (w->mem < w->opt.memory_budget) return TSF_OK;
+    /* AUTO chunk cuts write output from the calling thread: no output thread then */
+    int async = w->pool && w->pool->nth && !w->any_auto;
+    return async ? flush_async(w, err) : tsf_w_flush_all(w, err);
+}
+
+tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err)
+{
+    struct wpool *p = w->pool;
+    if (!p) return TSF_OK;
+    tsf_status s = pipe_join(w, err);
+    if (p->budget_due) {
+        p->budget_due = 0;
+        if (!s) s = budget_flush(w, err);
+    }
+    return s;
+}
+
 tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err)
 {
     if (!w) return tsf_err(err, TSF_EINVAL, "tsf_writer_flush: writer is NULL");
     if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_flush: writer is closed");
     if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_flush: an earlier output error stopped this writer");
-    tsf_status s = tsf_w_flush_all(w, err);
+    tsf_status s = tsf_w_settle(w, err);
+    if (!s) s = tsf_w_flush_all(w, err);
     if (s) return s;
     /* hand the completed chunk groups to the OS */
     return tsf_w_out_flush(w, err);
@@ -1002,6 +1338,7 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
     for (size_t i = t->ncols; i-- > 0;) /* the first tablet column of a field wins, as before */
         if (t->cols[i].category == TSF_COLUMN_FIELD && t->cols[i].field < d->ncols) feed[t->cols[i].field] = i;
     while (r < b) {
+        if ((s = pipe_join(w, err))) goto done; /* the seal of this device's last page may still run */
         size_t k = maxp - d->rows;
         if (k > b - r) k = b - r;
         if ((s = tsf_wcol_append(w, &d->tcol, t->times + r, t->times + r, NULL, 0, k, err))) goto done;
@@ -1020,8 +1357,12 @@ static tsf_status write_aligned(tsf_writer *w, tsf_tablet *t, wdevice *d, size_t
         for (size_t j = 0; j < d->ncols; j++) full |= tsf_wcol_full(w, &d->cols[j]);
         d->rows += k;
         r += k;
-        if (d->rows >= maxp || full)
-            if ((s = tsf_w_seal_device(w, d, err))) goto done;
+        if (d->rows >= maxp || full) {
+            /* the seals read only the pending pages: they may run on after the call */
+            s = pipe_ok(w, d->ncols >= 2 * JOB_COLS && d->rows * (d->ncols + 1) >= PAR_MIN_CELLS) ? pipe_seal(w, d, err)
+                                                                                                  : tsf_w_seal_device(w, d, err);
+            if (s) goto done;
+        }
     }
     d->last_time = t->times[b - 1];
     d->has_time = 1;
@@ -1170,7 +1511,9 @@ static tsf_status write_tree(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     }
     uint64_t g = 0;
     if ((s = shared_times(w, d, t->times, n, &g, err))) return s;
-    if (w->pool && w->pool->nth && t->ncols > 1 && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) {
+    if (pipe_ok(w, t->ncols > JOB_COLS && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) && fixed_width(t)) {
+        if ((s = pipe_append(w, t, d, g, err))) return s;
+    } else if (w->pool && w->pool->nth && t->ncols > 1 && (uint64_t)n * t->ncols >= PAR_MIN_CELLS) {
         wjobs j = {.w = w, .t = t, .d = d, .g = g, .n = (t->ncols + JOB_COLS - 1) / JOB_COLS};
         if ((s = jobs_run(w, &j, err))) return s;
     } else {
@@ -1201,16 +1544,14 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     if (t->w != w) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_tablet: tablet belongs to another writer");
     if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_write_tablet: writer is closed");
     if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_write_tablet: an earlier output error stopped this writer");
-    tsf_status s = TSF_OK;
+    tsf_status s = tsf_w_settle(w, err);
+    if (s) return s;
     if (t->rows) {
         if (w->opt.sort_tablets && (s = sort_tablet(t, err))) return s;
         s = t->table >= 0 ? write_table(w, t, err) : write_tree(w, t, err);
         if (s) return s;
-        if (w->mem >= w->opt.memory_budget) {
-            /* AUTO chunk cuts write output from the calling thread: no output thread then */
-            int async = w->pool && w->pool->nth && !w->any_auto;
-            if ((s = async ? flush_async(w, err) : tsf_w_flush_all(w, err))) return s;
-        }
+        if (w->pool && w->pool->pipe_on) w->pool->budget_due = 1; /* checked when the tail has run */
+        else if ((s = budget_flush(w, err))) return s;
     }
     tsf_tablet_reset(t);
     return TSF_OK;

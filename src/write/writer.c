@@ -16,6 +16,13 @@
 #include "auto.h"
 #include "writer.h"
 
+/*
+ * tablet.c: joins the tail of the last tablet that the workers run after its write call returned,
+ * then does that tablet's memory budget check; every writer call that reads or changes columns
+ * starts here. (Declared here, not in writer.h: tablet.c defines it before its first use.)
+ */
+tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
+
 #define OUT_FLUSH_AT (1u << 20)
 /* tsf_w_outv: runs from this size on (whole chunks) go to the OS in gathered writes, not copied */
 #define OUT_DIRECT_AT (64u << 10)
@@ -142,7 +149,9 @@ tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err) { return out_flush(w, 
 uint64_t tsf_writer_bytes_written(const tsf_writer *w)
 {
     if (!w) return 0;
-    (void)tsf_w_out_wait((tsf_writer *)w, NULL); /* the output thread's chunk groups count; errors show later */
+    /* the tail of the last tablet (and its budget flush), the output thread's chunk groups count; errors show later */
+    tsf_error e;
+    if (tsf_w_settle((tsf_writer *)w, &e) == TSF_OK) (void)tsf_w_out_wait((tsf_writer *)w, NULL);
     return tsf_w_pos(w);
 }
 
@@ -512,7 +521,8 @@ static tsf_status check_live(tsf_writer *w, const char *fn, tsf_error *err)
     if (!w) return tsf_err(err, TSF_EINVAL, "%s: writer is NULL", fn);
     if (w->closed) return tsf_err(err, TSF_ESTATE, "%s: writer is closed", fn);
     if (w->failed) return tsf_err(err, TSF_EIO, "%s: an earlier output error stopped this writer", fn);
-    return tsf_w_out_wait(w, err); /* registration may move columns the output thread reads */
+    tsf_status s = tsf_w_settle(w, err); /* registration may move columns the workers use */
+    return s ? s : tsf_w_out_wait(w, err);
 }
 
 static tsf_status check_column(const tsf_column_schema *c, const char *where, tsf_error *err)
@@ -803,6 +813,8 @@ static void writer_free(tsf_writer *w)
 void tsf_writer_abort(tsf_writer *w)
 {
     if (!w) return;
+    tsf_error e;
+    (void)tsf_w_settle(w, &e);     /* the last tablet's tail and its budget flush, as one thread did them */
     (void)tsf_w_out_wait(w, NULL); /* the output thread's chunk groups, then the buffer: they stay on disk */
     if (!w->failed && !w->closed) (void)out_flush(w, NULL);
     writer_free(w);
@@ -835,6 +847,7 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
     if (!w) return tsf_err(err, TSF_EINVAL, "tsf_writer_close: writer is NULL");
     tsf_status s = w->failed ? tsf_err(err, TSF_EIO, "tsf_writer_close: an earlier output error stopped this writer")
                              : TSF_OK;
+    if (!s) s = tsf_w_settle(w, err);
     if (!s) s = tsf_w_flush_all(w, err);
     if (!s) s = write_index(w, err);
     if (!s) s = out_flush(w, err);

@@ -4,7 +4,10 @@
  * whose chunk groups a worker writes while the next tablets are encoded: files written with 2 and
  * 4 threads must be byte-identical to one thread (non-aligned, aligned and table devices, nulls,
  * binary columns, registration and tsf_writer_flush between tablets), and the output must really
- * have come from a worker. An output error on the worker reaches the caller as TSF_EIO; abort
+ * have come from a worker. A wide non-aligned device of fixed-width columns and the wide aligned
+ * device leave the tail of each tablet to the workers after the write call returns (a pipe): the
+ * test overwrites the borrowed arrays and frees the tablet as soon as the call returns, and the
+ * bytes must still be one thread's. An output error on the worker reaches the caller as TSF_EIO; abort
  * keeps the same bytes as one thread. Borrowed columns give the bytes of copied ones and are never
  * written to (per-value setters and sort_tablets copy first).
  */
@@ -16,7 +19,7 @@
 
 #include "test.h"
 
-enum { TAB = 3000, NTAB = 14, WIDE = 24 };
+enum { TAB = 3000, NTAB = 14, WIDE = 24, NWIDE = 22 };
 
 /* membuf that records whether a write came from another thread, and can fail after `limit` bytes */
 typedef struct sink {
@@ -102,6 +105,23 @@ static tsf_status write_file(sink *k, const opts *op, int do_abort, uint64_t *si
         {"n", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
     };
     CHECK_OK(tsf_writer_register_table(w, "t", tb, 3, &e), &e);
+    /* a wide non-aligned device of fixed-width columns: the workers append its last columns after the
+       write call has returned, from copies (the test overwrites the borrowed arrays at once) */
+    tsf_column_schema nw[NWIDE];
+    char nn[NWIDE][8];
+    static const tsf_type nty[6] = {TSF_DOUBLE, TSF_INT64, TSF_FLOAT, TSF_INT32, TSF_BOOLEAN, TSF_TIMESTAMP};
+    for (int i = 0; i < NWIDE; i++) {
+        snprintf(nn[i], sizeof nn[i], "n%02d", i);
+        tsf_type ty = nty[i % 6];
+        nw[i] = (tsf_column_schema){nn[i], ty,
+                                    ty == TSF_DOUBLE || ty == TSF_FLOAT ? TSF_ENC_GORILLA
+                                    : ty == TSF_BOOLEAN                ? TSF_ENC_RLE
+                                                                       : TSF_ENC_TS_2DIFF,
+                                    i % 4 ? TSF_LZ4 : TSF_SNAPPY, TSF_COLUMN_FIELD};
+        CHECK_OK(tsf_writer_register_series(w, "root.sg.n", &nw[i], &e), &e);
+    }
+    uint8_t *ncol[NWIDE];
+    for (int i = 0; i < NWIDE; i++) ncol[i] = malloc(TAB * 8);
     int64_t *times = malloc(TAB * sizeof *times);
     double *d = malloc(TAB * sizeof *d), *d2 = malloc(TAB * sizeof *d2);
     int64_t *l = malloc(TAB * sizeof *l);
@@ -185,6 +205,29 @@ static tsf_status write_file(sink *k, const opts *op, int do_abort, uint64_t *si
             free(tags);
             free(tt);
         }
+        /* the wide non-aligned device: nulls in every third column, rows of every width */
+        if (!s) {
+            CHECK_OK(tsf_tablet_new(w, "root.sg.n", NULL, 0, TAB, &t, &e), &e);
+            CHECK_OK(tsf_tablet_set_times(t, times, TAB, &e), &e);
+            for (int i = 0; i < NWIDE; i++) {
+                for (size_t r = 0; r < TAB; r++) {
+                    size_t rr = (size_t)ti * TAB + r;
+                    double v = dv(i, rr);
+                    switch (nty[i % 6]) {
+                    case TSF_DOUBLE: memcpy(ncol[i] + r * 8, &v, 8); break;
+                    case TSF_FLOAT: ((float *)ncol[i])[r] = (float)v; break;
+                    case TSF_INT32: ((int32_t *)ncol[i])[r] = (int32_t)(rr % 1000) * (i + 1); break;
+                    case TSF_BOOLEAN: ncol[i][r] = (uint8_t)((rr / 7 + (size_t)i) % 3 == 0); break;
+                    default: ((int64_t *)ncol[i])[r] = (int64_t)(rr * rr % 100003) + i; break;
+                    }
+                }
+                CHECK_OK(set(t, (size_t)i, ncol[i], i % 3 == 2 ? valid : NULL, TAB, &e), &e);
+            }
+            s = tsf_writer_write_tablet(w, t, &e);
+            tsf_tablet_free(t); /* its buffers go, and the caller's arrays change at once */
+            for (int i = 0; i < NWIDE; i++) memset(ncol[i], 0xa5, TAB * 8);
+            memset(valid, 0x5a, sizeof valid);
+        }
         if (sizes) sizes[ti] = tsf_writer_bytes_written(w);
         if (!s && ti == NTAB / 2) {
             /* three series: the device's column array grows (moves) under a running output */
@@ -196,6 +239,7 @@ static tsf_status write_file(sink *k, const opts *op, int do_abort, uint64_t *si
         }
         if (!s && ti == NTAB / 2 + 2) s = tsf_writer_flush(w, &e);
     }
+    for (int i = 0; i < NWIDE; i++) free(ncol[i]);
     free(times);
     free(d);
     free(d2);

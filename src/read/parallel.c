@@ -20,6 +20,8 @@
  * into batch_size pieces gives the one-thread pieces, so aligned and single-column queries without a
  * filter give batches identical to one thread's; a non-aligned device with several columns (or a filter)
  * yields the same rows, possibly cut into batches differently.
+ * Recycled buffers go back to the thread that filled them (par_bufs), so a thread decodes into lines its own
+ * core wrote last; tasks of about one E2 page keep few page sets in flight (doc/reader.md, session 6).
  * The workers, the ring's slots, the recycled decode buffers and the constant buffers live in the reader
  * (rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
  * tsf_reader_close), so a query starts no thread and faults no page in once the reader is warm; a query
@@ -35,13 +37,15 @@
 
 /* Tuning knobs, overridable at compile time for experiments (doc/reader.md "Parallel scan", session 5) */
 #ifndef PAR_TASK_VALUES
-#define PAR_TASK_VALUES (1u << 19) /* values (rows x columns) a task aims at */
+#define PAR_TASK_VALUES (1u << 16) /* values (rows x columns) a task aims at */
 #endif
 #ifndef PAR_SLOTS_PER_THREAD
 #define PAR_SLOTS_PER_THREAD 2 /* ring slots per decoding thread */
 #endif
-#define PAR_BIG_BATCH 16384        /* at least this many rows per worker batch (whole pages) */
-#define PAR_SPARE_BATCHES 4        /* pool buffers a worker takes per lock, in batches' worth */
+#ifndef PAR_SPARE_BATCHES
+#define PAR_SPARE_BATCHES 1 /* pool buffers a worker takes per lock, in batches' worth */
+#endif
+#define PAR_BIG_BATCH 16384 /* at least this many rows per worker batch (whole pages) */
 #define PAR_MAX_THREADS 64
 
 typedef struct par_task {
@@ -62,6 +66,15 @@ typedef struct pb_batch {
     size_t toff;
 } pb_batch;
 
+/* A decoding thread's recycled decode buffers. A buffer goes back to the thread that filled it, so a thread
+ * writes its pages into lines its own core touched last (not lines another core holds modified). */
+typedef struct par_bufs {
+    rd_buf pool; /* rd_buf[npool]: buffers the caller gave back (guarded by the pool's mutex) */
+    size_t npool;
+    rd_buf spare; /* rd_buf[nspare]: taken from pool for the next detaches (the owning thread's alone) */
+    size_t nspare;
+} par_bufs;
+
 typedef struct par_slot {
     size_t task;
     int ready; /* filled for `task` (guarded by the pool's mutex) */
@@ -73,8 +86,7 @@ typedef struct par_slot {
     size_t nbatches, ncols;
     rd_buf held; /* rd_buf[nheld]: decode buffers detached from the task's query */
     size_t nheld;
-    rd_buf spare; /* rd_buf[nspare]: pool buffers the worker holds for the next detach */
-    size_t nspare;
+    par_bufs *by; /* buffers of the thread that filled the slot: held ones go back there */
     tsf_query_stats st;
 } par_slot;
 
@@ -85,6 +97,7 @@ typedef struct par_worker {
     size_t id;
     rd_par *job;  /* the parallel query this worker has joined (counted in its `active`), or NULL */
     tsf_query *q; /* its query for that job, opened on the first task it takes */
+    par_bufs *bf; /* its recycled decode buffers (in the pool: they outlive the job) */
 } par_worker;
 
 /* Kept across queries (tsf_reader.workers): threads, slots, recycled buffers. Guarded by mu. */
@@ -100,8 +113,7 @@ struct rd_pool {
     rd_par *job; /* the query being served, or NULL */
     par_slot *slots;
     size_t slots_cap;
-    rd_buf pool; /* rd_buf[npool]: recycled decode buffers */
-    size_t npool;
+    par_bufs bufs[PAR_MAX_THREADS + 1]; /* recycled decode buffers: worker i's at [i], the caller's last */
     rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (a batch outlives the task) */
 };
 
@@ -306,19 +318,20 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
 {
     size_t need = 1 + 2 * b->ncolumns;
     tsf_status st;
+    par_bufs *bf = s->by;
     if ((st = bufs_reserve(p, &s->held, s->nheld, need, err)) ||
-        (st = bufs_reserve(p, &s->spare, 0, PAR_SPARE_BATCHES * need, err)) ||
+        (st = bufs_reserve(p, &bf->spare, 0, PAR_SPARE_BATCHES * need, err)) ||
         (st = rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err)) ||
         (st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
         return st;
-    if (s->nspare < need) { /* top up the worker's spares from the pool, several batches' worth per lock */
+    if (bf->nspare < need) { /* top up the thread's spares from its pool, PAR_SPARE_BATCHES batches' worth */
         rd_pool *pl = p->pl;
         pthread_mutex_lock(&pl->mu);
-        while (s->nspare < PAR_SPARE_BATCHES * need && pl->npool)
-            ((rd_buf *)s->spare.p)[s->nspare++] = ((rd_buf *)pl->pool.p)[--pl->npool];
+        while (bf->nspare < PAR_SPARE_BATCHES * need && bf->npool)
+            ((rd_buf *)bf->spare.p)[bf->nspare++] = ((rd_buf *)bf->pool.p)[--bf->npool];
         pthread_mutex_unlock(&pl->mu);
     }
-    size_t n = rd_query_detach(q, b, (rd_buf *)s->spare.p, &s->nspare, (rd_buf *)s->held.p + s->nheld);
+    size_t n = rd_query_detach(q, b, (rd_buf *)bf->spare.p, &bf->nspare, (rd_buf *)s->held.p + s->nheld);
     if (n == SIZE_MAX) return copy_batch(p, s, b, err);
     s->nheld += n;
     rd_buf qz, qo;
@@ -338,15 +351,15 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
     return TSF_OK;
 }
 
-/* Gives n buffers back to the pool (caller holds the mutex). */
-static void pool_put(rd_pool *pl, rd_buf *bufs, size_t n)
+/* Gives n buffers back to the pool of the thread that filled them (caller holds the mutex). */
+static void pool_put(rd_pool *pl, par_bufs *bf, rd_buf *bufs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (rd_buf_reserve(pl->a, &pl->pool, (pl->npool + 1) * sizeof(rd_buf), NULL)) {
+        if (rd_buf_reserve(pl->a, &bf->pool, (bf->npool + 1) * sizeof(rd_buf), NULL)) {
             rd_buf_free(pl->a, &bufs[i]);
             continue;
         }
-        ((rd_buf *)pl->pool.p)[pl->npool++] = bufs[i];
+        ((rd_buf *)bf->pool.p)[bf->npool++] = bufs[i];
     }
 }
 
@@ -354,6 +367,7 @@ static void pool_put(rd_pool *pl, rd_buf *bufs, size_t n)
 static void run_task(par_worker *w, rd_par *p, par_slot *s, const par_task *t)
 {
     s->used = s->nbatches = s->ncols = 0;
+    s->by = w->bf;
     memset(&s->st, 0, sizeof s->st);
     tsf_status st = TSF_OK;
     if (!w->q) st = tsf_query_open(p->r, &p->wo, &w->q, &s->err);
@@ -424,8 +438,7 @@ static void *worker(void *arg)
 static void slot_free(const tsf_allocator *a, par_slot *s)
 {
     for (size_t j = 0; j < s->nheld; j++) rd_buf_free(a, (rd_buf *)s->held.p + j);
-    for (size_t j = 0; j < s->nspare; j++) rd_buf_free(a, (rd_buf *)s->spare.p + j);
-    rd_buf *bufs[] = {&s->held, &s->spare, &s->data, &s->batches, &s->cols};
+    rd_buf *bufs[] = {&s->held, &s->data, &s->batches, &s->cols};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
 }
 
@@ -440,8 +453,13 @@ static void pool_free(rd_pool *pl)
     for (size_t i = 0; i < pl->nth; i++) pthread_join(pl->th[i], NULL);
     for (size_t i = 0; i < pl->slots_cap; i++) slot_free(pl->a, &pl->slots[i]);
     tsf_free(pl->a, pl->slots, pl->slots_cap * sizeof *pl->slots);
-    for (size_t j = 0; j < pl->npool; j++) rd_buf_free(pl->a, (rd_buf *)pl->pool.p + j);
-    rd_buf_free(pl->a, &pl->pool);
+    for (size_t i = 0; i <= PAR_MAX_THREADS; i++) {
+        par_bufs *bf = &pl->bufs[i];
+        for (size_t j = 0; j < bf->npool; j++) rd_buf_free(pl->a, (rd_buf *)bf->pool.p + j);
+        for (size_t j = 0; j < bf->nspare; j++) rd_buf_free(pl->a, (rd_buf *)bf->spare.p + j);
+        rd_buf_free(pl->a, &bf->pool);
+        rd_buf_free(pl->a, &bf->spare);
+    }
     rd_buf_free(pl->a, &pl->zeros);
     rd_buf_free(pl->a, &pl->ones);
     pthread_cond_destroy(&pl->cv_work);
@@ -492,7 +510,7 @@ static tsf_status pool_prepare(rd_pool *pl, rd_par *p, size_t want, tsf_error *e
     }
     while (pl->nth < want) {
         par_worker *w = &pl->w[pl->nth];
-        *w = (par_worker){pl, pl->nth, NULL, NULL};
+        *w = (par_worker){pl, pl->nth, NULL, NULL, &pl->bufs[pl->nth]};
         if (pthread_create(&pl->th[pl->nth], NULL, worker, w)) break;
         pl->nth++;
     }
@@ -541,6 +559,7 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     }
     p->pl = pl;
     p->own_pool = !mine;
+    p->self.bf = &pl->bufs[PAR_MAX_THREADS];
     pthread_mutex_lock(&pl->mu);
     st = pool_prepare(pl, p, want, err);
     if (!st) {
@@ -578,7 +597,7 @@ static void release(rd_par *p)
     p->st.bytes_read += a->bytes_read, p->st.bytes_decompressed += a->bytes_decompressed;
     p->st.rows += a->rows;
     pthread_mutex_lock(&pl->mu);
-    pool_put(pl, (rd_buf *)s->held.p, s->nheld);
+    pool_put(pl, s->by, (rd_buf *)s->held.p, s->nheld);
     s->nheld = 0;
     s->ready = 0;
     p->cons++;
@@ -691,7 +710,7 @@ void rd_par_close(rd_par *p)
         while (p->active) pthread_cond_wait(&pl->cv_left, &pl->mu);
         for (size_t i = 0; i < p->nslots; i++) { /* tasks done but not consumed */
             par_slot *s = &pl->slots[i];
-            pool_put(pl, (rd_buf *)s->held.p, s->nheld);
+            if (s->nheld) pool_put(pl, s->by, (rd_buf *)s->held.p, s->nheld);
             s->nheld = 0;
             s->ready = 0;
         }

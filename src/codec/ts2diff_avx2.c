@@ -40,7 +40,7 @@ static size_t td_fill32_avx2(uint32_t mind, uint32_t *out, size_t m)
         _mm256_storeu_si256((__m256i *)(out + i + 1), v);
         v = _mm256_add_epi32(v, k8);
     }
-    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    td_fill32(mind, out + i, m - i); /* the tail: the scalar twin */
     return m;
 }
 
@@ -55,7 +55,7 @@ static size_t td_fill64_avx2(uint64_t mind, uint64_t *out, size_t m)
         _mm256_storeu_si256((__m256i *)(out + i + 1), v);
         v = _mm256_add_epi64(v, k4);
     }
-    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    td_fill64(mind, out + i, m - i);
     return m;
 }
 

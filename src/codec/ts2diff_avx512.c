@@ -38,11 +38,6 @@ static inline __m512i td_scan16(__m512i x)
     return _mm512_add_epi32(x, _mm512_alignr_epi32(x, z, 8));
 }
 
-/*
- * The prefix sum runs on the unpacked d' alone (in 32-bit lanes: 16 fields of <= 25 bits cannot
- * overflow), and minDelta enters as the constant K[k] = (k+1)*minDelta: out[k] = carry + K[k] + P[k].
- * The carry advances by K[15] + P[15], one add per 16 values, so the loop-carried chain is short.
- */
 /* Width 0: out[i] = out[0] + i * minDelta, 16 lanes per store, the tail masked; every value written. */
 static size_t td_fill32_avx512(uint32_t mind, uint32_t *out, size_t m)
 {
@@ -74,6 +69,11 @@ static size_t td_fill64_avx512(uint64_t mind, uint64_t *out, size_t m)
     return m;
 }
 
+/*
+ * The prefix sum runs on the unpacked d' alone (in 32-bit lanes: 16 fields of <= 25 bits cannot
+ * overflow), and minDelta enters as the constant K[k] = (k+1)*minDelta: out[k] = carry + K[k] + P[k].
+ * The carry advances by K[15] + P[15], one add per 16 values, so the loop-carried chain is short.
+ */
 size_t tsf_td_dec32_avx512(const uint8_t *d, size_t avail, unsigned w, uint32_t mind, uint32_t *out, size_t m)
 {
     if (w == 0) return td_fill32_avx512(mind, out, m);

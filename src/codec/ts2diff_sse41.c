@@ -47,7 +47,7 @@ static size_t td_fill32_sse41(uint32_t mind, uint32_t *out, size_t m)
         _mm_storeu_si128((__m128i *)(out + i + 1), v);
         v = _mm_add_epi32(v, k4);
     }
-    for (; i < m; i++) out[i + 1] = out[i] + mind;
+    td_fill32(mind, out + i, m - i); /* the tail: the scalar twin */
     return m;
 }
 
@@ -61,7 +61,7 @@ static size_t td_fill64_sse41(uint64_t mind, uint64_t *out, size_t m)
         _mm_storeu_si128((__m128i *)(out + i + 1), v);
         v = _mm_add_epi64(v, k2);
     }
-    if (i < m) out[i + 1] = out[i] + mind;
+    td_fill64(mind, out + i, m - i);
     return m;
 }
 

@@ -1001,6 +1001,18 @@ static size_t pipe_share(struct wpool *p, int kind, size_t n)
     return sh;
 }
 
+/* The caller's share of a posted pipe is done: rebalance the next split; on the caller's failure wait
+ * for the workers (their own errors are dropped: the caller's comes first, as on one thread). */
+static tsf_status pipe_end(tsf_writer *w, struct wpool *p, tsf_status s)
+{
+    pipe_balance(p);
+    if (s) {
+        tsf_error e;
+        (void)pipe_join(w, &e);
+    }
+    return s;
+}
+
 /*
  * A non-aligned tablet whose last columns go on in the workers after the call returns (kind 1):
  * the caller appends columns [0, c0) from the tablet, a worker copies [c0, ncols) and appends them.
@@ -1057,12 +1069,7 @@ static tsf_status pipe_append(tsf_writer *w, tsf_tablet *t, wdevice *d, uint64_t
         s = append_cols(w, &w->ctx, t, d, i, i + 64 < c0 ? i + 64 : c0, g, 0, err);
     fold_ctx_mem(w);
     pipe_copied(p); /* the tablet may change once this call returns */
-    pipe_balance(p);
-    if (s) {
-        tsf_error e;
-        (void)pipe_join(w, &e);
-    }
-    return s;
+    return pipe_end(w, p, s);
 }
 
 /* Seals an aligned device's pending pages, the last columns in the workers after the call returns (kind 2). */
@@ -1080,15 +1087,11 @@ static tsf_status pipe_seal(tsf_writer *w, wdevice *d, tsf_error *err)
     atomic_store(&q->copied, 1);
     pipe_post(p);
     tsf_status s = TSF_OK;
-    for (size_t i = 0; i < j0 && !s; i++) s = tsf_wcol_seal_x(w, &w->ctx, i == 0 ? &d->tcol : &d->cols[i - 1], d->rows, err);
+    for (size_t i = 0; i < j0 && !s; i++)
+        s = tsf_wcol_seal_x(w, &w->ctx, i == 0 ? &d->tcol : &d->cols[i - 1], d->rows, err);
     fold_ctx_mem(w);
-    pipe_balance(p);
     d->rows = 0;
-    if (s) {
-        tsf_error e;
-        (void)pipe_join(w, &e);
-    }
-    return s;
+    return pipe_end(w, p, s);
 }
 
 /* Runs every job; on failure reports the failure of the lowest item (as one thread would). */

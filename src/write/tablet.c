@@ -527,7 +527,9 @@ static tsf_status sort_tablet(tsf_tablet *t, tsf_error *err)
  * The pool (threads - 1 workers) lives from open to close: no thread start per tablet. A worker
  * also writes the chunk groups of the last flush (the chunks swapped into wcol.out) while the
  * columns fill their other chunk buffers (wcol.ck): output overlaps encoding, and the file's bytes
- * stay in the same order (one flush's groups are written before the next flush swaps again).
+ * stay in the same order (one flush's groups are written before the next flush swaps again). The
+ * output goes in pieces (a group header, a chunk: out_piece), one at a time; between two pieces a
+ * worker serves a posted pipe first, so the output fills the time the pipes leave it.
  */
 typedef struct wjobs {
     tsf_writer *w;
@@ -573,8 +575,34 @@ typedef struct wpipe {
     size_t rows;          /* kind 1: tablet rows; kind 2: page rows */
     size_t c0, nc;        /* kind 1: tablet columns [c0, nc) are staged (job i: columns i * JOB_COLS...) */
     _Atomic uint64_t range; /* unclaimed jobs: lo | hi << 32; the caller takes lo, the workers hi - 1 */
+    uint64_t hi0;           /* hi when posted */
+    atomic_size_t wdone;    /* jobs the workers have finished */
     atomic_int copy_claim, copied;
 } wpipe;
+
+/*
+ * Probe of the two-thread pipeline, compiled in only with -DTSF_W_PROBE (bench/debug builds): where
+ * the calling thread and the workers spend their time; printed to stderr when the pool stops.
+ */
+#ifdef TSF_W_PROBE
+#include <stdio.h>
+#include <time.h>
+typedef struct wprobe {
+    uint64_t pipes, copy_caller, copy_caller_obusy, join_jobs, joins_helped, flushes, share_sum;
+    uint64_t bal_up, bal_down, bal_none, starved;
+    uint64_t t_copy_caller, t_copy_wait, t_own, t_join_run, t_join_wait, t_flush, t_outwait, t_seal, t_call;
+    _Atomic uint64_t w_pipe_jobs, w_copies, t_w_idle, t_w_out, t_w_pipe, t_w_batch, t_w_copy;
+} wprobe;
+static uint64_t probe_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define PROBE(x) x
+#else
+#define PROBE(x)
+#endif
 
 typedef struct wthr {
     tsf_writer *w;
@@ -594,7 +622,9 @@ struct wpool {
     size_t inside;  /* workers inside the open batch */
     wdevice **olist; /* devices of the pending output, ascending */
     size_t on, ocap;
+    size_t oi, oj;   /* the next output piece: device olist[oi], piece oj (out_piece) */
     int opending, obusy, quit;
+    atomic_int outing; /* = opending, read without the lock by pipe_balance */
     tsf_status os; /* the output's result, reported by tsf_w_out_wait */
     tsf_error oerr;
     /* the tail of a tablet left to the workers when the write call returns (see pipe_post) */
@@ -610,6 +640,7 @@ struct wpool {
     size_t pcap;
     uint8_t *stage;    /* pipe kind 1: the staged copies */
     size_t scap;
+    PROBE(wprobe pr;)
 };
 
 /* Columns per append job: four of one type share a statistics pass (tsf_wcol_append_group). */
@@ -731,18 +762,19 @@ static void pipe_copy(struct wpool *p)
     }
 }
 
-/* Makes sure the staged copies exist: takes the copy unless a worker has, else waits for it. */
-static void pipe_copied(struct wpool *p)
+/* Makes sure the staged copies exist: copies them unless a worker has, else waits (1: copied here). */
+static int pipe_copied(struct wpool *p)
 {
     wpipe *q = &p->pipe;
     int z = 0;
-    if (atomic_load(&q->copied)) return;
+    if (atomic_load(&q->copied)) return 0;
     if (atomic_compare_exchange_strong(&q->copy_claim, &z, 1)) {
         pipe_copy(p);
         atomic_store(&q->copied, 1);
-        return;
+        return 1;
     }
     while (!atomic_load(&q->copied)) sched_yield(); /* a copy in progress: a few hundred microseconds */
+    return 0;
 }
 
 static tsf_status pipe_job(tsf_writer *w, struct wpool *p, wctx *x, size_t i, tsf_error *err)
@@ -759,8 +791,15 @@ static tsf_status pipe_job(tsf_writer *w, struct wpool *p, wctx *x, size_t i, ts
 static void pipe_run(tsf_writer *w, struct wpool *p, wworker *k, int back)
 {
     size_t i;
-    pipe_copied(p);
+    PROBE(uint64_t t0 = probe_ns());
+    int did = pipe_copied(p);
+    (void)did;
+    PROBE(if (did && back) {
+        atomic_fetch_add(&p->pr.w_copies, 1);
+        atomic_fetch_add(&p->pr.t_w_copy, probe_ns() - t0);
+    })
     while ((i = pipe_claim(&p->pipe, back)) != SIZE_MAX) {
+        PROBE(if (back) atomic_fetch_add(&p->pr.w_pipe_jobs, 1); else p->pr.join_jobs++);
         tsf_error e;
         tsf_status s = pipe_job(w, p, k->x, i, &e);
         if (s && i < k->bad) {
@@ -768,24 +807,25 @@ static void pipe_run(tsf_writer *w, struct wpool *p, wworker *k, int back)
             k->bad = i;
             k->err = e;
         }
+        if (back) atomic_fetch_add(&p->pipe.wdone, 1);
     }
 }
 
-/* Chunk groups of devices list[0..n), from each column's `out` chunk set (the output thread). */
-static tsf_status out_groups(tsf_writer *w, wctx *x, wdevice *const *list, size_t n, tsf_error *err)
+/*
+ * One piece of the pending output, from each column's `out` chunk set: piece j == 0 of device d is
+ * the chunk-group header (and an aligned device's time chunk), piece j >= 1 the chunk of column
+ * j - 1. Pieces are written one at a time in this order (wpool.obusy), so the bytes are those of
+ * one thread; between pieces the output thread serves a posted pipe or batch first.
+ */
+static tsf_status out_piece(tsf_writer *w, wctx *x, wdevice *d, size_t j, tsf_error *err)
 {
-    tsf_status s = TSF_OK;
-    for (size_t i = 0; i < n && !s; i++) {
-        wdevice *d = list[i];
-        x->ghead.len = 0;
-        tsf_wbuf_u8(&x->ghead, 0x00);
-        tsf_ix_put_device(&x->ghead, d->segs, d->nsegs);
-        if (x->ghead.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
-        if ((s = tsf_w_out(w, x->ghead.p, x->ghead.len, err))) break;
-        if (d->aligned) s = tsf_wcol_flush_chunk_k(w, x, &d->tcol, &d->tcol.out, 0, err);
-        for (size_t j = 0; j < d->ncols && !s; j++)
-            s = tsf_wcol_flush_chunk_k(w, x, &d->cols[j], &d->cols[j].out, d->aligned, err);
-    }
+    if (j) return tsf_wcol_flush_chunk_k(w, x, &d->cols[j - 1], &d->cols[j - 1].out, d->aligned, err);
+    x->ghead.len = 0;
+    tsf_wbuf_u8(&x->ghead, 0x00);
+    tsf_ix_put_device(&x->ghead, d->segs, d->nsegs);
+    if (x->ghead.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
+    tsf_status s = tsf_w_out(w, x->ghead.p, x->ghead.len, err);
+    if (!s && d->aligned) s = tsf_wcol_flush_chunk_k(w, x, &d->tcol, &d->tcol.out, 0, err);
     return s;
 }
 
@@ -802,22 +842,38 @@ static void *pool_main(void *arg)
             pseen = p->pgen;
             p->pinside++;
             pthread_mutex_unlock(&p->mu);
+            PROBE(uint64_t t0 = probe_ns());
             pipe_run(w, p, k, 1);
+            PROBE(atomic_fetch_add(&p->pr.t_w_pipe, probe_ns() - t0));
             pthread_mutex_lock(&p->mu);
             if (--p->pinside == 0) pthread_cond_broadcast(&p->idle);
             continue;
         }
-        if (p->opending && !p->obusy) { /* output first: the others encode meanwhile */
+        /* output: after a pipe (its copy is due before the call returns), before a batch (the caller
+           runs the jobs no worker takes: the serial output goes on meanwhile) */
+        if (p->opending && !p->obusy) {
             p->obusy = 1;
+            wdevice *d = p->olist[p->oi];
+            size_t j = p->oj;
             pthread_mutex_unlock(&p->mu);
             tsf_error e = {0};
-            tsf_status s = out_groups(w, k->x, p->olist, p->on, &e);
+            PROBE(uint64_t t0 = probe_ns());
+            tsf_status s = out_piece(w, k->x, d, j, &e);
+            PROBE(atomic_fetch_add(&p->pr.t_w_out, probe_ns() - t0));
             if (s) w->failed = 1; /* a lost chunk group: only close/abort from now on */
             pthread_mutex_lock(&p->mu);
-            p->os = s;
-            if (s) p->oerr = e;
-            p->opending = p->obusy = 0;
-            pthread_cond_broadcast(&p->idle);
+            p->obusy = 0;
+            if (++p->oj > d->ncols) {
+                p->oj = 0;
+                p->oi++;
+            }
+            if (s || p->oi == p->on) {
+                p->os = s;
+                if (s) p->oerr = e;
+                p->opending = 0;
+                atomic_store(&p->outing, 0);
+                pthread_cond_broadcast(&p->idle);
+            }
             continue;
         }
         if (p->batch && p->bgen != seen) {
@@ -825,13 +881,17 @@ static void *pool_main(void *arg)
             k->j = p->batch;
             p->inside++;
             pthread_mutex_unlock(&p->mu);
+            PROBE(uint64_t t0 = probe_ns());
             worker_main(k);
+            PROBE(atomic_fetch_add(&p->pr.t_w_batch, probe_ns() - t0));
             pthread_mutex_lock(&p->mu);
             if (--p->inside == 0) pthread_cond_broadcast(&p->idle);
             continue;
         }
         if (p->quit) break;
+        PROBE(uint64_t t0 = probe_ns());
         pthread_cond_wait(&p->wake, &p->mu);
+        PROBE(atomic_fetch_add(&p->pr.t_w_idle, probe_ns() - t0));
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -869,6 +929,29 @@ void tsf_w_pool_stop(tsf_writer *w)
     pthread_mutex_lock(&p->mu);
     while (p->opending || p->pinside) pthread_cond_wait(&p->idle, &p->mu);
     p->quit = 1;
+    PROBE({
+        wprobe *r = &p->pr;
+        double ms = 1e-6;
+        fprintf(stderr,
+                "probe: pipes %llu (caller copies %llu, %llu while output ran; worker copies %llu) "
+                "share avg %.2f "
+                "(up %llu down %llu none %llu); flushes %llu (output late %llu)\n"
+                "  caller ms: calls %.1f own %.1f copy %.1f copy-wait %.1f join-run %.1f (%llu jobs) "
+                "join-wait %.1f "
+                "flush %.1f (out-wait %.1f seal %.1f)\n"
+                "  worker ms: idle %.1f output %.1f pipe %.1f (%llu jobs, copy %.1f) batch %.1f\n",
+                (unsigned long long)r->pipes, (unsigned long long)r->copy_caller,
+                (unsigned long long)r->copy_caller_obusy, (unsigned long long)r->w_copies,
+                r->pipes ? (double)r->share_sum / (double)r->pipes : 0.0, (unsigned long long)r->bal_up,
+                (unsigned long long)r->bal_down, (unsigned long long)r->bal_none,
+                (unsigned long long)r->flushes,
+                (unsigned long long)r->starved, (double)r->t_call * ms,
+                (double)r->t_own * ms, (double)r->t_copy_caller * ms, (double)r->t_copy_wait * ms,
+                (double)r->t_join_run * ms, (unsigned long long)r->join_jobs, (double)r->t_join_wait * ms,
+                (double)r->t_flush * ms, (double)r->t_outwait * ms, (double)r->t_seal * ms,
+                (double)r->t_w_idle * ms, (double)r->t_w_out * ms, (double)r->t_w_pipe * ms,
+                (unsigned long long)r->w_pipe_jobs, (double)r->t_w_copy * ms, (double)r->t_w_batch * ms);
+    })
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
     for (size_t i = 0; i < p->nth; i++) pthread_join(p->th[i], NULL);
@@ -939,11 +1022,14 @@ static tsf_status pipe_join(tsf_writer *w, tsf_error *err)
 {
     struct wpool *p = w->pool;
     if (!p || !p->pipe_on) return TSF_OK;
+    PROBE(uint64_t t0 = probe_ns(); uint64_t j0 = p->pr.join_jobs);
     pipe_run(w, p, &p->ks[0], 0);
+    PROBE(uint64_t t1 = probe_ns(); p->pr.t_join_run += t1 - t0; p->pr.joins_helped += p->pr.join_jobs != j0);
     pthread_mutex_lock(&p->mu);
     while (p->pinside) pthread_cond_wait(&p->idle, &p->mu);
     p->pipe_on = 0;
     pthread_mutex_unlock(&p->mu);
+    PROBE(p->pr.t_join_wait += probe_ns() - t1);
     tsf_status s = ks_collect(w, err);
     fold_ctx_mem(w);
     return s;
@@ -951,19 +1037,29 @@ static tsf_status pipe_join(tsf_writer *w, tsf_error *err)
 
 /*
  * Balances the next pipe of this kind when the caller has done its part: the workers get one job
- * more if they have taken all of theirs, one less if some are still waiting. The caller and the
- * workers thus finish together (as in a batch); what runs on after the call is about one job, not
- * work that would only hide behind the application's own time between calls.
+ * less if some are still waiting or the last one still runs (the next call would wait for it), one
+ * more if they have finished all of theirs and no output is pending; with an output pending the
+ * share stays (the output fills the workers' spare time; flush_async shrinks the share when the
+ * output is late). The caller and the workers thus finish together (as in a batch); what runs on
+ * after the call is less than a job, not work that would only hide behind the application's own
+ * time between calls. A worker that has not come since the post because it is inside an output
+ * piece gives no measure.
  */
 static void pipe_balance(struct wpool *p)
 {
     uint64_t r = atomic_load(&p->pipe.range);
     size_t *sh = &p->share[p->pipe.kind - 1];
-    if ((r & 0xffffffffu) < (r >> 32)) {
+    int outp = atomic_load(&p->outing);
+    if ((r >> 32) == p->pipe.hi0 && outp) { /* inside an output piece since the post: no measure */
+        PROBE(p->pr.bal_none++);
+    } else if ((r & 0xffffffffu) < (r >> 32) || atomic_load(&p->pipe.wdone) < p->pipe.hi0 - (r >> 32)) {
+        /* jobs left, or the last one still running: the next call would wait for it */
         if (*sh > 1) (*sh)--;
-    } else {
+        PROBE(p->pr.bal_down++);
+    } else if (!outp) {
         (*sh)++; /* capped where it is used */
-    }
+        PROBE(p->pr.bal_up++);
+    } /* else: the output fills the workers' spare time (flush_async shrinks the share if it starves) */
 }
 
 /* Posts the pipe in p->pipe (range and copy flags set) to the workers. */
@@ -1061,14 +1157,24 @@ static tsf_status pipe_append(tsf_writer *w, tsf_tablet *t, wdevice *d, uint64_t
     q->c0 = c0;
     q->nc = t->ncols;
     atomic_store(&q->range, (uint64_t)j0 | (uint64_t)nj << 32);
+    q->hi0 = nj;
+    atomic_store(&q->wdone, 0);
     atomic_store(&q->copy_claim, 0);
     atomic_store(&q->copied, 0);
     pipe_post(p);
+    PROBE(p->pr.pipes++; p->pr.share_sum += nj - j0; uint64_t t0 = probe_ns());
     tsf_status s = TSF_OK;
     for (size_t i = 0; i < c0 && !s; i += 64)
         s = append_cols(w, &w->ctx, t, d, i, i + 64 < c0 ? i + 64 : c0, g, 0, err);
     fold_ctx_mem(w);
-    pipe_copied(p); /* the tablet may change once this call returns */
+    PROBE(uint64_t t1 = probe_ns(); p->pr.t_own += t1 - t0; int ob = atomic_load(&p->outing));
+    int did = pipe_copied(p); /* the tablet may change once this call returns */
+    (void)did;
+    PROBE(if (did) {
+        p->pr.copy_caller++;
+        p->pr.copy_caller_obusy += ob != 0;
+        p->pr.t_copy_caller += probe_ns() - t1;
+    } else p->pr.t_copy_wait += probe_ns() - t1;)
     return pipe_end(w, p, s);
 }
 
@@ -1083,6 +1189,8 @@ static tsf_status pipe_seal(tsf_writer *w, wdevice *d, tsf_error *err)
     q->t = NULL;
     q->rows = d->rows;
     atomic_store(&q->range, (uint64_t)j0 | (uint64_t)n << 32);
+    q->hi0 = n;
+    atomic_store(&q->wdone, 0);
     atomic_store(&q->copy_claim, 1);
     atomic_store(&q->copied, 1);
     pipe_post(p);
@@ -1168,18 +1276,34 @@ static int cmp_dev(const void *a, const void *b)
 }
 
 /*
- * Flush with an output thread: seals every dirty device's pending pages, swaps each column's chunk
- * set into wcol.out and lets a worker write the chunk groups (devices ascending) while the next
- * tablets are encoded into the other set. The buffered-bytes count drops at once; a flush waits
- * for the previous one's output first, so at most two sets of chunk buffers exist.
+ * Flush with an output thread: seals every dirty device's pending pages (while the previous output
+ * may still run: the seals fill `ck`), waits for the previous output, swaps each column's chunk set
+ * into wcol.out and lets a worker write the chunk groups (devices ascending) while the next tablets
+ * are encoded into the other set. The buffered-bytes count drops at once; at most two sets of
+ * chunk buffers exist.
  */
 static tsf_status flush_async(tsf_writer *w, tsf_error *err)
 {
     struct wpool *p = w->pool;
-    tsf_status s = tsf_w_out_wait(w, err);
-    if (s) return s;
+    tsf_status s = TSF_OK;
+    PROBE(uint64_t t0 = probe_ns(); p->pr.flushes++);
+    /* the seals fill `ck` only: they run while the last output may still write `out` (the output
+       thread, on the workers' side, is served before a batch, so the caller seals alone meanwhile) */
     size_t n = 0;
-    for (size_t i = 0; i < w->ndevs; i++) n += w->devs[i]->dirty;
+    for (size_t i = 0; i < w->ndevs && !s; i++)
+        if (w->devs[i]->dirty) {
+            n++;
+            s = tsf_w_seal_device(w, w->devs[i], err);
+        }
+    PROBE(uint64_t t1 = probe_ns(); p->pr.t_seal += t1 - t0);
+    if (s) return s;
+    if (atomic_load(&p->outing)) { /* the last output is not done: leave the workers more time for it */
+        for (int k = 0; k < 2; k++) p->share[k] = p->share[k] > 2 ? p->share[k] - 2 : 1;
+        PROBE(p->pr.starved++);
+    }
+    s = tsf_w_out_wait(w, err);
+    PROBE(p->pr.t_outwait += probe_ns() - t1);
+    if (s) return s;
     if (!n) return TSF_OK;
     if (n > p->ocap) {
         wdevice **nl = tsf_realloc(w->alloc, p->olist, p->ocap * sizeof *nl, n * sizeof *nl);
@@ -1194,7 +1318,6 @@ static tsf_status flush_async(tsf_writer *w, tsf_error *err)
     size_t freed = 0;
     for (size_t i = 0; i < n; i++) {
         wdevice *d = p->olist[i];
-        if ((s = tsf_w_seal_device(w, d, err))) return s;
         for (size_t j = 0; j < d->ncols + (size_t)d->aligned; j++) {
             wcol *c = j < d->ncols ? &d->cols[j] : &d->tcol;
             wchunk k = c->out; /* emptied by the last output, capacity kept */
@@ -1204,10 +1327,13 @@ static tsf_status flush_async(tsf_writer *w, tsf_error *err)
         }
         d->dirty = 0;
     }
+    PROBE(p->pr.t_flush += probe_ns() - t0);
     w->mem -= freed < w->mem ? freed : w->mem;
     pthread_mutex_lock(&p->mu);
     p->on = n;
+    p->oi = p->oj = 0;
     p->opending = 1;
+    atomic_store(&p->outing, 1);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
     return TSF_OK;
@@ -1547,8 +1673,10 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     if (t->w != w) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_tablet: tablet belongs to another writer");
     if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_write_tablet: writer is closed");
     if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_write_tablet: an earlier output error stopped this writer");
+    PROBE(uint64_t tc0 = probe_ns());
     tsf_status s = tsf_w_settle(w, err);
     if (s) return s;
+    PROBE(struct wpool *pp = w->pool);
     if (t->rows) {
         if (w->opt.sort_tablets && (s = sort_tablet(t, err))) return s;
         s = t->table >= 0 ? write_table(w, t, err) : write_tree(w, t, err);
@@ -1556,6 +1684,7 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
         if (w->pool && w->pool->pipe_on) w->pool->budget_due = 1; /* checked when the tail has run */
         else if ((s = budget_flush(w, err))) return s;
     }
+    PROBE(if (pp) pp->pr.t_call += probe_ns() - tc0);
     tsf_tablet_reset(t);
     return TSF_OK;
 }

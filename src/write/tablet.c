@@ -592,6 +592,9 @@ typedef struct wprobe {
     uint64_t bal_up, bal_down, bal_none, starved;
     uint64_t t_copy_caller, t_copy_wait, t_own, t_join_run, t_join_wait, t_flush, t_outwait, t_seal, t_call;
     _Atomic uint64_t w_pipe_jobs, w_copies, t_w_idle, t_w_out, t_w_pipe, t_w_batch, t_w_copy;
+    _Atomic uint64_t t_w_out_gap, t_w_job_gap; /* started while the caller was outside the writer */
+    atomic_int incall;
+    _Atomic uint64_t t_post, t_w_wake, t_w_idle_incall, w_wakes, t_w_wake_slept, w_wakes_slept;
 } wprobe;
 static uint64_t probe_ns(void)
 {
@@ -800,8 +803,10 @@ static void pipe_run(tsf_writer *w, struct wpool *p, wworker *k, int back)
     })
     while ((i = pipe_claim(&p->pipe, back)) != SIZE_MAX) {
         PROBE(if (back) atomic_fetch_add(&p->pr.w_pipe_jobs, 1); else p->pr.join_jobs++);
+        PROBE(uint64_t tj = probe_ns(); int gap = back && !atomic_load(&p->pr.incall));
         tsf_error e;
         tsf_status s = pipe_job(w, p, k->x, i, &e);
+        PROBE(if (gap) atomic_fetch_add(&p->pr.t_w_job_gap, probe_ns() - tj));
         if (s && i < k->bad) {
             k->s = s;
             k->bad = i;
@@ -836,15 +841,22 @@ static void *pool_main(void *arg)
     struct wpool *p = w->pool;
     wworker *k = &p->ks[a->id + 1];
     uint64_t seen = 0, pseen = 0;
+    PROBE(int slept = 0);
     pthread_mutex_lock(&p->mu);
     for (;;) {
         if (p->pipe_on && p->pgen != pseen) { /* first: the caller may be waiting for the copy */
             pseen = p->pgen;
             p->pinside++;
             pthread_mutex_unlock(&p->mu);
-            PROBE(uint64_t t0 = probe_ns());
+            PROBE(uint64_t t0 = probe_ns(); atomic_fetch_add(&p->pr.t_w_wake, t0 - atomic_load(&p->pr.t_post));
+                  atomic_fetch_add(&p->pr.w_wakes, 1);
+                  if (slept) {
+                      atomic_fetch_add(&p->pr.t_w_wake_slept, t0 - atomic_load(&p->pr.t_post));
+                      atomic_fetch_add(&p->pr.w_wakes_slept, 1);
+                  });
             pipe_run(w, p, k, 1);
             PROBE(atomic_fetch_add(&p->pr.t_w_pipe, probe_ns() - t0));
+            PROBE(slept = 0);
             pthread_mutex_lock(&p->mu);
             if (--p->pinside == 0) pthread_cond_broadcast(&p->idle);
             continue;
@@ -857,9 +869,11 @@ static void *pool_main(void *arg)
             size_t j = p->oj;
             pthread_mutex_unlock(&p->mu);
             tsf_error e = {0};
-            PROBE(uint64_t t0 = probe_ns());
+            PROBE(uint64_t t0 = probe_ns(); int gap = !atomic_load(&p->pr.incall));
+            PROBE(slept = 0);
             tsf_status s = out_piece(w, k->x, d, j, &e);
             PROBE(atomic_fetch_add(&p->pr.t_w_out, probe_ns() - t0));
+            PROBE(if (gap) atomic_fetch_add(&p->pr.t_w_out_gap, probe_ns() - t0));
             if (s) w->failed = 1; /* a lost chunk group: only close/abort from now on */
             pthread_mutex_lock(&p->mu);
             p->obusy = 0;
@@ -892,6 +906,8 @@ static void *pool_main(void *arg)
         PROBE(uint64_t t0 = probe_ns());
         pthread_cond_wait(&p->wake, &p->mu);
         PROBE(atomic_fetch_add(&p->pr.t_w_idle, probe_ns() - t0));
+        PROBE(if (atomic_load(&p->pr.incall)) atomic_fetch_add(&p->pr.t_w_idle_incall, probe_ns() - t0));
+        PROBE(slept = 1);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -939,7 +955,9 @@ void tsf_w_pool_stop(tsf_writer *w)
                 "  caller ms: calls %.1f own %.1f copy %.1f copy-wait %.1f join-run %.1f (%llu jobs) "
                 "join-wait %.1f "
                 "flush %.1f (out-wait %.1f seal %.1f)\n"
-                "  worker ms: idle %.1f output %.1f pipe %.1f (%llu jobs, copy %.1f) batch %.1f\n",
+                "  worker ms: idle %.1f output %.1f pipe %.1f (%llu jobs, copy %.1f) batch %.1f; "
+                "started outside a call: output %.1f pipe jobs %.1f\n"
+                "  worker: post to pipe entry %.1f ms (%llu pipes, avg %.1f us; from sleep %llu, avg %.1f us)\n",
                 (unsigned long long)r->pipes, (unsigned long long)r->copy_caller,
                 (unsigned long long)r->copy_caller_obusy, (unsigned long long)r->w_copies,
                 r->pipes ? (double)r->share_sum / (double)r->pipes : 0.0, (unsigned long long)r->bal_up,
@@ -950,7 +968,11 @@ void tsf_w_pool_stop(tsf_writer *w)
                 (double)r->t_join_run * ms, (unsigned long long)r->join_jobs, (double)r->t_join_wait * ms,
                 (double)r->t_flush * ms, (double)r->t_outwait * ms, (double)r->t_seal * ms,
                 (double)r->t_w_idle * ms, (double)r->t_w_out * ms, (double)r->t_w_pipe * ms,
-                (unsigned long long)r->w_pipe_jobs, (double)r->t_w_copy * ms, (double)r->t_w_batch * ms);
+                (unsigned long long)r->w_pipe_jobs, (double)r->t_w_copy * ms, (double)r->t_w_batch * ms,
+                (double)r->t_w_out_gap * ms, (double)r->t_w_job_gap * ms, (double)r->t_w_wake * ms,
+                (unsigned long long)r->w_wakes, r->w_wakes ? (double)r->t_w_wake / (double)r->w_wakes / 1e3 : 0.0,
+                (unsigned long long)r->w_wakes_slept,
+                r->w_wakes_slept ? (double)r->t_w_wake_slept / (double)r->w_wakes_slept / 1e3 : 0.0);
     })
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mu);
@@ -1067,6 +1089,7 @@ static void pipe_post(struct wpool *p)
 {
     ks_reset(p);
     pthread_mutex_lock(&p->mu);
+    PROBE(atomic_store(&p->pr.t_post, probe_ns()));
     p->pipe_on = 1;
     p->pgen++;
     pthread_cond_broadcast(&p->wake);
@@ -1673,7 +1696,7 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
     if (t->w != w) return tsf_err(err, TSF_EINVAL, "tsf_writer_write_tablet: tablet belongs to another writer");
     if (w->closed) return tsf_err(err, TSF_ESTATE, "tsf_writer_write_tablet: writer is closed");
     if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_write_tablet: an earlier output error stopped this writer");
-    PROBE(uint64_t tc0 = probe_ns());
+    PROBE(uint64_t tc0 = probe_ns(); if (w->pool) atomic_store(&w->pool->pr.incall, 1));
     tsf_status s = tsf_w_settle(w, err);
     if (s) return s;
     PROBE(struct wpool *pp = w->pool);
@@ -1684,7 +1707,10 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
         if (w->pool && w->pool->pipe_on) w->pool->budget_due = 1; /* checked when the tail has run */
         else if ((s = budget_flush(w, err))) return s;
     }
-    PROBE(if (pp) pp->pr.t_call += probe_ns() - tc0);
+    PROBE(if (pp) {
+        pp->pr.t_call += probe_ns() - tc0;
+        atomic_store(&pp->pr.incall, 0);
+    })
     tsf_tablet_reset(t);
     return TSF_OK;
 }

@@ -306,6 +306,7 @@ TSF_INLINE uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
             S->err_hi = IX_LD(&L->err_hi);
             S->ready = IX_LD(&L->ready);
             S->shift = IX_LD(&L->shift);
+            S->rsh = IX_LD(&L->rsh);
             if (ix_leaf_valid(L, v)) return v;
         }
         if (spin < 64)
@@ -477,7 +478,7 @@ static void ix_meta_arena(tsf_index *ix, ix_leaf *leaves, uint64_t n, uint8_t **
     /* Slots of leaves with >= 16 blocks start 64-byte aligned (ix_meta_slot), others 8-byte. */
     for (uint64_t i = 0; i < n; i++)
         if (leaves[i].nblocks)
-            total = ix_meta_slot(total, leaves[i].nblocks) + ix_leaf_meta_bytes(ix, leaves[i].nblocks);
+            total = ix_meta_slot(total, leaves[i].nblocks) + ix_leaf_meta_bytes(ix, &leaves[i]);
     if (total == 0) return;
     total += IX_META_SLACK;
     uint64_t extra = total >= huge ? huge : 64, al = total >= huge ? huge : 64;
@@ -491,7 +492,7 @@ static void ix_meta_arena(tsf_index *ix, ix_leaf *leaves, uint64_t n, uint8_t **
         if (leaves[i].nblocks == 0) continue; /* (a slot at the arena's end would look foreign) */
         at = ix_meta_slot(at, leaves[i].nblocks);
         leaves[i].meta = a + at;
-        at += ix_leaf_meta_bytes(ix, leaves[i].nblocks);
+        at += ix_leaf_meta_bytes(ix, &leaves[i]);
     }
     *raw = r;
     *bytes = total + extra;
@@ -528,7 +529,7 @@ static void ix_meta_release(tsf_index *ix, uint8_t *m, uint64_t mb, int retire)
 /* Drops the block metadata and chunk list (retired for readers that may hold them, or freed at once). */
 static void ix_leaf_drop_mode(tsf_index *ix, ix_leaf *L, int retire)
 {
-    uint64_t mb = ix_leaf_meta_bytes(ix, L->nblocks);
+    uint64_t mb = ix_leaf_meta_bytes(ix, L);
     uint8_t *meta = L->meta;
     IX_ST(&L->meta, NULL);
     IX_ST(&L->ready, 0);
@@ -597,6 +598,28 @@ static inline uint32_t ix_sep(uint64_t origin, uint32_t shift, uint64_t k)
 {
     uint64_t q = (k > origin ? k - origin : 0) >> shift;
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+}
+
+/*
+ * Radix table of a sorted leaf (index_internal.h): narrows the candidate blocks [*b0, *b1] of a key with
+ * separator q when they span more than two separator lines. Entry j is the last block whose separator is
+ * below j << rsh, so every block from there to entry j + 1 keeps its place: the last block whose first key
+ * is below (or at) the key lies in both windows, and ties of truncated separators never reach below
+ * entry j (its separator is < q). Returns a guess of the key's position, interpolated in the bucket (osm:
+ * its block is the answer about half the time: worth a prefetch), or UINT64_MAX when the window stays.
+ */
+static inline uint64_t ix_radix_window(const ix_leaf *L, uint32_t q, uint64_t *b0, uint64_t *b1)
+{
+    if (!L->rsh || *b1 - (*b0 & ~(uint64_t)(IX_SEP_FAN - 1)) < 2 * IX_SEP_FAN) return UINT64_MAX;
+    uint32_t rs = L->rsh - 1u;
+    uint64_t rn = ix_radix_n(L->nblocks), j = (uint64_t)q >> rs;
+    const uint16_t *t = (const uint16_t *)(const void *)(L->meta + ix_meta_radix_off(L->nblocks));
+    j = j < rn - 2 ? j : rn - 2;
+    uint64_t lo = t[j], hi = t[j + 1];
+    uint64_t g = lo * IX_SLOTS + (((hi - lo + 1) * IX_SLOTS * ((uint64_t)q - (j << rs))) >> rs);
+    *b0 = lo > *b0 ? lo : *b0;
+    *b1 = hi < *b1 ? hi : *b1;
+    return g < *b0 * IX_SLOTS ? *b0 * IX_SLOTS : g > *b1 * IX_SLOTS + IX_SLOTS - 1 ? *b1 * IX_SLOTS + IX_SLOTS - 1 : g;
 }
 
 /* ---- lazy DRAM metadata ---------------------------------------------------------------------- */
@@ -704,7 +727,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
     if (L->ready) return TSF_OK;
     int sorted = ix->mode == TSF_INDEX_SORTED, bump = !(L->ver & 1);
-    uint64_t stride = IX_META_DYN, mb = ix_leaf_meta_bytes(ix, L->nblocks),
+    uint64_t stride = IX_META_DYN, mb = ix_leaf_meta_bytes(ix, L),
              bo = ix_meta_bloom_off(L->nblocks);
     /* The arena slot given at load (zeroed; unused until ready), else an allocation of its own. */
     uint8_t *meta = L->meta;
@@ -713,10 +736,10 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
     if (!meta) return tsf_err(err, TSF_ENOMEM, "index: block metadata of %llu bytes", (unsigned long long)mb);
     uint64_t prev = 0, lo = ix_leaf_lo(ix, L), hi = ix_leaf_hi(ix, L);
     /* Separator scale: the leaf's key span (last base key - origin) >> shift fits 32 bits. */
-    uint8_t shift = 0;
+    uint8_t shift = 0, rsh = 0;
+    uint64_t last = 0;
     if (sorted && L->nbase > 0) {
-        uint64_t last =
-            ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
+        last = ld64(ix_block(ix, L, (L->nbase - 1) / IX_SLOTS) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
         uint64_t span = last > L->origin ? last - L->origin : 0;
         while ((span >> shift) > UINT32_MAX) shift++;
     }
@@ -764,6 +787,20 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
         for (uint32_t i = 1; i < l; i++) c = (c + IX_SEP_FAN - 1) / IX_SEP_FAN;
         for (uint64_t j = 0; j * IX_SEP_FAN < c; j++) mst32(up + j * 4, mld32(lo_ + j * IX_SEP_FAN * 4));
     }
+    /* Radix table: rn - 1 buckets of 2^rsh separator values cover the last key's separator. */
+    uint64_t rn = sorted && st == TSF_OK && L->nbase > 0 && ix_radix_on(L) ? ix_radix_n(L->nblocks) : 0;
+    if (rn) {
+        uint64_t maxq = ix_sep(L->origin, shift, last), c = 0;
+        while ((maxq >> rsh) > rn - 2) rsh++;
+        const uint32_t *s0 = ix_seps(meta, L->nblocks, 0);
+        uint16_t *t = (uint16_t *)(void *)(meta + ix_meta_radix_off(L->nblocks));
+        for (uint64_t j = 0; j + 1 < rn; j++) {
+            while (c < L->nblocks && s0[c] < j << rsh) c++;
+            t[j] = (uint16_t)(c ? c - 1 : 0);
+        }
+        t[rn - 1] = (uint16_t)(L->nblocks - 1);
+        rsh++; /* stored + 1: 0 = no table */
+    }
     ix_chunk *cl = NULL;
     uint32_t cn = 0, cc = 0;
     uint64_t nrec = 0;
@@ -780,6 +817,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
     if (bump) ix_ver_begin(L);
     IX_STR(&L->meta, meta);
     IX_ST(&L->shift, shift);
+    IX_ST(&L->rsh, rsh);
     if (L->w != &ix->w0) {
         ix_leafw *w = L->w;
         IX_STR(&w->chunks, cl);
@@ -990,6 +1028,7 @@ static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint6
     uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, nb = L->nblocks;
     const uint8_t *m = L->meta;
     uint32_t q = ix_sep(L->origin, L->shift, x), l = 0;
+    ix_radix_window(L, q, &b0, &b1);
     while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
     if (l == 0) ix_prefetch_guess(ix, L, m, b0, b1, a);
     uint64_t i = ix_lvl_pick(ix, ix_seps(m, nb, l), b0 >> (4 * l), b1 >> (4 * l), q);
@@ -1108,20 +1147,24 @@ TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
     S.err_lo = IX_LD(&L->err_lo);
     S.err_hi = IX_LD(&L->err_hi);
     S.shift = IX_LD(&L->shift);
+    S.rsh = IX_LD(&L->rsh);
     uint64_t out = 0;
     int r = IX_MISS;
-    if (TSF_UNLIKELY(S.nbase == 0)) {
-    } else if (TSF_LIKELY(S.err_lo != IX_ERR_WIDE && S.err_hi != IX_ERR_WIDE)) {
+    if (TSF_LIKELY(S.nbase != 0)) {
         /* Window of the model's error, in blocks [b0, b1]; when it lies in two separator lines (uniform
            data: nearly always), the block is picked right here with one or two 16-entry compares. */
-        uint64_t p = ix_model(key, S.origin, S.mul, S.nbase);
-        uint64_t a = p > S.err_lo ? p - S.err_lo : 0, e = p + S.err_hi + 1;
-        e = e < S.nbase ? e : S.nbase;
+        uint64_t p = ix_model(key, S.origin, S.mul, S.nbase), a, e;
+        ix_base_window(&S, key, &a, &e);
         uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
         const uint8_t *leaf = ix->pm.base + S.off;
         const uint8_t *bl = S.meta + ix_meta_bloom_off(S.nblocks);
         const uint32_t *s0 = (const uint32_t *)(const void *)S.meta;
         uint32_t q = ix_sep(S.origin, S.shift, key);
+        if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) { /* the radix table narrows it (osm: to a few) */
+            uint64_t gp = ix_radix_window(&S, q, &b0, &b1);
+            g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
+            if (gp != UINT64_MAX) p = gp; /* its block is prefetched below */
+        }
         uint64_t lo = b0, hi = b1;
         if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) {
             /* Wide window: start at the lowest separator level where it spans two lines (as ix_sep_block
@@ -1145,7 +1188,7 @@ TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
             g = lo & ~(uint64_t)(IX_SEP_FAN - 1);
         }
         {
-            const uint8_t *pb = leaf + IX_BLOCK + p / IX_SLOTS * IX_BLOCK; /* the model's block */
+            const uint8_t *pb = leaf + IX_BLOCK + p / IX_SLOTS * IX_BLOCK; /* the guessed block */
             __builtin_prefetch(pb);
             __builtin_prefetch(pb + 64);
             __builtin_prefetch(pb + 128);
@@ -1168,8 +1211,6 @@ TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
                 }
             }
         }
-    } else {
-        r = ix_sorted_get(ix, &S, key, &out);
     }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (TSF_UNLIKELY(IX_LD(&ix->fast) != ft)) return -1;
@@ -1251,6 +1292,7 @@ static tsf_status ix_get_many(tsf_index *ix, ix_rdslot *rs, const uint64_t *keys
                 b0[j] = a[j] / IX_SLOTS;
                 b1[j] = (e - 1) / IX_SLOTS;
                 q[j] = ix_sep(S[j].origin, S[j].shift, x);
+                ix_radix_window(&S[j], q[j], &b0[j], &b1[j]);
                 int l = 0;
                 while ((b1[j] >> (4 * l)) - ((b0[j] >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >=
                        2 * IX_SEP_FAN)

@@ -54,7 +54,7 @@ typedef struct ix_leaf {
     uint8_t ready;           /* block metadata and chunk list built */
     uint8_t shift;           /* sorted: separator = (first key of block - origin) >> shift */
     uint8_t lock;            /* spin lock of writers and metadata/view builders */
-    uint8_t pad;
+    uint8_t rsh;             /* sorted: 0 = no radix table, else bucket = separator >> (rsh - 1) */
 } ix_leaf; /* the routing range [lo, hi] is in the leaf header (validated at open): ix_leaf_lo/hi */
 
 #define IX_ERR_WIDE 0xffffu
@@ -72,7 +72,11 @@ typedef struct ix_leaf {
  * words (two bits per key; absent keys skip the block), then, for leaves of more than 32 blocks, upper
  * levels of separators (level l holds the separator of every 16^l-th block, until a level has <= 32
  * entries), so that a wide error window costs one 16-entry line per level instead of a binary search
- * (0.27 B per block). The metadata of a leaf of >= 16 blocks starts 64-byte aligned (a 16-entry group of
+ * (0.27 B per block). After the upper levels, leaves of 65..65535 blocks whose model window spans more
+ * than two lines have a radix table (session 7, 1 B per block, ix_radix_on): entry j (16 bits) is the
+ * last block whose separator is below j << (L->rsh - 1) (0 if none), so the block of a key with separator
+ * q lies between entries q >> (rsh - 1) and the next: where the leaf model is off (osm) that narrows a
+ * window of hundreds of blocks to a few (ix_radix_window). The metadata of a leaf of >= 16 blocks starts 64-byte aligned (a 16-entry group of
  * separators is then one cache line); kernels read whole groups, so every metadata allocation has
  * IX_META_SLACK readable bytes after its end. Dynamic leaves: 16 B per block, 15 one-byte fingerprints
  * and the count.
@@ -91,6 +95,12 @@ static inline uint64_t ix_meta_bloom_off(uint64_t nb)
 {
     return ix_align8(nb * 4);
 }
+/* Entries of the radix table of a sorted leaf of nb blocks (the last one = nb - 1); 0 = no table. */
+#define IX_RADIX_MAX 65535u
+static inline uint64_t ix_radix_n(uint64_t nb)
+{
+    return nb > 4 * IX_SEP_FAN && nb <= IX_RADIX_MAX ? nb / 2 + 2 : 0;
+}
 /* Offset of separator level l >= 1 (entries: ceil(nb / 16^l)); level 0 is at offset 0. */
 static inline uint64_t ix_meta_level_off(uint64_t nb, uint32_t l)
 {
@@ -108,11 +118,22 @@ static inline uint32_t ix_meta_levels(uint64_t nb)
     for (uint64_t c = nb; c > 2 * IX_SEP_FAN; c = (c + IX_SEP_FAN - 1) / IX_SEP_FAN) l++;
     return l;
 }
-/* DRAM metadata bytes of a leaf of nb blocks (without the slack). */
+/* DRAM metadata bytes of a leaf of nb blocks (without the slack and the radix table). */
 static inline uint64_t ix_meta_bytes(uint32_t mode, uint64_t nb)
 {
     if (mode != 0 /* TSF_INDEX_SORTED */) return nb * IX_META_DYN;
     return ix_meta_level_off(nb, ix_meta_levels(nb) + 1);
+}
+/* Byte offset of the radix table of a sorted leaf (16-bit entries, 8-byte aligned): after the levels. */
+static inline uint64_t ix_meta_radix_off(uint64_t nb)
+{
+    return ix_meta_bytes(0, nb);
+}
+/* Whether a sorted leaf has a radix table: 65..65535 blocks and a model window over two lines wide. */
+static inline int ix_radix_on(const ix_leaf *L)
+{
+    return ix_radix_n(L->nblocks) && (L->err_lo == IX_ERR_WIDE || L->err_hi == IX_ERR_WIDE ||
+                                      ((uint64_t)L->err_lo + L->err_hi) / IX_SLOTS + 2 > 2 * IX_SEP_FAN);
 }
 /* Separators of level l (32-bit words; entry i of level l = separator of block i * 16^l). */
 static inline const uint32_t *ix_seps(const uint8_t *meta, uint64_t nb, uint32_t l)
@@ -232,9 +253,10 @@ static inline uint8_t *ix_block(const tsf_index *ix, const ix_leaf *L, uint64_t 
     return ix->pm.base + L->off + IX_BLOCK + b * IX_BLOCK;
 }
 
-static inline uint64_t ix_leaf_meta_bytes(const tsf_index *ix, uint64_t nb)
+static inline uint64_t ix_leaf_meta_bytes(const tsf_index *ix, const ix_leaf *L)
 {
-    return ix_meta_bytes(ix->mode, nb);
+    uint64_t rb = ix->mode == 0 /* TSF_INDEX_SORTED */ && ix_radix_on(L) ? ix_align8(ix_radix_n(L->nblocks) * 2) : 0;
+    return ix_meta_bytes(ix->mode, L->nblocks) + rb;
 }
 
 /* Routing range of a leaf, from its header. */

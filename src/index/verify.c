@@ -27,7 +27,7 @@ tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
         ix_leaf *L = &ix->leaves[i];
         tsf_status s = ix_leaf_ready(ix, L, NULL);
         if (s != TSF_OK) return s;
-        dram += ix_leaf_meta_bytes(ix, L->nblocks);
+        dram += ix_leaf_meta_bytes(ix, L);
         if (L->w != &ix->w0) dram += sizeof *L->w + (uint64_t)L->w->cap_chunks * sizeof(ix_chunk);
         if (L->w->view) st->cache_bytes += L->w->view->cap * 16 + sizeof(ix_view);
         st->overflow_records += L->w->ovf_records;
@@ -108,6 +108,27 @@ static tsf_status ix_check_leaf(tsf_index *ix, uint64_t id, tsf_error *err)
             if (up[j] != dn[j * IX_SEP_FAN])
                 return tsf_err(err, TSF_ECORRUPT, "index check: separator level %u of leaf %llu, entry %llu",
                                l, (unsigned long long)id, (unsigned long long)j);
+    }
+    /* Radix table: entry j = the last block whose separator is below j << rsh (0 if none), the last
+       entry the last block, the buckets covering the last key's separator. */
+    uint64_t rn = sorted && L->nbase && ix_radix_on(L) ? ix_radix_n(L->nblocks) : 0;
+    if (!rn && sorted && L->rsh)
+        return tsf_err(err, TSF_ECORRUPT, "index check: leaf %llu has a radix table it should not have",
+                       (unsigned long long)id);
+    if (rn) {
+        const uint32_t *s0 = ix_seps(L->meta, L->nblocks, 0);
+        const uint16_t *t = (const uint16_t *)(const void *)(L->meta + ix_meta_radix_off(L->nblocks));
+        uint64_t last = ld64(ix_block(ix, L, L->nblocks - 1) + 16 + (L->nbase - 1) % IX_SLOTS * 16);
+        uint64_t rel = last > L->origin ? last - L->origin : 0, maxq = rel >> L->shift;
+        uint32_t rs = L->rsh - 1u;
+        int bad = L->rsh == 0 || rs > 32 || (maxq >> rs) > rn - 2 || t[rn - 1] != L->nblocks - 1;
+        for (uint64_t j = 0, c = 0; j + 1 < rn && !bad; j++) {
+            while (c < L->nblocks && s0[c] < j << rs) c++;
+            bad = t[j] != (c ? c - 1 : 0);
+        }
+        if (bad)
+            return tsf_err(err, TSF_ECORRUPT, "index check: stale radix table of leaf %llu",
+                           (unsigned long long)id);
     }
     uint64_t off = ld64(ix_at(ix, L->off) + LF_O_OVF_HEAD);
     for (uint32_t c = L->w->nchunks; c-- > 0;) {

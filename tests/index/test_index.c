@@ -462,7 +462,8 @@ static void test_duplicates(void)
  * tsf_index_options.path): clustered and lognormal keys give leaves whose model error windows span
  * hundreds of blocks (separator levels above level 0), uniform keys one-line windows. The probes of
  * diff_all hit block and group boundaries (present keys +- 1); the test also checks that some lookups
- * really went through the upper levels.
+ * really went through the upper levels, and (session 7) that clustered keys sit in leaves with a radix
+ * table (uniform ones never: their windows are narrow).
  */
 static void test_lookup_paths(void)
 {
@@ -501,7 +502,15 @@ static void test_lookup_paths(void)
                         paths[p], (unsigned long long)wide);
             tsf_index_stats st;
             CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
-            CHECK(st.dram_bytes < m); /* <= 1 B/key with the separator levels */
+            CHECK(st.dram_bytes < m); /* <= 1 B/key with the separator levels and radix tables */
+            /* keys in leaves with a radix table (session 7; stats built every leaf's metadata) */
+            uint64_t radix = 0;
+            for (uint64_t l = 0; l < ix->n_leaves; l++)
+                if (ix->leaves[l].rsh) radix += ix->leaves[l].nbase;
+            if (gens[gi] == GEN_CLUSTERED) CHECK(radix > m / 10);
+            if (gens[gi] == GEN_UNIFORM) CHECK_EQ_INT(radix, 0);
+            if (p == 0) fprintf(stderr, "  %s: %.1f %% of the keys in leaves with a radix table\n",
+                                GEN_NAMES[gens[gi]], 100.0 * (double)radix / (double)m);
             ref_free(&r);
             tsf_index_close(ix);
         }

@@ -619,7 +619,8 @@ static inline uint64_t ix_radix_window(const ix_leaf *L, uint32_t q, uint64_t *b
     uint64_t g = lo * IX_SLOTS + (((hi - lo + 1) * IX_SLOTS * ((uint64_t)q - (j << rs))) >> rs);
     *b0 = lo > *b0 ? lo : *b0;
     *b1 = hi < *b1 ? hi : *b1;
-    return g < *b0 * IX_SLOTS ? *b0 * IX_SLOTS : g > *b1 * IX_SLOTS + IX_SLOTS - 1 ? *b1 * IX_SLOTS + IX_SLOTS - 1 : g;
+    uint64_t gmin = *b0 * IX_SLOTS, gmax = *b1 * IX_SLOTS + IX_SLOTS - 1;
+    return g < gmin ? gmin : g > gmax ? gmax : g;
 }
 
 /* ---- lazy DRAM metadata ---------------------------------------------------------------------- */
@@ -896,7 +897,7 @@ static inline uint64_t ix_base_search(const uint8_t *leaf, uint64_t a, uint64_t 
 }
 
 /* Window [a, e) that must hold the lower/upper bound of x in a sorted leaf (error-bounded model). */
-static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
+static inline uint64_t ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
 {
     uint64_t p = ix_model(x, L->origin, L->mul, L->nbase);
     uint64_t el = L->err_lo == IX_ERR_WIDE ? p : L->err_lo,
@@ -904,6 +905,7 @@ static inline void ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uin
     *a = p > el ? p - el : 0;
     uint64_t end = p + eh + 1;
     *e = end < L->nbase ? end : L->nbase;
+    return p; /* the model's position (callers guess its block) */
 }
 
 /*
@@ -1153,8 +1155,7 @@ TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
     if (TSF_LIKELY(S.nbase != 0)) {
         /* Window of the model's error, in blocks [b0, b1]; when it lies in two separator lines (uniform
            data: nearly always), the block is picked right here with one or two 16-entry compares. */
-        uint64_t p = ix_model(key, S.origin, S.mul, S.nbase), a, e;
-        ix_base_window(&S, key, &a, &e);
+        uint64_t a, e, p = ix_base_window(&S, key, &a, &e);
         uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
         const uint8_t *leaf = ix->pm.base + S.off;
         const uint8_t *bl = S.meta + ix_meta_bloom_off(S.nblocks);

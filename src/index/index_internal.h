@@ -72,14 +72,14 @@ typedef struct ix_leaf {
  * words (two bits per key; absent keys skip the block), then, for leaves of more than 32 blocks, upper
  * levels of separators (level l holds the separator of every 16^l-th block, until a level has <= 32
  * entries), so that a wide error window costs one 16-entry line per level instead of a binary search
- * (0.27 B per block). After the upper levels, leaves of 65..65535 blocks whose model window spans more
- * than two lines have a radix table (session 7, 1 B per block, ix_radix_on): entry j (16 bits) is the
- * last block whose separator is below j << (L->rsh - 1) (0 if none), so the block of a key with separator
- * q lies between entries q >> (rsh - 1) and the next: where the leaf model is off (osm) that narrows a
- * window of hundreds of blocks to a few (ix_radix_window). The metadata of a leaf of >= 16 blocks starts 64-byte aligned (a 16-entry group of
- * separators is then one cache line); kernels read whole groups, so every metadata allocation has
- * IX_META_SLACK readable bytes after its end. Dynamic leaves: 16 B per block, 15 one-byte fingerprints
- * and the count.
+ * (0.27 B per block). After the upper levels, leaves of 65..65535 blocks whose model window spans more than
+ * two lines have a radix table (session 7, 1 B per block, ix_radix_on): entry j (16 bits) is the last block
+ * whose separator is below j << (L->rsh - 1) (0 if none), so the block of a key with separator q lies between
+ * entries q >> (rsh - 1) and the next: where the leaf model is off (osm) that narrows a window of hundreds of
+ * blocks to a few (ix_radix_window). The metadata of a leaf of >= 16 blocks starts 64-byte aligned (a
+ * 16-entry group of separators is then one cache line); kernels read whole groups, so every metadata
+ * allocation has IX_META_SLACK readable bytes after its end. Dynamic leaves: 16 B per block, 15 one-byte
+ * fingerprints and the count.
  */
 #define IX_META_SORTED 12u
 #define IX_META_DYN 16u
@@ -255,7 +255,8 @@ static inline uint8_t *ix_block(const tsf_index *ix, const ix_leaf *L, uint64_t 
 
 static inline uint64_t ix_leaf_meta_bytes(const tsf_index *ix, const ix_leaf *L)
 {
-    uint64_t rb = ix->mode == 0 /* TSF_INDEX_SORTED */ && ix_radix_on(L) ? ix_align8(ix_radix_n(L->nblocks) * 2) : 0;
+    int radix = ix->mode == 0 /* TSF_INDEX_SORTED */ && ix_radix_on(L);
+    uint64_t rb = radix ? ix_align8(ix_radix_n(L->nblocks) * 2) : 0;
     return ix_meta_bytes(ix->mode, L->nblocks) + rb;
 }
 

@@ -1023,26 +1023,36 @@ static inline uint64_t ix_sep_tie(const tsf_index *ix, const ix_leaf *L, uint64_
     return i;
 }
 
-static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
+/* The separator walk of ix_sep_block over the candidate blocks [b0, b1] of a key with separator q; pf: prefetch
+   the level-0 candidates' bloom words and the block at position a (when not done yet). */
+static inline uint64_t ix_sep_walk(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b0, uint64_t b1,
+                                   uint32_t q, int strict, int pf, uint64_t a)
 {
-    uint64_t a, e;
-    ix_base_window(L, x, &a, &e);
-    uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, nb = L->nblocks;
     const uint8_t *m = L->meta;
-    uint32_t q = ix_sep(L->origin, L->shift, x), l = 0;
-    ix_radix_window(L, q, &b0, &b1);
+    uint64_t nb = L->nblocks;
+    uint32_t l = 0;
     while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
-    if (l == 0) ix_prefetch_guess(ix, L, m, b0, b1, a);
+    if (pf && l == 0) ix_prefetch_guess(ix, L, m, b0, b1, a);
     uint64_t i = ix_lvl_pick(ix, ix_seps(m, nb, l), b0 >> (4 * l), b1 >> (4 * l), q);
     while (l > 0) {
         l--;
         uint64_t lo = b0 >> (4 * l), hi = b1 >> (4 * l);
         lo = i * IX_SEP_FAN > lo ? i * IX_SEP_FAN : lo;
         hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < hi ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : hi;
-        if (l == 0) ix_prefetch_guess(ix, L, m, lo, hi, a);
+        if (pf && l == 0) ix_prefetch_guess(ix, L, m, lo, hi, a);
         i = ix_lvl_pick(ix, ix_seps(m, nb, l), lo, hi, q);
     }
     return ix_sep_tie(ix, L, i, b0, q, x, strict);
+}
+
+static inline uint64_t ix_sep_block(const tsf_index *ix, const ix_leaf *L, uint64_t x, int strict)
+{
+    uint64_t a, e;
+    ix_base_window(L, x, &a, &e);
+    uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS;
+    uint32_t q = ix_sep(L->origin, L->shift, x);
+    ix_radix_window(L, q, &b0, &b1);
+    return ix_sep_walk(ix, L, x, b0, b1, q, strict, 1, a);
 }
 
 /* Keys in the base block b that are < x (<= x when strict). */
@@ -1125,100 +1135,6 @@ static int ix_leaf_get(const tsf_index *ix, const ix_leaf *L, uint64_t key, uint
  * call (nothing they can reach is freed meanwhile), on a consistent copy of the tree fields; a point
  * lookup works on a copy of its leaf entry and retries when the leaf's version changed meanwhile.
  */
-/*
- * Sealed fast path: while no write happened since the last build or open (ix->fast set), the tree fields
- * are an immutable copy and a ready leaf without an overflow log changes only when a writer starts, which
- * first clears ix->fast (seqlock style: the reader re-checks it after the lookup). So no tree or leaf
- * snapshot loops and no version checks: route, the leaf's fields, the block. Returns -1 when the path does
- * not apply (not sealed, leaf not ready, has an overflow log, or a writer started meanwhile).
- */
-TSF_INLINE int ix_fast_get(tsf_index *ix, uint64_t key, uint64_t *val)
-{
-    const ix_tree *ft = IX_LDA(&ix->fast);
-    if (TSF_UNLIKELY(!ft)) return -1;
-    const ix_leaf *L = &ft->leaves[ix_route_from(ix->pm.base, ft->root_off, ft->root_origin, ft->root_mul,
-                                                 ft->root_fanout, key, 0)];
-    if (TSF_UNLIKELY(!IX_LDA(&L->ready) || IX_LD(&L->w) != &ix->w0)) return -1;
-    ix_leaf S;
-    S.off = IX_LD(&L->off);
-    S.origin = IX_LD(&L->origin);
-    S.mul = IX_LD(&L->mul);
-    S.nbase = IX_LD(&L->nbase);
-    S.meta = IX_LD(&L->meta);
-    S.nblocks = IX_LD(&L->nblocks);
-    S.err_lo = IX_LD(&L->err_lo);
-    S.err_hi = IX_LD(&L->err_hi);
-    S.shift = IX_LD(&L->shift);
-    S.rsh = IX_LD(&L->rsh);
-    uint64_t out = 0;
-    int r = IX_MISS;
-    if (TSF_LIKELY(S.nbase != 0)) {
-        /* Window of the model's error, in blocks [b0, b1]; when it lies in two separator lines (uniform
-           data: nearly always), the block is picked right here with one or two 16-entry compares. */
-        uint64_t a, e, p = ix_base_window(&S, key, &a, &e);
-        uint64_t b0 = a / IX_SLOTS, b1 = (e - 1) / IX_SLOTS, g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
-        const uint8_t *leaf = ix->pm.base + S.off;
-        const uint8_t *bl = S.meta + ix_meta_bloom_off(S.nblocks);
-        const uint32_t *s0 = (const uint32_t *)(const void *)S.meta;
-        uint32_t q = ix_sep(S.origin, S.shift, key);
-        if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) { /* the radix table narrows it (osm: to a few) */
-            uint64_t gp = ix_radix_window(&S, q, &b0, &b1);
-            g = b0 & ~(uint64_t)(IX_SEP_FAN - 1);
-            if (gp != UINT64_MAX) p = gp; /* its block is prefetched below */
-        }
-        uint64_t lo = b0, hi = b1;
-        if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) {
-            /* Wide window: start at the lowest separator level where it spans two lines (as ix_sep_block
-               does), then one line per level: the range under an entry is one aligned 16-entry group. */
-            uint32_t l = 1;
-            while ((b1 >> (4 * l)) - ((b0 >> (4 * l)) & ~(uint64_t)(IX_SEP_FAN - 1)) >= 2 * IX_SEP_FAN) l++;
-            lo = b0 >> (4 * l);
-            hi = b1 >> (4 * l);
-            uint64_t i = ix_lvl_pick(ix, ix_seps(S.meta, S.nblocks, l), lo, hi, q);
-            while (--l > 0) {
-                uint64_t wl = b0 >> (4 * l), wh = b1 >> (4 * l);
-                lo = i * IX_SEP_FAN > wl ? i * IX_SEP_FAN : wl;
-                hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < wh ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : wh;
-                const uint32_t *sl = ix_seps(S.meta, S.nblocks, l);
-                uint64_t m = ix_le16(ix, sl + i * IX_SEP_FAN, q);
-                i = lo + (uint64_t)TSF_CTZ64(~((m & ((UINT64_C(2) << (hi - i * IX_SEP_FAN)) - 1)) >>
-                                               (lo - i * IX_SEP_FAN + 1)));
-            }
-            lo = i * IX_SEP_FAN > b0 ? i * IX_SEP_FAN : b0;
-            hi = i * IX_SEP_FAN + IX_SEP_FAN - 1 < b1 ? i * IX_SEP_FAN + IX_SEP_FAN - 1 : b1;
-            g = lo & ~(uint64_t)(IX_SEP_FAN - 1);
-        }
-        {
-            const uint8_t *pb = leaf + IX_BLOCK + p / IX_SLOTS * IX_BLOCK; /* the guessed block */
-            __builtin_prefetch(pb);
-            __builtin_prefetch(pb + 64);
-            __builtin_prefetch(pb + 128);
-            __builtin_prefetch(pb + 192);
-            __builtin_prefetch(bl + lo * 8); /* the candidates' bloom words: 1-2 lines (absent keys) */
-            __builtin_prefetch(bl + hi * 8);
-            uint64_t m = ix_le16(ix, s0 + g, q);
-            if (hi - g >= IX_SEP_FAN) m |= (uint64_t)ix_le16(ix, s0 + g + IX_SEP_FAN, q) << IX_SEP_FAN;
-            uint64_t run = (m & ((UINT64_C(2) << (hi - g)) - 1)) >> (lo - g + 1);
-            uint64_t b = lo + (uint64_t)TSF_CTZ64(~run);
-            if (TSF_UNLIKELY(b > b0 && s0[b] == q)) b = ix_sep_tie(ix, &S, b, b0, q, key, 1);
-            uint64_t bits = ix_bloom_bits(key);
-            if ((mld64(bl + b * 8) & bits) == bits) {
-                const uint8_t *blk = leaf + IX_BLOCK + b * IX_BLOCK;
-                uint64_t cnt = S.nbase - b * IX_SLOTS < IX_SLOTS ? S.nbase - b * IX_SLOTS : IX_SLOTS;
-                uint64_t hit = ix_eq_block(ix, blk, key) & ((UINT64_C(1) << (2 + 2 * cnt)) - 1);
-                if (hit) {
-                    out = ld64(blk + 8 + 8 * (uint64_t)TSF_CTZ64(hit));
-                    r = IX_HIT;
-                }
-            }
-        }
-    }
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (TSF_UNLIKELY(IX_LD(&ix->fast) != ft)) return -1;
-    if (r == IX_HIT) *val = out;
-    return r;
-}
-
 /* The full protocol (tree and leaf snapshots, version checks, overflow log, lazy metadata). */
 static TSF_NOINLINE tsf_status ix_get_slow(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val,
                                            tsf_error *err)
@@ -1246,14 +1162,105 @@ static TSF_NOINLINE tsf_status ix_get_slow(tsf_index *ix, ix_rdslot *rs, uint64_
     return st;
 }
 
-/* Point get: the sealed fast path (kept small, no spills of the slow path's registers), else the full one. */
+/* Fields of a leaf entry the sorted lookups read (the fast path's rare cases take their own copy). */
+static inline void ix_fast_snap(const ix_leaf *L, ix_leaf *S)
+{
+    S->off = IX_LD(&L->off);
+    S->origin = IX_LD(&L->origin);
+    S->mul = IX_LD(&L->mul);
+    S->nbase = IX_LD(&L->nbase);
+    S->meta = IX_LD(&L->meta);
+    S->nblocks = IX_LD(&L->nblocks);
+    S->err_lo = IX_LD(&L->err_lo);
+    S->err_hi = IX_LD(&L->err_hi);
+    S->shift = IX_LD(&L->shift);
+    S->rsh = IX_LD(&L->rsh);
+}
+/* Fast path, a window over two separator lines (rare: wide leaves, crowded radix buckets): the level walk. */
+static TSF_NOINLINE uint64_t ix_fast_wide(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b0,
+                                          uint64_t b1, uint32_t q)
+{
+    ix_leaf S;
+    ix_fast_snap(L, &S);
+    return ix_sep_walk(ix, &S, x, b0, b1, q, 1, 0, 0);
+}
+/* Fast path, truncated separators equal to the key's (rare): their first keys decide. */
+static TSF_NOINLINE uint64_t ix_fast_tie(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b,
+                                         uint64_t b0, uint32_t q)
+{
+    ix_leaf S;
+    ix_fast_snap(L, &S);
+    return ix_sep_tie(ix, &S, b, b0, q, x, 1);
+}
+
+/* Kernels of the sealed fast path (fast_get.h), one set per path; see ix_le16 / ix_eq_block. */
+static inline uint64_t ix_fg_seps_scalar(const uint32_t *s, int two, uint32_t q)
+{
+    uint64_t m = ix_le16_scalar(s, q);
+    if (two) m |= (uint64_t)ix_le16_scalar(s + IX_SEP_FAN, q) << IX_SEP_FAN;
+    return m;
+}
+#define IX_FG_NAME ix_fast_get_scalar
+#define IX_FG_ATTR
+#define IX_FG_SEPS(s, two, q) ix_fg_seps_scalar(s, two, q)
+#define IX_FG_EQ(blk, x) ix_eq_block_scalar(blk, x)
+#include "index/fast_get.h"
+#undef IX_FG_NAME
+#undef IX_FG_ATTR
+#undef IX_FG_SEPS
+#undef IX_FG_EQ
+#if defined(TSF_X86)
+TSF_TARGET("avx2") static inline uint64_t ix_fg_seps_avx2(const uint32_t *s, int two, uint32_t q)
+{
+    uint64_t m = ix_le16_avx2(s, q);
+    if (two) m |= (uint64_t)ix_le16_avx2(s + IX_SEP_FAN, q) << IX_SEP_FAN;
+    return m;
+}
+#define IX_FG_NAME ix_fast_get_avx2
+#define IX_FG_ATTR TSF_TARGET("avx2")
+#define IX_FG_SEPS(s, two, q) ix_fg_seps_avx2(s, two, q)
+#define IX_FG_EQ(blk, x) ix_eq_block_avx2(blk, x)
+#include "index/fast_get.h"
+#undef IX_FG_NAME
+#undef IX_FG_ATTR
+#undef IX_FG_SEPS
+#undef IX_FG_EQ
+/* AVX-512: a 16-entry separator line and a 64-byte block line per compare (into mask registers). */
+TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_seps_avx512(const uint32_t *s, int two, uint32_t q)
+{
+    __m512i vq = _mm512_set1_epi32((int)q);
+    uint64_t m = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)s), vq);
+    if (two) m |= (uint64_t)_mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(s + IX_SEP_FAN)), vq)
+                  << IX_SEP_FAN;
+    return m;
+}
+TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_eq_avx512(const uint8_t *blk, uint64_t x)
+{
+    __m512i vx = _mm512_set1_epi64((long long)x);
+    uint64_t m = 0;
+    for (uint32_t j = 0; j < IX_BLOCK / 64; j++)
+        m |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512((const void *)(blk + j * 64)), vx) << (8 * j);
+    return m & UINT64_C(0x55555554);
+}
+#define IX_FG_NAME ix_fast_get_avx512
+#define IX_FG_ATTR TSF_TARGET("avx512f,avx2")
+#define IX_FG_SEPS(s, two, q) ix_fg_seps_avx512(s, two, q)
+#define IX_FG_EQ(blk, x) ix_fg_eq_avx512(blk, x)
+#include "index/fast_get.h"
+#undef IX_FG_NAME
+#undef IX_FG_ATTR
+#undef IX_FG_SEPS
+#undef IX_FG_EQ
+#endif
+
+/* Point get: the sealed fast path on the handle's kernel path (fast_get.h), else the full protocol. */
 TSF_INLINE tsf_status ix_get(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val, tsf_error *err)
 {
-    uint32_t rt = ix_enter(ix, rs);
-    int fr = ix_fast_get(ix, key, val);
-    ix_exit(ix, rs, rt);
-    if (TSF_LIKELY(fr >= 0)) return fr == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
-    return ix_get_slow(ix, rs, key, val, err);
+#if defined(TSF_X86)
+    if (ix->simd == 2) return ix_fast_get_avx512(ix, rs, key, val, err);
+    if (ix->simd) return ix_fast_get_avx2(ix, rs, key, val, err);
+#endif
+    return ix_fast_get_scalar(ix, rs, key, val, err);
 }
 
 /*
@@ -2214,8 +2221,8 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     }
     ix->rslots = (ix_rdslot *)(((uintptr_t)ix->rslots_raw + 63) & ~(uintptr_t)63);
     ix->asym = ix_membarrier(IX_MB_REGISTER_PRIVATE_EXPEDITED) == 0;
-    ix->simd = tsf_path_resolve((tsf_codec_path)opt->path) >= TSF_PATH_AVX2 &&
-               tsf_path_resolve((tsf_codec_path)opt->path) != TSF_PATH_NEON;
+    tsf_codec_path kp = tsf_path_resolve((tsf_codec_path)opt->path);
+    ix->simd = kp == TSF_PATH_AVX512 ? 2 : kp == TSF_PATH_AVX2;
     ix->alloc = opt->alloc;
     ix->flags = opt->flags;
     ix->readonly = (opt->flags & TSF_INDEX_READONLY) != 0;

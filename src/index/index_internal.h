@@ -129,6 +129,16 @@ static inline uint64_t ix_meta_radix_off(uint64_t nb)
 {
     return ix_meta_bytes(0, nb);
 }
+/* ix_meta_radix_off without the level loops, for the leaves that can have a radix table (nb <= 65535: at
+   most three upper levels, of ceil(nb / 16^l) entries while the level below has more than 32). */
+static inline uint64_t ix_radix_off_fast(uint64_t nb)
+{
+    uint64_t off = ix_meta_bloom_off(nb) + nb * 8;
+    off += nb > 2 * IX_SEP_FAN ? ix_align8((nb + 15) / 16 * 4) : 0;
+    off += nb > 2 * IX_SEP_FAN * 16 ? ix_align8((nb + 255) / 256 * 4) : 0;
+    off += nb > 2 * IX_SEP_FAN * 256 ? ix_align8((nb + 4095) / 4096 * 4) : 0;
+    return off;
+}
 /* Whether a sorted leaf has a radix table: 65..65535 blocks and a model window over two lines wide. */
 static inline int ix_radix_on(const ix_leaf *L)
 {
@@ -192,7 +202,7 @@ struct tsf_index {
     ix_rdslot *rslots; /* IX_READERS slots, 64-byte aligned inside rslots_raw */
     void *rslots_raw;
     int asym; /* membarrier registered: reader handles publish their state without a fence */
-    int simd; /* lookups use the AVX2 kernels (path resolved at open: tsf_index_options.path) */
+    int simd; /* lookup kernels: 0 portable, 1 AVX2, 2 AVX-512 (resolved at open: tsf_index_options.path) */
     /* Sealed fast path of point gets: an immutable copy of the tree fields, published (release) by a build
        or open while no write has happened since and cleared by the writer before its first change (then
        retired); NULL when the index was written or the path is off (fast_on = 0: TSF_INDEX_NO_FAST_PATH,

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "common/internal.h"
 #include "index/index_internal.h"
 #include "index_ref.h"
 
@@ -458,7 +459,7 @@ static void test_duplicates(void)
 }
 
 /*
- * Sorted-leaf lookups through each kernel path (portable and AVX2, forced per handle by
+ * Sorted-leaf lookups through each kernel path (portable, AVX2 and AVX-512, forced per handle by
  * tsf_index_options.path): clustered and lognormal keys give leaves whose model error windows span
  * hundreds of blocks (separator levels above level 0), uniform keys one-line windows. The probes of
  * diff_all hit block and group boundaries (present keys +- 1); the test also checks that some lookups
@@ -470,8 +471,9 @@ static void test_lookup_paths(void)
     size_t n = 300000;
     uint64_t *k = malloc(n * 8), *v = malloc(n * 8);
     const int gens[3] = {GEN_CLUSTERED, GEN_LOGNORMAL, GEN_UNIFORM};
-    const uint32_t paths[2] = {TSF_PATH_SCALAR, TSF_PATH_AVX2};
-    for (int p = 0; p < 2; p++)
+    /* (AVX-512 degrades to AVX2 on machines without it) */
+    const uint32_t paths[3] = {TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
+    for (int p = 0; p < 3; p++)
         for (int gi = 0; gi < 3; gi++) {
             size_t m = ref_gen(gens[gi], k, n, 77 + (uint64_t)gi);
             for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
@@ -591,6 +593,17 @@ static void test_get_many(void)
     free(found);
 }
 
+/* The fast path's closed-form offset of the radix table equals the metadata layout's, for every leaf
+   size that can have one. */
+static void test_radix_offset(void)
+{
+    uint64_t bad = 0;
+    for (uint64_t nb = 1; nb <= IX_RADIX_MAX; nb++)
+        if (ix_radix_n(nb) && ix_radix_off_fast(nb) != ix_meta_radix_off(nb)) bad++;
+    CHECK_EQ_INT(bad, 0);
+    CHECK(ix_radix_n(IX_RADIX_MAX) != 0 && ix_radix_n(IX_RADIX_MAX + 1) == 0);
+}
+
 /*
  * Sealed fast path of gets (no write since the last build or open): gets with it on and forced off
  * (TSF_INDEX_NO_FAST_PATH) answer exactly as the sorted array, for every generator and both kernel paths,
@@ -635,19 +648,24 @@ static void test_fast_path(void)
     static const int gens[] = {GEN_UNIFORM,   GEN_CLUSTERED, GEN_TIMESTAMPS,
                                GEN_LOGNORMAL, GEN_EXTREMES,  GEN_DENSE};
     for (size_t gi = 0; gi < sizeof gens / sizeof gens[0]; gi++)
-        for (int variant = 0; variant < 4; variant++) { /* fast on/off x scalar/AVX2 kernels */
+        for (int variant = 0; variant < 6; variant++) { /* fast on/off x scalar/AVX2/AVX-512 kernels */
             int off = variant & 1;
+            static const uint32_t vpath[3] = {TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
             size_t m = ref_gen(gens[gi], k, n, 300 + gi);
             for (size_t i = 0; i < m; i++) v[i] = val_of(k[i]);
             tsf_index_options o;
             tsf_index_options_init(&o);
             o.flags = off ? TSF_INDEX_NO_FAST_PATH : 0;
-            o.path = variant & 2 ? TSF_PATH_AVX2 : TSF_PATH_SCALAR;
+            o.path = vpath[variant / 2];
             tsf_index *ix = NULL;
             tsf_error err;
             CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
             if (!ix) continue;
             CHECK(off ? ix->fast == NULL : ix->fast != NULL); /* the empty index is sealed too */
+            /* the kernels asked for, where the CPU has them */
+            CHECK_EQ_INT(ix->simd, tsf_path_resolve((tsf_codec_path)o.path) == TSF_PATH_AVX512 ? 2
+                                   : tsf_path_resolve((tsf_codec_path)o.path) == TSF_PATH_AVX2 ? 1
+                                                                                             : 0);
             uint64_t got = 0;
             CHECK_EQ_INT(tsf_index_get(ix, 5, &got, &err), TSF_ENOTFOUND);
             CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
@@ -694,6 +712,7 @@ int main(int argc, char **argv)
     RUN(test_static_1e6);
     RUN(test_lookup_paths);
     RUN(test_get_many);
+    RUN(test_radix_offset);
     RUN(test_fast_path);
     RUN(test_mutations_sorted);
     RUN(test_mutations_dynamic);

@@ -11,7 +11,8 @@
  *
  * While no write happened since the last build or open (ix->fast set), the tree fields are an immutable
  * copy and a ready leaf without an overflow log changes only when a writer starts, which first clears
- * ix->fast (seqlock style: the lookup re-checks it at the end). So: route, the leaf's fields, then
+ * ix->fast (seqlock style: the lookup re-checks it at the end). So: route (in the sealed copy's routing
+ * table: no node slot is read), the leaf's fields, then
  *  - a leaf with a radix table takes its bucket [t[j], t[j + 1]] as the candidate blocks (the table's
  *    invariant holds them exactly; its model window is wide by construction) and guesses the position by
  *    interpolation in the bucket; other leaves take the model's error window and position;
@@ -30,8 +31,9 @@ IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t k
     int r = -1;
     const ix_tree *ft = IX_LDA(&ix->fast);
     if (TSF_UNLIKELY(!ft)) goto done;
-    const ix_leaf *L = &ft->leaves[ix_route_from(ix->pm.base, ft->root_off, ft->root_origin, ft->root_mul,
-                                                 ft->root_fanout, key, 0)];
+    const ix_leaf *L = &ft->leaves[ft->rt ? ix_rt_route(ft->rt, ft->rt_h, key)
+                                          : ix_route_from(ix->pm.base, ft->root_off, ft->root_origin,
+                                                          ft->root_mul, ft->root_fanout, key, 0)];
     if (TSF_UNLIKELY(!IX_LDA(&L->ready) || IX_LD(&L->w) != &ix->w0)) goto done;
     uint64_t off = IX_LD(&L->off), origin = IX_LD(&L->origin), mul = IX_LD(&L->mul), nbase = IX_LD(&L->nbase);
     const uint8_t *meta = IX_LD(&L->meta);

@@ -728,8 +728,7 @@ tsf_status ix_leaf_ready_locked(tsf_index *ix, ix_leaf *L, tsf_error *err)
 {
     if (L->ready) return TSF_OK;
     int sorted = ix->mode == TSF_INDEX_SORTED, bump = !(L->ver & 1);
-    uint64_t stride = IX_META_DYN, mb = ix_leaf_meta_bytes(ix, L),
-             bo = ix_meta_bloom_off(L->nblocks);
+    uint64_t stride = IX_META_DYN, mb = ix_leaf_meta_bytes(ix, L), bo = ix_meta_bloom_off(L->nblocks);
     /* The arena slot given at load (zeroed; unused until ready), else an allocation of its own. */
     uint8_t *meta = L->meta;
     int own = meta == NULL;
@@ -1023,10 +1022,10 @@ static inline uint64_t ix_sep_tie(const tsf_index *ix, const ix_leaf *L, uint64_
     return i;
 }
 
-/* The separator walk of ix_sep_block over the candidate blocks [b0, b1] of a key with separator q; pf: prefetch
-   the level-0 candidates' bloom words and the block at position a (when not done yet). */
-static inline uint64_t ix_sep_walk(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b0, uint64_t b1,
-                                   uint32_t q, int strict, int pf, uint64_t a)
+/* The separator walk of ix_sep_block over the candidate blocks [b0, b1] of a key with separator q; pf:
+   prefetch the level-0 candidates' bloom words and the block at position a (when not done yet). */
+static inline uint64_t ix_sep_walk(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b0,
+                                   uint64_t b1, uint32_t q, int strict, int pf, uint64_t a)
 {
     const uint8_t *m = L->meta;
     uint64_t nb = L->nblocks;
@@ -1230,8 +1229,9 @@ TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_seps_avx512(const uint32
 {
     __m512i vq = _mm512_set1_epi32((int)q);
     uint64_t m = _mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)s), vq);
-    if (two) m |= (uint64_t)_mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(s + IX_SEP_FAN)), vq)
-                  << IX_SEP_FAN;
+    if (two)
+        m |= (uint64_t)_mm512_cmple_epu32_mask(_mm512_loadu_si512((const void *)(s + IX_SEP_FAN)), vq)
+             << IX_SEP_FAN;
     return m;
 }
 TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_eq_avx512(const uint8_t *blk, uint64_t x)
@@ -1239,7 +1239,8 @@ TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_eq_avx512(const uint8_t 
     __m512i vx = _mm512_set1_epi64((long long)x);
     uint64_t m = 0;
     for (uint32_t j = 0; j < IX_BLOCK / 64; j++)
-        m |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512((const void *)(blk + j * 64)), vx) << (8 * j);
+        m |= (uint64_t)_mm512_cmpeq_epi64_mask(_mm512_loadu_si512((const void *)(blk + j * 64)), vx)
+             << (8 * j);
     return m & UINT64_C(0x55555554);
 }
 #define IX_FG_NAME ix_fast_get_avx512
@@ -1990,15 +1991,79 @@ tsf_status tsf_index_bulk_load(tsf_index *ix, const uint64_t *keys, const uint64
 /* ---- sealed fast path ------------------------------------------------------------------------ */
 
 /* After a build or open: publishes the immutable tree copy of the fast path (if on and the mode fits). */
+/*
+ * Routing table of the sealed fast path (session 8): the internal nodes in level order, root first, so that
+ * a get routes through a few hot DRAM entries instead of reading a slot of every node on its path (the last
+ * level's slots, 32 B per leaf, do not stay in cache: one dependent miss per get). Built from the nodes as
+ * they are in the file (validated at open); 0 entries when a node's children are not all nodes or all
+ * consecutive leaf ids (ix_build writes them so), the table would exceed cap entries, or memory is short:
+ * the fast path then routes in the file.
+ */
+#define IX_RT_MAX 65536u
+static uint64_t ix_rtable(const tsf_index *ix, ix_rnode *rt, uint64_t *off, uint64_t cap, uint32_t *height)
+{
+    if (cap == 0) return 0;
+    rt[0] = (ix_rnode){ix->root_origin, ix->root_mul, ix->root_fanout, 0, 0};
+    off[0] = ix->root_off;
+    uint64_t lo = 0, hi = 1;
+    for (uint32_t h = 1; h <= IX_MAX_HEIGHT; h++) {
+        uint64_t next = hi;
+        int leaves = -1;
+        for (uint64_t c = lo; c < hi; c++) {
+            const uint8_t *nd = ix_at(ix, off[c]);
+            for (uint32_t s = 0; s < rt[c].f; s++) {
+                const uint8_t *sl = nd + IX_NODE_HDR + (uint64_t)s * IX_SLOT;
+                int leaf = ld32(sl + SL_O_KIND) == SL_LEAF;
+                if (leaves < 0) leaves = leaf;
+                if (leaf != leaves) return 0;
+                uint64_t child = ld64(sl + SL_O_CHILD);
+                if (leaf) {
+                    if (s == 0) rt[c].first = child;
+                    if (child != rt[c].first + s || child >= ix->n_leaves) return 0;
+                } else {
+                    if (next >= cap) return 0;
+                    if (s == 0) rt[c].first = next;
+                    rt[next] =
+                        (ix_rnode){ld64(sl + SL_O_ORIGIN), ld64(sl + SL_O_MUL), ld32(sl + SL_O_FANOUT), 0, 0};
+                    off[next++] = child;
+                }
+            }
+        }
+        if (leaves != 0) { /* (-1: a level of nodes without slots routes nowhere: no table) */
+            *height = h;
+            return leaves == 1 ? hi : 0;
+        }
+        lo = hi;
+        hi = next;
+    }
+    return 0;
+}
+
 static void ix_seal(tsf_index *ix)
 {
     if (!ix->fast_on || ix->fast || ix->mode != TSF_INDEX_SORTED || ix->nometa || ix->dup ||
         (ix->flags & TSF_INDEX_LOCAL_SEARCH))
         return;
-    ix_tree *t = tsf_alloc(ix->alloc, sizeof *t);
+    uint64_t cap = ix->n_nodes < IX_RT_MAX ? ix->n_nodes : IX_RT_MAX, nrt = 0;
+    uint32_t h = 0;
+    ix_rnode *rt = cap ? tsf_alloc(ix->alloc, cap * sizeof *rt) : NULL;
+    uint64_t *off = cap ? tsf_alloc(ix->alloc, cap * 8) : NULL;
+    if (rt && off) nrt = ix_rtable(ix, rt, off, cap, &h);
+    tsf_free(ix->alloc, off, cap * 8);
+    uint64_t bytes = sizeof(ix_tree) + nrt * sizeof(ix_rnode);
+    ix_tree *t = tsf_alloc(ix->alloc, bytes);
+    if (t) {
+        *t = (ix_tree){ix->root_off, ix->root_origin, ix->root_mul, ix->gen, ix->root_fanout,
+                       ix->leaves,   ix->n_leaves,    NULL,         0,       bytes};
+        if (nrt) {
+            ix_rnode *copy = (ix_rnode *)(void *)(t + 1);
+            memcpy(copy, rt, nrt * sizeof *rt);
+            t->rt = copy;
+            t->rt_h = h;
+        }
+    }
+    tsf_free(ix->alloc, rt, cap * sizeof *rt);
     if (!t) return; /* no fast path: every get takes the full protocol */
-    *t = (ix_tree){ix->root_off,    ix->root_origin, ix->root_mul, ix->gen,
-                   ix->root_fanout, ix->leaves,      ix->n_leaves};
     IX_STR(&ix->fast, t);
 }
 
@@ -2008,7 +2073,7 @@ void ix_unseal(tsf_index *ix)
     if (!t) return;
     IX_ST(&ix->fast, NULL);
     __atomic_thread_fence(__ATOMIC_RELEASE); /* before any change a fast reader could see */
-    ix_retire(ix, t, sizeof *t);             /* fast readers may still hold it */
+    ix_retire(ix, t, t->bytes);              /* fast readers may still hold it */
 }
 
 /* ---- superblocks ------------------------------------------------------------------------------ */

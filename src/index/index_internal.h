@@ -212,12 +212,25 @@ struct tsf_index {
     ix_rslot rd[IX_RSLOTS];
 };
 
-/* A consistent copy of the tree fields (readers; the sealed fast path's immutable copy). */
+/* Internal node in the sealed fast path's routing table: its model and the index of its first child (the
+   next level's entry, or at the last level the first leaf id: ix_build numbers children consecutively). */
+typedef struct ix_rnode {
+    uint64_t origin, mul;
+    uint32_t f, pad;
+    uint64_t first;
+} ix_rnode;
+
+/* A consistent copy of the tree fields (readers; the sealed fast path's immutable copy, which also carries
+   the routing table rt of rt_h levels, or NULL when the tree has no such form: then it routes in the file).
+ */
 typedef struct ix_tree {
     uint64_t root_off, root_origin, root_mul, gen;
     uint32_t root_fanout;
     ix_leaf *leaves;
     uint64_t n_leaves;
+    const ix_rnode *rt;
+    uint32_t rt_h;
+    uint64_t bytes; /* of the sealed copy's allocation (with rt) */
 } ix_tree;
 
 /* 64x64 -> high 64 bits. */
@@ -231,6 +244,16 @@ static inline uint64_t ix_model(uint64_t key, uint64_t origin, uint64_t mul, uin
     uint64_t d = key > origin ? key - origin : 0;
     uint64_t i = ix_mulhi(d, mul);
     return i < f ? i : f - 1;
+}
+/* Routing in the sealed copy's table (ix_tree.rt): h levels of models, no node slot read; the leaf id. */
+static inline uint64_t ix_rt_route(const ix_rnode *rt, uint32_t h, uint64_t key)
+{
+    uint64_t i = 0;
+    for (uint32_t l = 0; l < h; l++) {
+        const ix_rnode *nd = &rt[i];
+        i = nd->first + ix_model(key, nd->origin, nd->mul, nd->f);
+    }
+    return i;
 }
 /* mul that spreads [first, first+span] over f positions. */
 uint64_t ix_mul_for(uint64_t f, uint64_t span);

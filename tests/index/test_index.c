@@ -511,8 +511,9 @@ static void test_lookup_paths(void)
                 if (ix->leaves[l].rsh) radix += ix->leaves[l].nbase;
             if (gens[gi] == GEN_CLUSTERED) CHECK(radix > m / 10);
             if (gens[gi] == GEN_UNIFORM) CHECK_EQ_INT(radix, 0);
-            if (p == 0) fprintf(stderr, "  %s: %.1f %% of the keys in leaves with a radix table\n",
-                                GEN_NAMES[gens[gi]], 100.0 * (double)radix / (double)m);
+            if (p == 0)
+                fprintf(stderr, "  %s: %.1f %% of the keys in leaves with a radix table\n",
+                        GEN_NAMES[gens[gi]], 100.0 * (double)radix / (double)m);
             ref_free(&r);
             tsf_index_close(ix);
         }
@@ -665,11 +666,21 @@ static void test_fast_path(void)
             /* the kernels asked for, where the CPU has them */
             CHECK_EQ_INT(ix->simd, tsf_path_resolve((tsf_codec_path)o.path) == TSF_PATH_AVX512 ? 2
                                    : tsf_path_resolve((tsf_codec_path)o.path) == TSF_PATH_AVX2 ? 1
-                                                                                             : 0);
+                                                                                               : 0);
             uint64_t got = 0;
             CHECK_EQ_INT(tsf_index_get(ix, 5, &got, &err), TSF_ENOTFOUND);
             CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
             CHECK(off ? ix->fast == NULL : ix->fast != NULL);
+            if (ix->fast) { /* the sealed routing table is there and routes as the nodes in the file do */
+                CHECK(ix->fast->rt != NULL && ix->fast->rt_h == ix->height);
+                size_t rbad = 0;
+                uint64_t rs = 11 + gi;
+                for (int i = 0; i < 20000 && ix->fast->rt; i++) {
+                    uint64_t r = tsf_test_rand(&rs), x = i % 2 ? r : k[r % m] + (uint64_t)(i % 4 == 1);
+                    if (ix_rt_route(ix->fast->rt, ix->fast->rt_h, x) != ix_route(ix, x)) rbad++;
+                }
+                CHECK_EQ_INT(rbad, 0);
+            }
             tsf_index_reader *rd = NULL;
             CHECK_OK(tsf_index_reader_open(ix, &rd, &err), &err);
             /* sealed (twice: the first round readies the leaves through the full protocol) */

@@ -1776,11 +1776,32 @@ static void ix_fit(ix_bnode *nd, const uint64_t *k, uint64_t c, uint64_t lo)
     nd->mul = c > 1 ? ix_mul_for(c, k[c - 1] - k[0]) : 0;
 }
 
+/*
+ * The leaf directory, zeroed, each 64-byte entry on its own cache line (an allocator's 16-byte alignment
+ * would split every entry a lookup reads over two lines); the allocation's start is kept in the word before
+ * it.
+ */
+static ix_leaf *ix_leaves_alloc(const tsf_allocator *A, uint64_t n)
+{
+    if (n > (SIZE_MAX - 128) / sizeof(ix_leaf)) return NULL;
+    uint8_t *raw = tsf_calloc(A, 1, (n ? n : 1) * sizeof(ix_leaf) + 64);
+    if (!raw) return NULL;
+    uint8_t *a = (uint8_t *)(((uintptr_t)raw + 64) & ~(uintptr_t)63); /* >= 8 bytes after raw */
+    memcpy(a - sizeof raw, &raw, sizeof raw);
+    return (ix_leaf *)(void *)a;
+}
+static void ix_leaves_release(const tsf_allocator *A, ix_leaf *leaves, uint64_t n)
+{
+    uint8_t *raw;
+    memcpy(&raw, (uint8_t *)leaves - sizeof raw, sizeof raw);
+    tsf_free(A, raw, (n ? n : 1) * sizeof(ix_leaf) + 64);
+}
+
 static void ix_free_leaves(tsf_index *ix, ix_leaf *leaves, uint64_t n)
 {
     if (!leaves) return;
     for (uint64_t i = 0; i < n; i++) ix_leaf_free(ix, &leaves[i]);
-    tsf_free(ix->alloc, leaves, n * sizeof(ix_leaf));
+    ix_leaves_release(ix->alloc, leaves, n);
 }
 
 static void ix_seal(tsf_index *ix);
@@ -1928,7 +1949,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
     st = pm_persist(&ix->pm, start, total, err);
     if (st != TSF_OK) goto out;
     /* Switch the handle to the new region, then flip the superblock. */
-    ix_leaf *nl = tsf_calloc(A, nlv, sizeof(ix_leaf));
+    ix_leaf *nl = ix_leaves_alloc(A, nlv);
     if (!nl) {
         st = tsf_err(err, TSF_ENOMEM, "index: leaf directory");
         goto out;
@@ -2240,7 +2261,7 @@ static tsf_status ix_recover(tsf_index *ix, tsf_error *err)
     if (ea == 0 && eb == 0) return tsf_err(err, TSF_ECORRUPT, "index: no valid superblock at byte 0 or 256");
     tsf_status s = ix_sb_load(ix, ea >= eb ? 0 : IX_SB, err);
     if (s != TSF_OK) return s;
-    ix->leaves = tsf_calloc(ix->alloc, ix->n_leaves, sizeof(ix_leaf));
+    ix->leaves = ix_leaves_alloc(ix->alloc, ix->n_leaves);
     if (!ix->leaves)
         return tsf_err(err, TSF_ENOMEM, "index: leaf directory of %llu", (unsigned long long)ix->n_leaves);
     uint64_t *rng = tsf_alloc(ix->alloc, ix->n_leaves * 16);

@@ -8,6 +8,8 @@
  * TSF_INDEX_LOCAL_SEARCH, a binary search over the children's first keys in every internal node),
  * pltree_btoverflow (sorted PLTree whose inserts go to a B+-tree of 256-byte nodes instead of the overflow
  * log; compared after the same inserts with the log's rows, modes "sorted+log" / "dynamic+log").
+ * Row get_vs_binary (session 8): the ratio to binary search per round, PLTree and binary search timed on
+ * the same probes one right after the other (extra JSON keys baseline, ratio_p10/p50/p90, rounds).
  * Data set `tsfile_pages` (not in `all`): point queries on a TsFile with and without its page-time index.
  *
  * usage: tsf-bench index [--keys N] [--dataset NAME|all|tsfile_pages] [--threads T] [--ops N] [--reps R]
@@ -484,9 +486,9 @@ static int in_list(const char *list, const char *name, size_t len)
 /* Whether --only selects a row: for each category (op, structure, mode) that LIST names, the row's own. */
 static int want(const char *structure, const char *mode, const char *op)
 {
-    static const char *const cats[3][11] = {
+    static const char *const cats[3][12] = {
         {"bulk_load", "get", "get_absent", "route", "lower_bound", "scan", "insert", "recover", "get_batch",
-         "get_absent_batch", NULL},
+         "get_absent_batch", "get_vs_binary", NULL},
         {"pltree", "pltree_nometa", "pltree_local", "pltree_btoverflow", "binary_search", "interpolation",
          "btree", NULL},
         {"sorted", "dynamic", "sorted+log", "dynamic+log", "sorted+bt", NULL}};
@@ -574,7 +576,7 @@ typedef struct ctx {
     double *lat;
     uint64_t sink;
     double secs;
-    const dbt *ovf; /* S_BTOVF: the B+-tree checked before the PLTree */
+    const dbt *ovf;       /* S_BTOVF: the B+-tree checked before the PLTree */
     tsf_index_reader *rd; /* S_PLTREE: the thread's reader handle (opened in run_ctx) */
 } ctx;
 
@@ -692,6 +694,71 @@ static void measure(row *r, ctx *base, int threads)
     if (cs[0].sink == 42) fprintf(stderr, " ");
     free(lat);
     emit(r);
+}
+
+/*
+ * get_vs_binary (session 8): the ratio to binary search taken in one time window. This VM's speed drifts
+ * 10-35 % between minutes (binary search alone measured 550-1400 ns per get on osm in one session), so the
+ * separate get rows' ratio swings with it. Here each round times a chunk of present probes through the
+ * PLTree (reader handle) and the same chunk through branchless binary search, one right after the other
+ * (the order alternates by round), each after a warm-up of its own structure; a chunk is timed whole
+ * (throughput of independent gets, no clock reads inside). The row gives p50/p90 of the PLTree's ns per
+ * get over the rounds, and ratio_p10/p50/p90 of (binary search time / PLTree time) per round.
+ */
+#define VS_ROUNDS 21
+#define VS_CHUNK 16384
+#define VS_WARM 4096
+static double vs_chunk(ctx *c, const uint64_t *x, size_t n, uint64_t *sink)
+{
+    for (size_t i = 0; i < VS_WARM && i < n; i++) *sink += do_op(c, x[(i * 7919) % n]);
+    uint64_t t0 = bench_now_ns();
+    for (size_t i = 0; i < n; i++) *sink += do_op(c, x[i]);
+    return (double)(bench_now_ns() - t0) / (double)n;
+}
+
+static void measure_vs(row *r, ctx *pl, ctx *bs)
+{
+    if (!want(r->structure, r->mode, r->op) || pl->nprobes < VS_CHUNK) return;
+    if (tsf_index_reader_open(pl->ix, &pl->rd, NULL) != TSF_OK) return;
+    double t[VS_ROUNDS], ratio[VS_ROUNDS];
+    uint64_t sink = 0;
+    for (int rd = 0; rd < VS_ROUNDS; rd++) {
+        const uint64_t *x = pl->probes + (size_t)rd * 7919 * BATCH % (pl->nprobes - VS_CHUNK + 1);
+        double a, b;
+        if (rd & 1) {
+            b = vs_chunk(bs, x, VS_CHUNK, &sink);
+            a = vs_chunk(pl, x, VS_CHUNK, &sink);
+        } else {
+            a = vs_chunk(pl, x, VS_CHUNK, &sink);
+            b = vs_chunk(bs, x, VS_CHUNK, &sink);
+        }
+        t[rd] = a;
+        ratio[rd] = b / a;
+    }
+    tsf_index_reader_close(pl->rd);
+    pl->rd = NULL;
+    r->threads = 1;
+    r->p50 = bench_percentile(t, VS_ROUNDS, 50);
+    r->p90 = bench_percentile(t, VS_ROUNDS, 90);
+    r->mops = 1e3 / r->p50;
+    double q10 = bench_percentile(ratio, VS_ROUNDS, 10), q50 = bench_percentile(ratio, VS_ROUNDS, 50),
+           q90 = bench_percentile(ratio, VS_ROUNDS, 90);
+    if (sink == 42) fprintf(stderr, " ");
+    if (json)
+        printf("{\"bench\":\"index\",\"dataset\":\"%s\",\"structure\":\"%s\",\"mode\":\"%s\",\"op\":\"%s\","
+               "\"threads\":%d,\"p50_ns\":%.1f,\"p90_ns\":%.1f,\"mops\":%.3f,\"bytes_per_key_file\":%.2f,"
+               "\"bytes_per_key_dram\":%.3f,\"baseline\":\"binary_search\",\"ratio_p10\":%.2f,\"ratio_p50\":%"
+               ".2f,"
+               "\"ratio_p90\":%.2f,\"rounds\":%d}\n",
+               r->dataset, r->structure, r->mode, r->op, r->threads, r->p50, r->p90, r->mops, r->bpk_file,
+               r->bpk_dram, q10, q50, q90, VS_ROUNDS);
+    else {
+        emit(r);
+        printf("# %s %s %s: binary search / pltree per round (%d rounds of %d gets): p10 %.2fx p50 %.2fx p90 "
+               "%.2fx\n",
+               r->dataset, r->structure, r->op, VS_ROUNDS, VS_CHUNK, q10, q50, q90);
+    }
+    fflush(stdout);
 }
 
 typedef struct scan_ctx {
@@ -884,8 +951,9 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             const char *mname = mode ? "dynamic" : "sorted";
             const char *sname = nometa ? "pltree_nometa" : local ? "pltree_local" : "pltree";
             static const char *const all_ops[] = {
-                "bulk_load", "get",       "get_absent",       "route", "lower_bound", "scan", "insert",
-                "recover",   "get_batch", "get_absent_batch", NULL};
+                "bulk_load",     "get",    "get_absent", "route",     "lower_bound",
+                "scan",          "insert", "recover",    "get_batch", "get_absent_batch",
+                "get_vs_binary", NULL};
             static const char *const abl_ops[] = {"get", "get_absent", "route", NULL};
             if (!want_any(sname, mname, var ? abl_ops : all_ops)) continue;
             char what[64];
@@ -935,6 +1003,12 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             rw.op = "get";
             measure(&rw, &c, 1);
             if (threads > 1) measure(&rw, &c, threads);
+            if (!var) { /* the ratio to binary search in one time window */
+                ctx bs = {S_BINARY, NULL, k, v, n, NULL, present, nops, 0, NULL, 0, 0, NULL, NULL};
+                row vr = rw;
+                vr.op = "get_vs_binary";
+                measure_vs(&vr, &c, &bs);
+            }
             if (!var) { /* tsf_index_reader_get_many, 16 keys per call */
                 c.op = 3;
                 rw.op = "get_batch";

@@ -1913,6 +1913,8 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         st = ix_alloc(ix, total, &start, err);
         if (st != TSF_OK) goto out;
     }
+    /* the kernel's first touch of a fresh file range runs in a helper thread ahead of the stores below */
+    pm_prefault *pf = pm_prefault_start(&ix->pm, start, total);
     uint64_t nnodes = 0;
     for (uint64_t l = H; l-- > 0;)
         for (uint64_t i = 0, ci = 0; i < nn[l]; i++) {
@@ -1945,6 +1947,7 @@ tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, u
         ix_leaf_write(ix, start + lv[i].off, i, lv[i].lo, lv[i].hi, keys + lv[i].first, vals + lv[i].first,
                       lv[i].n);
     }
+    pm_prefault_stop(pf);
     pm_dirty(&ix->pm, start, total);
     st = pm_persist(&ix->pm, start, total, err);
     if (st != TSF_OK) goto out;

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -286,4 +287,64 @@ tsf_status pm_persist_all(pmem *pm, tsf_error *err)
         p = q + 1;
     }
     return TSF_OK;
+}
+
+/* ---- prefault of a fresh range (bulk builds) ------------------------------------------------- */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+struct pm_prefault {
+    pthread_t th;
+    uint8_t *p;
+    uint64_t len;
+    int stop; /* atomic: the caller is done, the rest is not worth faulting */
+    const tsf_allocator *alloc;
+};
+
+static void *pm_prefault_run(void *arg)
+{
+    pm_prefault *pf = arg;
+    const uint64_t step = PM_HUGE;
+    for (uint64_t at = 0; at < pf->len && !__atomic_load_n(&pf->stop, __ATOMIC_RELAXED); at += step) {
+        uint64_t n = pf->len - at < step ? pf->len - at : step;
+        if (madvise(pf->p + at, n, MADV_POPULATE_WRITE) != 0 && errno != EINTR) break; /* unsupported */
+    }
+    return NULL;
+}
+
+pm_prefault *pm_prefault_start(pmem *pm, uint64_t off, uint64_t len)
+{
+#if defined(__linux__)
+    if (pm->readonly || pm->dur == TSF_INDEX_DUR_SHADOW || pm->dur == TSF_INDEX_DUR_DAX ||
+        len < 2 * PM_HUGE || off + len > pm->size)
+        return NULL;
+    pm_prefault *pf = tsf_calloc(pm->alloc, 1, sizeof *pf);
+    if (!pf) return NULL;
+    /* whole pages inside the range: the caller's neighbours are not touched */
+    uint64_t a = (off + PM_PAGE - 1) & ~(uint64_t)(PM_PAGE - 1), e = (off + len) & ~(uint64_t)(PM_PAGE - 1);
+    pf->p = pm->base + a;
+    pf->len = e > a ? e - a : 0;
+    pf->alloc = pm->alloc;
+    if (pthread_create(&pf->th, NULL, pm_prefault_run, pf) != 0) {
+        tsf_free(pm->alloc, pf, sizeof *pf);
+        return NULL;
+    }
+    pm->prefaults++;
+    return pf;
+#else
+    (void)pm;
+    (void)off;
+    (void)len;
+    return NULL;
+#endif
+}
+
+void pm_prefault_stop(pm_prefault *pf)
+{
+    if (!pf) return;
+    __atomic_store_n(&pf->stop, 1, __ATOMIC_RELAXED);
+    pthread_join(pf->th, NULL);
+    tsf_free(pf->alloc, pf, sizeof *pf);
 }

@@ -28,6 +28,7 @@ typedef struct pmem {
     uint64_t shadow_seed;   /* SHADOW: random writeback of dirty pages at the power cut */
     int dead;               /* SHADOW: the power is gone; nothing reaches the file any more */
     uint64_t dead_bytes;    /* file bytes no longer referenced since the last build (rebuilt leaves, logs) */
+    uint64_t prefaults;     /* prefault threads started (pm_prefault_start; tests) */
 } pmem;
 
 /* Opens (creating when needed) path, or anonymous memory when path is NULL. */
@@ -45,5 +46,16 @@ void pm_dirty(pmem *pm, uint64_t off, uint64_t len);
 tsf_status pm_persist(pmem *pm, uint64_t off, uint64_t len, tsf_error *err);
 /* Makes every dirty page durable. */
 tsf_status pm_persist_all(pmem *pm, tsf_error *err);
+
+/*
+ * Prefault of a fresh range while the caller fills it (bulk builds): a helper thread faults
+ * [off, off+len) in writable, 2 MiB at a time, ahead of the caller's stores, so the kernel's page-cache
+ * allocation and zeroing of a new file range runs beside the build instead of inside its stores. Best
+ * effort: NULL (nothing started) where it does not apply (no MADV_POPULATE_WRITE, not a shared file
+ * mapping, no thread); stop joins the thread.
+ */
+typedef struct pm_prefault pm_prefault;
+pm_prefault *pm_prefault_start(pmem *pm, uint64_t off, uint64_t len);
+void pm_prefault_stop(pm_prefault *pf);
 
 #endif

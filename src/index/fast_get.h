@@ -48,21 +48,12 @@ IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t k
         uint32_t q = ix_sep(origin, shift, key);
         uint64_t b0, b1, p;
         if (rsh) {
-            uint32_t rs = rsh - 1u;
-            uint64_t rn = ix_radix_n(nb), j = (uint64_t)q >> rs;
-            const uint16_t *t = (const uint16_t *)(const void *)(meta + ix_radix_off_fast(nb));
-            j = j < rn - 2 ? j : rn - 2;
-            b0 = t[j];
-            b1 = t[j + 1];
-            uint64_t d = (uint64_t)q - (j << rs);
-            d = d >> rs ? ((uint64_t)1 << rs) - 1 : d; /* (q beyond the last bucket: its end) */
-            p = b0 * IX_SLOTS + (((b1 - b0 + 1) * IX_SLOTS * d) >> rs);
-        } else { /* the model's window (ix_base_window) */
-            p = ix_model(key, origin, mul, nbase);
-            uint64_t el = elo == IX_ERR_WIDE ? p : elo, eh = ehi == IX_ERR_WIDE ? nbase : ehi;
-            uint64_t e = p + eh + 1;
-            b0 = (p > el ? p - el : 0) / IX_SLOTS;
-            b1 = ((e < nbase ? e : nbase) - 1) / IX_SLOTS;
+            p = ix_radix_bucket(meta, nb, rsh, q, &b0, &b1);
+        } else {
+            uint64_t a, e;
+            p = ix_window(key, origin, mul, nbase, elo, ehi, &a, &e);
+            b0 = a / IX_SLOTS;
+            b1 = (e - 1) / IX_SLOTS;
         }
         const uint8_t *pb = blocks + (p < nbase ? p : nbase - 1) / IX_SLOTS * IX_BLOCK;
         __builtin_prefetch(pb);

@@ -289,24 +289,30 @@ void ix_leaf_lock(ix_leaf *L)
     }
 }
 
+/* The fields of a leaf entry a sorted lookup reads (no version check: ix_leaf_snap wraps it in one; the
+   sealed fast path's rare cases call it directly). */
+static inline void ix_leaf_fields(const ix_leaf *L, ix_leaf *S)
+{
+    S->off = IX_LD(&L->off);
+    S->origin = IX_LD(&L->origin);
+    S->mul = IX_LD(&L->mul);
+    S->nbase = IX_LD(&L->nbase);
+    S->meta = IX_LDA(&L->meta); /* acquire: the metadata was written before it was published */
+    S->nblocks = IX_LD(&L->nblocks);
+    S->err_lo = IX_LD(&L->err_lo);
+    S->err_hi = IX_LD(&L->err_hi);
+    S->shift = IX_LD(&L->shift);
+    S->rsh = IX_LD(&L->rsh);
+}
+
 TSF_INLINE uint32_t ix_leaf_snap(const ix_leaf *L, ix_leaf *S)
 {
     for (uint32_t spin = 0;; spin++) {
         uint32_t v = __atomic_load_n(&L->ver, __ATOMIC_ACQUIRE);
         if (!(v & 1)) {
-            S->off = IX_LD(&L->off);
-            S->origin = IX_LD(&L->origin);
-            S->mul = IX_LD(&L->mul);
-            S->nbase = IX_LD(&L->nbase);
-            /* acquire: the blocks behind these pointers were written before they were published */
-            S->meta = IX_LDA(&L->meta);
-            S->w = IX_LDA(&L->w);
-            S->nblocks = IX_LD(&L->nblocks);
-            S->err_lo = IX_LD(&L->err_lo);
-            S->err_hi = IX_LD(&L->err_hi);
+            ix_leaf_fields(L, S);
+            S->w = IX_LDA(&L->w); /* acquire: the state behind it was written before it was published */
             S->ready = IX_LD(&L->ready);
-            S->shift = IX_LD(&L->shift);
-            S->rsh = IX_LD(&L->rsh);
             if (ix_leaf_valid(L, v)) return v;
         }
         if (spin < 64)
@@ -600,6 +606,21 @@ static inline uint32_t ix_sep(uint64_t origin, uint32_t shift, uint64_t k)
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
+/* The bucket of separator q in the radix table of a leaf (rsh != 0): its blocks [*lo, *hi] and the key's
+   position interpolated in them (q beyond the last bucket: its end). */
+static inline uint64_t ix_radix_bucket(const uint8_t *meta, uint64_t nb, uint32_t rsh, uint32_t q,
+                                       uint64_t *lo, uint64_t *hi)
+{
+    uint32_t rs = rsh - 1u;
+    uint64_t rn = ix_radix_n(nb), j = (uint64_t)q >> rs;
+    const uint16_t *t = (const uint16_t *)(const void *)(meta + ix_radix_off_fast(nb));
+    j = j < rn - 2 ? j : rn - 2;
+    *lo = t[j];
+    *hi = t[j + 1];
+    uint64_t d = (uint64_t)q - (j << rs);
+    d = d >> rs ? ((uint64_t)1 << rs) - 1 : d;
+    return *lo * IX_SLOTS + (((*hi - *lo + 1) * IX_SLOTS * d) >> rs);
+}
 /*
  * Radix table of a sorted leaf (index_internal.h): narrows the candidate blocks [*b0, *b1] of a key with
  * separator q when they span more than two separator lines. Entry j is the last block whose separator is
@@ -611,12 +632,7 @@ static inline uint32_t ix_sep(uint64_t origin, uint32_t shift, uint64_t k)
 static inline uint64_t ix_radix_window(const ix_leaf *L, uint32_t q, uint64_t *b0, uint64_t *b1)
 {
     if (!L->rsh || *b1 - (*b0 & ~(uint64_t)(IX_SEP_FAN - 1)) < 2 * IX_SEP_FAN) return UINT64_MAX;
-    uint32_t rs = L->rsh - 1u;
-    uint64_t rn = ix_radix_n(L->nblocks), j = (uint64_t)q >> rs;
-    const uint16_t *t = (const uint16_t *)(const void *)(L->meta + ix_meta_radix_off(L->nblocks));
-    j = j < rn - 2 ? j : rn - 2;
-    uint64_t lo = t[j], hi = t[j + 1];
-    uint64_t g = lo * IX_SLOTS + (((hi - lo + 1) * IX_SLOTS * ((uint64_t)q - (j << rs))) >> rs);
+    uint64_t lo, hi, g = ix_radix_bucket(L->meta, L->nblocks, L->rsh, q, &lo, &hi);
     *b0 = lo > *b0 ? lo : *b0;
     *b1 = hi < *b1 ? hi : *b1;
     uint64_t gmin = *b0 * IX_SLOTS, gmax = *b1 * IX_SLOTS + IX_SLOTS - 1;
@@ -895,16 +911,21 @@ static inline uint64_t ix_base_search(const uint8_t *leaf, uint64_t a, uint64_t 
     return a + (strict ? k <= x : k < x);
 }
 
-/* Window [a, e) that must hold the lower/upper bound of x in a sorted leaf (error-bounded model). */
-static inline uint64_t ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
+/* Window [a, e) that must hold the lower/upper bound of x in a sorted leaf (error-bounded model), from the
+   leaf's fields; returns the model's position (callers guess its block). */
+static inline uint64_t ix_window(uint64_t x, uint64_t origin, uint64_t mul, uint64_t nbase, uint64_t err_lo,
+                                 uint64_t err_hi, uint64_t *a, uint64_t *e)
 {
-    uint64_t p = ix_model(x, L->origin, L->mul, L->nbase);
-    uint64_t el = L->err_lo == IX_ERR_WIDE ? p : L->err_lo,
-             eh = L->err_hi == IX_ERR_WIDE ? L->nbase : L->err_hi;
+    uint64_t p = ix_model(x, origin, mul, nbase);
+    uint64_t el = err_lo == IX_ERR_WIDE ? p : err_lo, eh = err_hi == IX_ERR_WIDE ? nbase : err_hi;
     *a = p > el ? p - el : 0;
     uint64_t end = p + eh + 1;
-    *e = end < L->nbase ? end : L->nbase;
-    return p; /* the model's position (callers guess its block) */
+    *e = end < nbase ? end : nbase;
+    return p;
+}
+static inline uint64_t ix_base_window(const ix_leaf *L, uint64_t x, uint64_t *a, uint64_t *e)
+{
+    return ix_window(x, L->origin, L->mul, L->nbase, L->err_lo, L->err_hi, a, e);
 }
 
 /*
@@ -1161,26 +1182,12 @@ static TSF_NOINLINE tsf_status ix_get_slow(tsf_index *ix, ix_rdslot *rs, uint64_
     return st;
 }
 
-/* Fields of a leaf entry the sorted lookups read (the fast path's rare cases take their own copy). */
-static inline void ix_fast_snap(const ix_leaf *L, ix_leaf *S)
-{
-    S->off = IX_LD(&L->off);
-    S->origin = IX_LD(&L->origin);
-    S->mul = IX_LD(&L->mul);
-    S->nbase = IX_LD(&L->nbase);
-    S->meta = IX_LD(&L->meta);
-    S->nblocks = IX_LD(&L->nblocks);
-    S->err_lo = IX_LD(&L->err_lo);
-    S->err_hi = IX_LD(&L->err_hi);
-    S->shift = IX_LD(&L->shift);
-    S->rsh = IX_LD(&L->rsh);
-}
 /* Fast path, a window over two separator lines (rare: wide leaves, crowded radix buckets): the level walk. */
 static TSF_NOINLINE uint64_t ix_fast_wide(const tsf_index *ix, const ix_leaf *L, uint64_t x, uint64_t b0,
                                           uint64_t b1, uint32_t q)
 {
     ix_leaf S;
-    ix_fast_snap(L, &S);
+    ix_leaf_fields(L, &S);
     return ix_sep_walk(ix, &S, x, b0, b1, q, 1, 0, 0);
 }
 /* Fast path, truncated separators equal to the key's (rare): their first keys decide. */
@@ -1188,7 +1195,7 @@ static TSF_NOINLINE uint64_t ix_fast_tie(const tsf_index *ix, const ix_leaf *L, 
                                          uint64_t b0, uint32_t q)
 {
     ix_leaf S;
-    ix_fast_snap(L, &S);
+    ix_leaf_fields(L, &S);
     return ix_sep_tie(ix, &S, b, b0, q, x, 1);
 }
 
@@ -2068,26 +2075,21 @@ static void ix_seal(tsf_index *ix)
     if (!ix->fast_on || ix->fast || ix->mode != TSF_INDEX_SORTED || ix->nometa || ix->dup ||
         (ix->flags & TSF_INDEX_LOCAL_SEARCH))
         return;
-    uint64_t cap = ix->n_nodes < IX_RT_MAX ? ix->n_nodes : IX_RT_MAX, nrt = 0;
-    uint32_t h = 0;
-    ix_rnode *rt = cap ? tsf_alloc(ix->alloc, cap * sizeof *rt) : NULL;
-    uint64_t *off = cap ? tsf_alloc(ix->alloc, cap * 8) : NULL;
-    if (rt && off) nrt = ix_rtable(ix, rt, off, cap, &h);
-    tsf_free(ix->alloc, off, cap * 8);
-    uint64_t bytes = sizeof(ix_tree) + nrt * sizeof(ix_rnode);
+    /* the table has one entry per internal node (all of them, when it can be built) */
+    uint64_t cap = ix->n_nodes < IX_RT_MAX ? ix->n_nodes : IX_RT_MAX,
+             bytes = sizeof(ix_tree) + cap * sizeof(ix_rnode);
     ix_tree *t = tsf_alloc(ix->alloc, bytes);
-    if (t) {
-        *t = (ix_tree){ix->root_off, ix->root_origin, ix->root_mul, ix->gen, ix->root_fanout,
-                       ix->leaves,   ix->n_leaves,    NULL,         0,       bytes};
-        if (nrt) {
-            ix_rnode *copy = (ix_rnode *)(void *)(t + 1);
-            memcpy(copy, rt, nrt * sizeof *rt);
-            t->rt = copy;
-            t->rt_h = h;
-        }
-    }
-    tsf_free(ix->alloc, rt, cap * sizeof *rt);
     if (!t) return; /* no fast path: every get takes the full protocol */
+    *t = (ix_tree){ix->root_off, ix->root_origin, ix->root_mul, ix->gen, ix->root_fanout,
+                   ix->leaves,   ix->n_leaves,    NULL,         0,       bytes};
+    uint64_t *off = cap ? tsf_alloc(ix->alloc, cap * 8) : NULL;
+    ix_rnode *rt = (ix_rnode *)(void *)(t + 1);
+    uint32_t h = 0;
+    if (off && ix_rtable(ix, rt, off, cap, &h)) {
+        t->rt = rt;
+        t->rt_h = h;
+    }
+    tsf_free(ix->alloc, off, cap * 8);
     IX_STR(&ix->fast, t);
 }
 

@@ -631,12 +631,12 @@ static void test_dram_layout(void)
         }
         CHECK(ix->n_leaves > 1 && ((uintptr_t)ix->leaves & 63) == 0);
         CHECK(ix->fast != NULL && ix->fast->rt != NULL);
-        size_t bad = 0;
+        size_t wrong = 0;
         for (size_t i = 0; i < m; i += 7) {
             uint64_t got = 0;
-            if (tsf_index_get(ix, k[i], &got, &err) != TSF_OK || got != v[i]) bad++;
+            if (tsf_index_get(ix, k[i], &got, &err) != TSF_OK || got != v[i]) wrong++;
         }
-        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(wrong, 0);
         CHECK_OK(tsf_index_check(ix, &err), &err);
         tsf_index_close(ix);
     }

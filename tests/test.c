@@ -1,6 +1,5 @@
 /* test.c - the harness behind test.h. */
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "test.h"
 
@@ -58,13 +57,9 @@ uint64_t tsf_test_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-const char *tsf_test_shared_dir(void)
+const char *tsf_test_data_dir(void)
 {
-    const char *env = getenv("TSF_SHARED_DIR");
-    const char *dir = (env && *env) ? env : TSF_SHARED_DIR;
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return NULL;
-    return dir;
+    return TSF_TEST_DATA_DIR;
 }
 
 uint8_t *tsf_test_read_file(const char *path, size_t *len)

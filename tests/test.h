@@ -2,7 +2,7 @@
  * test.h - a minimal test harness. A test file defines test functions and a main that calls
  * TSF_RUN(fn) for each, then returns tsf_test_finish(). Failures print file:line and the values;
  * the summary line is "N passed, N failed" (ctest reads the exit code). A whole file can skip
- * (exit 77, counted as skipped by ctest) when the data it needs is absent.
+ * (exit 77, counted as skipped by ctest) when every test in it skipped; CI counts that as a failure.
  */
 #ifndef TSF_TEST_H
 #define TSF_TEST_H
@@ -19,7 +19,7 @@ extern int tsf_test_passed, tsf_test_failed, tsf_test_skipped;
 
 void tsf_test_run(const char *name, void (*fn)(void));
 int tsf_test_finish(void);
-/* Marks the current test skipped with a reason (e.g. golden folder absent). */
+/* Marks the current test skipped with a reason (e.g. an opt-in test that was not asked for). */
 void tsf_test_skip(const char *why);
 
 #define TSF_RUN(fn) tsf_test_run(#fn, fn)
@@ -69,8 +69,9 @@ void tsf_test_hexdiff(const uint8_t *a, const uint8_t *b, size_t n);
 /* Deterministic PRNG for tests (splitmix64). */
 uint64_t tsf_test_rand(uint64_t *state);
 
-/* Path under the shared folder (../shared beside the clone, or $TSF_SHARED_DIR); NULL if absent. */
-const char *tsf_test_shared_dir(void);
+/* The reference files shipped with the sources (tests/data, described in tests/data/README.md):
+   "<dir>/tsfile-java/...", "<dir>/tsfile-cpp/...", "<dir>/datasets/...". */
+const char *tsf_test_data_dir(void);
 /* Reads a whole file; caller frees. NULL on failure. */
 uint8_t *tsf_test_read_file(const char *path, size_t *len);
 

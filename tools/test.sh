@@ -1,21 +1,37 @@
 #!/usr/bin/env bash
 # Builds and runs every test twice: Release, then ASan+UBSan; then the concurrency tests under
-# ThreadSanitizer. Exits non-zero on any failure.
+# ThreadSanitizer. Exits non-zero on any failure, and on any test that ctest reports skipped or not
+# run: every test's data ships in tests/data, so a skip means a check silently did not happen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
+
+# run_ctest BUILD_DIR [ctest args...]: ctest, then fail if any test was skipped or not run.
+run_ctest() {
+  local dir=$1 log
+  shift
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure --no-tests=error -j"$jobs" "$@") 2>&1 | tee "$log"
+  if grep -E '\*\*\*(Skipped|Not Run)|\(Skipped\)|\(Not Run\)' "$log" >/dev/null; then
+    echo "error: tests in $dir were skipped or did not run (a skip is not a pass):" >&2
+    grep -E '\*\*\*(Skipped|Not Run)' "$log" >&2 || true
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
 echo "== Release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs")
+run_ctest build
 echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_SANITIZE=ON -DTSF_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
 echo "== ThreadSanitizer build + concurrency tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF \
     -DTSF_SHARED=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j"$jobs" \
-    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads)$')
+TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan \
+    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads)$'

@@ -1,30 +1,20 @@
 #!/usr/bin/env bash
 # run_case.sh - runs one CLI test case (tests/cli/README.md) and compares stdout, stderr and the exit
-# code with the case's expected files. Usage: run_case.sh CASE_DIR TSF_BINARY GEN_BINARY SHARED_DIR
-# Exit 0 pass, 1 fail, 77 skip (the case needs ../shared and it is absent). UPDATE=1 rewrites the
-# expected files from the actual output (review them with git diff before committing).
+# code with the case's expected files. Usage: run_case.sh CASE_DIR TSF_BINARY GEN_BINARY REF_DIR
+# (REF_DIR: tests/data). Exit 0 pass, 1 fail. UPDATE=1 rewrites the expected files from the actual
+# output (review them with git diff before committing).
 set -u
-case_dir=$1 tsf_bin=$2 gen_bin=$3 shared=$4
+case_dir=$1 tsf_bin=$2 gen_bin=$3 ref=$4
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 case_dir=$(abs "$case_dir") tsf_bin=$(abs "$tsf_bin") gen_bin=$(abs "$gen_bin")
 name=$(basename "$case_dir")
 [ -f "$case_dir/cmd" ] || { echo "case $name: no cmd file"; exit 1; }
-
-# Skip when the case uses ../shared (or lists needed paths in `needs`) and it is absent.
-if grep -q 'SHARED' "$case_dir/cmd" && [ ! -d "$shared" ]; then
-    echo "skip: $shared absent"; exit 77
-fi
-if [ -f "$case_dir/needs" ]; then
-    while IFS= read -r p; do
-        [ -z "$p" ] && continue
-        [ -e "$shared/$p" ] || { echo "skip: $shared/$p absent"; exit 77; }
-    done < "$case_dir/needs"
-fi
-[ -d "$shared" ] && shared=$(cd "$shared" && pwd)
+[ -d "$ref/tsfile-java" ] || { echo "case $name: $ref is not the reference folder (tests/data)"; exit 1; }
+ref=$(cd "$ref" && pwd)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tsf-cli-$name.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-export TSF=$tsf_bin GEN=$gen_bin SHARED=$shared TMP=$tmp
+export TSF=$tsf_bin GEN=$gen_bin REF=$ref TMP=$tmp
 DATA=$(cd "$(dirname "$0")" && pwd)/data
 export DATA
 export TZ=UTC LC_ALL=C
@@ -38,8 +28,8 @@ normalize() {
     local f=$1 out=$2
     local sed_args=(-e "s|$(printf '%s' "$tmp" | sed 's/[|.[\*^$]/\\&/g')|\$TMP|g"
                     -e "s|$(printf '%s' "$DATA" | sed 's/[|.[\*^$]/\\&/g')|\$DATA|g"
+                    -e "s|$(printf '%s' "$ref" | sed 's/[|.[\*^$]/\\&/g')|\$REF|g"
                     -e "s|$(printf '%s' "$tsf_bin" | sed 's/[|.[\*^$]/\\&/g')|\$TSF|g")
-    [ -d "$shared" ] && sed_args+=(-e "s|$(printf '%s' "$shared" | sed 's/[|.[\*^$]/\\&/g')|\$SHARED|g")
     sed "${sed_args[@]}" "$f" > "$out.tmp"
     if [ -f "$case_dir/filter" ]; then sed -f "$case_dir/filter" "$out.tmp" > "$out"; else mv "$out.tmp" "$out"; fi
 }

@@ -64,15 +64,14 @@ static size_t golden_stats_suffix(tsf_type t)
     }
 }
 
-/* 1 = loaded, 0 = golden folder absent (skip), -1 = parse error. Expected values come from
+/* 1 = loaded, 0 = golden file unreadable, -1 = parse error. Expected values come from
    name + csv_suffix (".csv", or ".input.csv" for the writer's input of the lossy files). */
 static int golden_page_load_ex(const char *name, const char *csv_suffix, golden_page *g)
 {
     memset(g, 0, sizeof *g);
-    const char *dir = tsf_test_shared_dir();
-    if (!dir) return 0;
+    const char *dir = tsf_test_data_dir();
     char path[1024];
-    snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s", dir, name);
+    snprintf(path, sizeof path, "%s/tsfile-java/%s", dir, name);
     size_t len;
     uint8_t *b = tsf_test_read_file(path, &len);
     if (!b) return 0;
@@ -103,7 +102,7 @@ static int golden_page_load_ex(const char *name, const char *csv_suffix, golden_
     g->count = count;
 
     /* expected values: the first `count` rows of the CSV (same series, time order) */
-    snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s%s", dir, name, csv_suffix);
+    snprintf(path, sizeof path, "%s/tsfile-java/%s%s", dir, name, csv_suffix);
     size_t clen;
     char *csv = (char *)tsf_test_read_file(path, &clen);
     if (!csv) return -1;

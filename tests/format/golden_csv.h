@@ -1,7 +1,7 @@
 /*
  * golden_csv.h - header-only helpers for the golden-file tests: a table of (device, measurement,
  * time, type, value) rows held as offsets into one string pool, a loader for the expected CSVs
- * (testdata/tsfile-java/README.md: `device,measurement,time,type,value`, RFC-4180 quoting, .csv or
+ * (tests/data/README.md: `device,measurement,time,type,value`, RFC-4180 quoting, .csv or
  * .csv.gz read through zlib; tsfile-cpp: `device,measurement,time,value`), and the formatter that
  * renders a decoded value exactly as the CSV writes it, so rows compare as strings.
  */

@@ -15,10 +15,9 @@
 
 static uint8_t *golden(const char *name, size_t *len)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char path[1024];
-    if (!shared) return NULL;
-    snprintf(path, sizeof path, "%s/testdata/%s", shared, name);
+    snprintf(path, sizeof path, "%s/%s", data, name);
     return tsf_test_read_file(path, len);
 }
 
@@ -108,7 +107,7 @@ static void test_head_tail(void)
     size_t len;
     uint8_t *f = golden("tsfile-java/empty_no_data.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     CHECK_EQ_INT(len, 81);
@@ -138,7 +137,7 @@ static void test_worked_time_edges(void)
     tsf_error e;
     uint8_t *f = golden("tsfile-java/tree_nonaligned_time_edges.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     CHECK_EQ_INT(len, 724);
@@ -266,7 +265,7 @@ static void test_worked_device_ids(void)
     size_t len;
     uint8_t *f = golden("tsfile-java/table_two_tables_nulls_lz4.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     check_group_at(f, len, 3012, "weather.east,x.s\"q", 3, 21);
@@ -380,7 +379,7 @@ static void test_worked_statistics(void)
     tsf_walk_item it;
     if (!first_page("tsfile-java/tree_nonaligned_int64_ts2diff_uncompressed.tsfile", &f, &it)) {
         free(f);
-        tsf_test_skip("golden files absent");
+        CHECK(!"tests/data/tsfile-java/tree_nonaligned_int64_ts2diff_uncompressed.tsfile unreadable");
         return;
     }
     /* §5: 01 | 04 73 31 | 8c cd 01 | 02 | 00 | 04 */
@@ -461,7 +460,7 @@ static void test_worked_empty_value_pages(void)
     tsf_error e;
     uint8_t *f = golden("tsfile-java/tree_aligned_empty_value_pages_lz4.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     /* page pattern per column: 'P' = page with values, 'e' = empty page (single byte 0x00) */
@@ -1001,17 +1000,13 @@ static void roundtrip_file(const uint8_t *f, size_t len, const char *name)
 
 static void test_golden_roundtrip(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024], path[1500];
-    if (!shared) {
-        tsf_test_skip("golden files absent");
-        return;
-    }
     const char *sub[] = {"tsfile-java", "tsfile-cpp"};
     int files = 0;
     g_items = g_op_index = 0;
     for (int s = 0; s < 2; s++) {
-        snprintf(dir, sizeof dir, "%s/testdata/%s", shared, sub[s]);
+        snprintf(dir, sizeof dir, "%s/%s", data, sub[s]);
         DIR *d = opendir(dir);
         if (!d) continue;
         struct dirent *de;
@@ -1063,7 +1058,7 @@ static void test_hostile_walk(void)
     tsf_error e;
     uint8_t *f = golden("tsfile-java/tree_nonaligned_time_edges.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     CHECK_OK(walk_all(f, len, &full_items, &w, &e), &e);
@@ -1145,7 +1140,7 @@ static void test_corrupt_files(void)
     tsf_error e;
     uint8_t *f = golden("tsfile-java/corrupt/cut_mid_chunk.tsfile", &len);
     if (!f) {
-        tsf_test_skip("golden files absent");
+        CHECK(f != NULL); /* tests/data is part of the checkout */
         return;
     }
     CHECK_EQ_INT(len, 150035);

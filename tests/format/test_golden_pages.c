@@ -1,7 +1,7 @@
 /*
  * test_golden_pages.c - the compatibility suite for the codecs and decompressors: every golden file
- * written by the Java reference (testdata/tsfile-java, corrupt/ excluded) and the version-3 file of
- * the C++ writer (testdata/tsfile-cpp) is walked with the format module, every page is decompressed
+ * written by the Java reference (tests/data/tsfile-java, corrupt/ excluded) and the version-3 file of
+ * the C++ writer (tests/data/tsfile-cpp) is walked with the format module, every page is decompressed
  * (tsf_decompress with the header's uncompressedSize), split (non-aligned: uvarint timeLen + TS_2DIFF
  * times + values; aligned: time pages + value pages with null bitmaps) and decoded with
  * tsf_codec_decode, count-driven by the time column. The resulting (device, measurement, time,
@@ -463,17 +463,13 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
 
 static void test_golden_java(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%s/testdata/tsfile-java", shared);
+    snprintf(dir, sizeof dir, "%s/tsfile-java", data);
     size_t n = 0;
     char **names = gcsv_list_tsfiles(dir, &n);
     if (!names) {
-        tsf_test_skip("testdata/tsfile-java absent");
+        CHECK(names != NULL); /* tests/data is part of the checkout */
         return;
     }
     g_ok = g_pending = g_fail = 0;
@@ -497,16 +493,12 @@ static void test_golden_java(void)
 
 static void test_golden_cpp_v3(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%s/testdata/tsfile-cpp", shared);
+    snprintf(dir, sizeof dir, "%s/tsfile-cpp", data);
     DIR *d = opendir(dir);
     if (!d) {
-        tsf_test_skip("testdata/tsfile-cpp absent");
+        CHECK(d != NULL); /* tests/data is part of the checkout */
         return;
     }
     closedir(d);

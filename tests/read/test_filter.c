@@ -1040,7 +1040,7 @@ static void test_block_bound(void)
     free(fb.p);
 }
 
-/* Random filters over every golden file of the Java reference (../shared; skipped when absent): each
+/* Random filters over every golden file of the Java reference (tests/data): each
  * table (table model, tags included) or the first devices of each tree table, literals drawn from the
  * data itself, filtered rows == the reference evaluator over the unfiltered rows, pruning on and off.
  * Covers Java-written statistics, lossy float encodings (untrusted statistics) and null tags. */
@@ -1151,16 +1151,12 @@ static void golden_one(tsf_reader *r, tquery *tq, gsample *g, size_t ng, uint64_
 
 static void test_golden_filters(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("../shared absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%s/testdata/tsfile-java", shared);
+    snprintf(dir, sizeof dir, "%s/tsfile-java", data);
     DIR *d = opendir(dir);
     if (!d) {
-        tsf_test_skip("golden folder absent");
+        CHECK(d != NULL); /* tests/data is part of the checkout */
         return;
     }
     struct dirent *de;

@@ -1,11 +1,11 @@
 /*
  * test_golden_read.c - the reader's compatibility suite: every golden file written by the Java
- * reference (testdata/tsfile-java, corrupt/ excluded) and the version-3 file of the C++ writer
- * (testdata/tsfile-cpp) is read through the READER API (tsf_reader_open*, tsf_query with every
+ * reference (tests/data/tsfile-java, corrupt/ excluded) and the version-3 file of the C++ writer
+ * (tests/data/tsfile-cpp) is read through the READER API (tsf_reader_open*, tsf_query with every
  * series of every device in one query, so aligned devices and the multi-column merge of
  * non-aligned devices are both exercised) and compared with its CSV row by row (FLOAT/DOUBLE by
  * raw bits, nulls by absence). Each file runs on every distinct codec path, rotating the three
- * ways of opening (path, memory, pread callbacks) and a few batch sizes. Skips without ../shared.
+ * ways of opening (path, memory, pread callbacks) and a few batch sizes.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -196,17 +196,13 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
 
 static void test_golden_java(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%.900s/testdata/tsfile-java", shared);
+    snprintf(dir, sizeof dir, "%.900s/tsfile-java", data);
     size_t n = 0;
     char **names = gcsv_list_tsfiles(dir, &n);
     if (!names) {
-        tsf_test_skip("testdata/tsfile-java absent");
+        CHECK(names != NULL); /* tests/data is part of the checkout */
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -222,16 +218,12 @@ static void test_golden_java(void)
 
 static void test_golden_cpp_v3(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%.900s/testdata/tsfile-cpp", shared);
+    snprintf(dir, sizeof dir, "%.900s/tsfile-cpp", data);
     DIR *d = opendir(dir);
     if (!d) {
-        tsf_test_skip("testdata/tsfile-cpp absent");
+        CHECK(d != NULL); /* tests/data is part of the checkout */
         return;
     }
     closedir(d);

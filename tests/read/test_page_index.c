@@ -1,7 +1,7 @@
 /*
  * test_page_index.c - the page-time index (src/read/page_index.c, doc/reader.md "Page-time index").
  * Files written by our writer (aligned, non-aligned, table devices, many chunks, chunk groups out of order)
- * and the golden files of ../shared/testdata: every page's start looked up gives that page (the reference
+ * and the golden files of tests/data: every page's start looked up gives that page (the reference
  * walks the metadata's chunk lists and the pages with the data-area walker, not the reader's page code),
  * floors of other times give the last page starting before them, and queries with the index give exactly
  * the rows of queries without it, while reading fewer bytes where chunks are large. Stale indexes
@@ -525,17 +525,13 @@ static void test_out_of_order(void)
 
 static void test_golden(void)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
-    snprintf(dir, sizeof dir, "%.900s/testdata/tsfile-java", shared);
+    snprintf(dir, sizeof dir, "%.900s/tsfile-java", data);
     size_t n = 0, done = 0;
     DIR *d = opendir(dir);
     if (!d) {
-        tsf_test_skip("testdata/tsfile-java absent");
+        CHECK(d != NULL); /* tests/data is part of the checkout */
         return;
     }
     struct dirent *de;
@@ -543,7 +539,7 @@ static void test_golden(void)
         size_t nl = strlen(de->d_name);
         if (nl < 8 || strcmp(de->d_name + nl - 7, ".tsfile")) continue;
         n++;
-        /* the index goes next to a copy (the shared folder stays read-only) */
+        /* the index goes next to a copy (tests/data stays untouched) */
         char src[1200], path[1200];
         snprintf(src, sizeof src, "%.900s/%.200s", dir, de->d_name);
         snprintf(path, sizeof path, "%s/golden.tsfile", tmpdir());

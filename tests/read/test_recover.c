@@ -9,7 +9,7 @@
  *  - a byte flipped inside a page of a complete file: that chunk is dropped, the others are kept;
  *  - a writer freed without close (tsf_writer_abort) and one killed by a signal (fork + SIGKILL) after
  *    flushes: every flushed group comes back;
- *  - the three corrupt/ golden files (when ../shared is present): every complete chunk group is kept.
+ *  - the three corrupt/ golden files: every complete chunk group is kept.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -552,11 +552,7 @@ static void test_killed_writer(void)
  * series; tail_metadata_missing also root.sg2.d2 whole; cut_mid_chunk keeps d2's chunks before the cut). */
 static void test_corrupt_golden(void)
 {
-    const char *dir = tsf_test_shared_dir();
-    if (!dir) {
-        tsf_test_skip("../shared absent");
-        return;
-    }
+    const char *dir = tsf_test_data_dir();
     static const struct {
         const char *name;
         int had_tail, groups;
@@ -567,12 +563,12 @@ static void test_corrupt_golden(void)
         {"tail_metadata_missing", 0, 2, 0},
     };
     char in[512], out[128], orig[512];
-    snprintf(orig, sizeof orig, "%s/testdata/tsfile-java/tree_nonaligned_mixed_uncompressed.tsfile", dir);
+    snprintf(orig, sizeof orig, "%s/tsfile-java/tree_nonaligned_mixed_uncompressed.tsfile", dir);
     tsf_verify_report vr;
     tsf_error e = {0};
     CHECK_OK(tsf_verify(orig, NULL, NULL, &vr, &e), &e);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        snprintf(in, sizeof in, "%s/testdata/tsfile-java/corrupt/%s.tsfile", dir, cases[k].name);
+        snprintf(in, sizeof in, "%s/tsfile-java/corrupt/%s.tsfile", dir, cases[k].name);
         tmp_path("golden.rec.tsfile", out, sizeof out);
         tsf_recover_report rep;
         CHECK_OK(tsf_recover(in, out, &rep, &e), &e);

@@ -1,6 +1,6 @@
 /*
  * test_verify.c - tsf_verify: a file our writer makes verifies clean with every structure counted (points
- * against an independent count from gen_file.h's expectations); every golden file of ../shared verifies
+ * against an independent count from gen_file.h's expectations); every golden file of tests/data verifies
  * clean; a byte flipped inside a page is reported at that page (or, for a single-page chunk whose
  * statistics live only in the index, at its chunk); a damaged bloom filter, every truncation and the
  * three corrupt/ golden files are reported with their offsets, without crashing.
@@ -210,11 +210,7 @@ static void test_truncated(void)
 /* The corrupt/ golden files, and every golden file clean. */
 static void test_golden(void)
 {
-    const char *dir = tsf_test_shared_dir();
-    if (!dir) {
-        tsf_test_skip("../shared absent");
-        return;
-    }
+    const char *dir = tsf_test_data_dir();
     static const struct {
         const char *name;
         uint64_t off; /* where the damage is (README) */
@@ -225,7 +221,7 @@ static void test_golden(void)
     };
     char path[1024];
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        snprintf(path, sizeof path, "%s/testdata/tsfile-java/corrupt/%s.tsfile", dir, bad[k].name);
+        snprintf(path, sizeof path, "%s/tsfile-java/corrupt/%s.tsfile", dir, bad[k].name);
         problems ps = {0};
         tsf_verify_report rep;
         tsf_error e = {0};
@@ -237,7 +233,7 @@ static void test_golden(void)
     size_t files = 0;
     for (size_t s = 0; s < 2; s++) {
         char d[480];
-        snprintf(d, sizeof d, "%s/testdata/%s", dir, sub[s]);
+        snprintf(d, sizeof d, "%s/%s", dir, sub[s]);
         DIR *dp = opendir(d);
         if (!dp) continue;
         struct dirent *de;

@@ -1,6 +1,6 @@
 /*
  * golden_csv.h - test-only reader of the golden expected-content CSVs
- * (../shared/testdata/tsfile-java/README.md: device,measurement,time,type,value; FLOAT/DOUBLE
+ * (tests/data/README.md: device,measurement,time,type,value; FLOAT/DOUBLE
  * carry their raw bits, TEXT/STRING are quoted with "" and \\ and \uXXXX escapes, DATE is
  * yyyy-MM-dd, BLOB is base64). Rows of one (device, measurement) become one column.
  */

@@ -1,6 +1,6 @@
 /*
  * Byte-exact comparisons of the writer with golden files written by the Java reference
- * (../shared/testdata/tsfile-java, README.md states data and settings): every single-series
+ * (tests/data/tsfile-java, tests/data/README.md states data and settings): every single-series
  * tree_nonaligned_<type>_<encoding>_uncompressed.tsfile (3000 points, 1000 per page) is rebuilt
  * from its CSV and must come out identical, index, bloom filter and statistics included.
  */
@@ -139,16 +139,12 @@ static void check_file(const char *dir, const char *name)
 
 static void test_golden_nonaligned_series(void)
 {
-    const char *shared = tsf_test_shared_dir();
-    if (!shared) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
+    const char *data = tsf_test_data_dir();
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/testdata/tsfile-java", shared);
+    snprintf(dir, sizeof dir, "%s/tsfile-java", data);
     DIR *d = opendir(dir);
     if (!d) {
-        tsf_test_skip("golden folder absent");
+        CHECK(d != NULL); /* tests/data is part of the checkout */
         return;
     }
     struct dirent *e;

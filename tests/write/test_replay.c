@@ -3,7 +3,7 @@
  * The schema (devices, chunk order = registration order, encodings, compressions, aligned or not)
  * and the timestamps are read from the golden data area with the format walker; the values come
  * from the expected CSV (the writer's input CSV for files lossy in Java); page limits come from
- * ../shared/testdata/tsfile-java/README.md. Each golden chunk group is written as one tablet
+ * tests/data/README.md. Each golden chunk group is written as one tablet
  * followed by a flush, which reproduces the golden data-area order (including the low-level
  * writer's files). Table-model schemas are given as the README states them.
  */
@@ -349,9 +349,9 @@ static int bloom_range(const uint8_t *f, size_t len, const uint8_t **b, size_t *
 /* Replays one golden file; returns 1 if byte-identical, 0 if not, -1 if skipped. */
 static int replay(const char *name, uint32_t page_points, size_t page_bytes)
 {
-    const char *shared = tsf_test_shared_dir();
+    const char *data = tsf_test_data_dir();
     char path[1024], csvp[1100];
-    snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s", shared, name);
+    snprintf(path, sizeof path, "%s/tsfile-java/%s", data, name);
     size_t glen;
     uint8_t *golden = tsf_test_read_file(path, &glen);
     if (!golden) return -1;
@@ -561,10 +561,6 @@ static const replay_case CASES[] = {
 
 static void test_replay_golden(void)
 {
-    if (!tsf_test_shared_dir()) {
-        tsf_test_skip("shared folder absent");
-        return;
-    }
     int matched = 0, tried = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         int r = replay(CASES[i].file, CASES[i].page_points, CASES[i].page_bytes);

@@ -148,19 +148,17 @@ static void test_empty_files(void)
             CHECK_MEM(m.p, expect_head, sizeof expect_head);
             CHECK_EQ_INT(tsf_load_be32(m.p + 71), 63); /* metaSize */
             CHECK_MEM(m.p + 75, "TsFile", 6);
-            const char *shared = tsf_test_shared_dir();
-            if (shared) {
-                char p[1024];
-                snprintf(p, sizeof p, "%s/testdata/tsfile-java/%s", shared,
-                         reg ? "empty_registered_no_data.tsfile" : "empty_no_data.tsfile");
-                size_t gl;
-                uint8_t *g = tsf_test_read_file(p, &gl);
-                if (g) {
-                    CHECK_EQ_INT(gl, 81);
-                    CHECK_MEM(m.p, g, 81);
-                }
-                free(g);
+            char p[1024];
+            snprintf(p, sizeof p, "%s/tsfile-java/%s", tsf_test_data_dir(),
+                     reg ? "empty_registered_no_data.tsfile" : "empty_no_data.tsfile");
+            size_t gl = 0;
+            uint8_t *g = tsf_test_read_file(p, &gl);
+            CHECK(g != NULL);
+            if (g) {
+                CHECK_EQ_INT(gl, 81);
+                CHECK_MEM(m.p, g, 81);
             }
+            free(g);
         }
         free(m.p);
     }

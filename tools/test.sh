@@ -25,6 +25,7 @@ echo "== Release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 run_ctest build
+bash tools/test_install.sh build
 echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_SANITIZE=ON -DTSF_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"

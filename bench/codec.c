@@ -226,6 +226,16 @@ typedef struct pathdef {
 static const pathdef PATHDEFS[] = {
     {"per_value", TSF_PATH_PER_VALUE}, {"batch", TSF_PATH_SCALAR}, {"simd", TSF_PATH_AUTO}};
 
+/* The "simd" row's path: the one the environment variable TSF_CODEC_PATH names (per_value, scalar,
+   sse41, avx2, avx512, neon), else AUTO (the best the CPU has). */
+static tsf_codec_path simd_path(void)
+{
+    const char *env = getenv("TSF_CODEC_PATH");
+    for (int p = TSF_PATH_PER_VALUE; env && p <= TSF_PATH_NEON; p++)
+        if (strcmp(env, tsf_codec_path_name((tsf_codec_path)p)) == 0) return (tsf_codec_path)p;
+    return TSF_PATH_AUTO;
+}
+
 static void *xmalloc(size_t n)
 {
     void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
@@ -259,7 +269,7 @@ static int run_set(const cfg *c, const char *tname, tsf_type type, tsf_encoding 
     for (size_t pi = 0; pi < 3; pi++) {
         tsf_codec_options o;
         tsf_codec_options_init(&o);
-        o.path = PATHDEFS[pi].path;
+        o.path = PATHDEFS[pi].path == TSF_PATH_AUTO ? simd_path() : PATHDEFS[pi].path;
         tsf_codec *codec = NULL;
         tsf_codec_open(&codec, &o, NULL);
         job j = {c, codec, type, enc, vsize, values, &st[pi], out, page, whole, whole_len, 0, {0}};
@@ -427,7 +437,10 @@ int bench_codec(int argc, char **argv)
         return 1;
     }
     tsf_codec *probe = NULL;
-    tsf_codec_open(&probe, NULL, NULL);
+    tsf_codec_options po;
+    tsf_codec_options_init(&po);
+    po.path = simd_path();
+    tsf_codec_open(&probe, &po, NULL);
     const char *simd = tsf_codec_path_name(tsf_codec_get_path(probe));
     tsf_codec_close(probe);
     FILE *hdr = c.json ? stderr : stdout;

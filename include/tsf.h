@@ -144,9 +144,8 @@ typedef struct tsf_bytes {
 /* ---- value codecs ------------------------------------------------------------------------- */
 
 /**
- * Implementation paths of the codecs. AUTO picks the fastest the CPU supports, unless the
- * environment variable TSF_CODEC_PATH (per_value|scalar|sse41|avx2|avx512|neon) names one.
- * A path the CPU lacks falls back to the best available below it. Results are identical on
+ * Implementation paths of the codecs, chosen by the `path` field of the codec, reader, writer
+ * and index options. AUTO picks the fastest the CPU supports. A path the CPU lacks falls back to the best available below it. Results are identical on
  * every path; the choice only changes speed.
  */
 typedef enum tsf_codec_path {
@@ -171,8 +170,8 @@ typedef struct tsf_codec_options {
        over 8 candidate windows (smallest, slower). Every setting writes a standard GORILLA stream. */
     int32_t gorilla_compact;
     /* Non-temporal (cache-bypassing) stores in TS_2DIFF INT32 decodes on the AVX-512 path: 1 = on,
-       -1 = off, 0 = auto: off (ordinary stores measured faster at every size on AMD Zen 5), unless the
-       environment variable TSF_CODEC_NT=1. The values written are the same. */
+       -1 = off, 0 = default: off (ordinary stores measured faster at every size on AMD Zen 5). The
+       values written are the same. */
     int32_t nt_stores;
 } tsf_codec_options;
 
@@ -616,6 +615,8 @@ typedef struct tsf_query_options {
                                         * holding time_min without walking its page headers; same rows. */
     int use_page_index; /* 1 (default): with page_index NULL, the reader's own index (tsf_reader_page_index);
                          * 0: no page index (page headers walked as without one) */
+    int filter_prune;   /* 1 (default): chunks, pages and table devices that statistics or tags show cannot
+                         * satisfy `where` are skipped unread; 0: every row is read and tested (the same rows) */
 } tsf_query_options;
 
 /** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next

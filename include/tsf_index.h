@@ -53,8 +53,8 @@ enum {
     TSF_INDEX_NO_BLOCK_META = 1u << 3,    /**< ablation: no DRAM fingerprints/filters (always read) */
     TSF_INDEX_LOCAL_SEARCH =
         1u << 4, /**< ablation (benchmarks): binary search among the children in internal nodes */
-    TSF_INDEX_NO_FAST_PATH = 1u << 5, /**< gets always take the full protocol (tests, A/B; also env
-                                           TSF_INDEX_FAST_PATH=0), not the sealed-index fast path */
+    TSF_INDEX_NO_FAST_PATH = 1u << 5, /**< gets always take the full protocol (tests, A/B), not the
+                                           sealed-index fast path */
 };
 
 /** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen. */
@@ -70,7 +70,7 @@ typedef struct tsf_index_options {
     /* Test hooks of the shadow mode (TSF_INDEX_DUR_SHADOW): */
     uint64_t shadow_seed;          /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
     uint64_t shadow_persist_limit; /**< nonzero: persist operations after this many are dropped */
-    uint32_t path; /**< lookup kernels, a tsf_codec_path (TSF_PATH_AUTO: TSF_CODEC_PATH or the best) */
+    uint32_t path; /**< lookup kernels, a tsf_codec_path (TSF_PATH_AUTO: the best) */
 } tsf_index_options;
 
 TSF_API void tsf_index_options_init(tsf_index_options *opt);

@@ -65,10 +65,6 @@ tsf_status tsf_codec_open(tsf_codec **out, const tsf_codec_options *opts, tsf_er
     c->float_precision = o.float_precision;
     c->gorilla_compact = o.gorilla_compact;
     c->nt_stores = o.nt_stores > 0 ? 1 : -1;
-    if (o.nt_stores == 0) {
-        const char *nt = getenv("TSF_CODEC_NT");
-        if (nt && nt[0] == '1' && nt[1] == 0) c->nt_stores = 1;
-    }
     if (o.allocator) c->alloc = *o.allocator;
     *out = c;
     return TSF_OK;

@@ -4,7 +4,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "internal.h"
 
@@ -84,14 +83,7 @@ static int path_available(tsf_codec_path p, unsigned f)
 tsf_codec_path tsf_path_resolve(tsf_codec_path req)
 {
     unsigned f = tsf_cpu_features();
-    if (req == TSF_PATH_AUTO) {
-        const char *env = getenv("TSF_CODEC_PATH");
-        if (env && *env) {
-            for (unsigned i = 1; i < sizeof PATH_NAMES / sizeof PATH_NAMES[0]; i++)
-                if (strcasecmp(env, PATH_NAMES[i]) == 0) req = (tsf_codec_path)i;
-        }
-        if (req == TSF_PATH_AUTO) return best_path(f);
-    }
+    if (req == TSF_PATH_AUTO) return best_path(f);
     /* degrade a missing SIMD path to the best one below it */
     while (!path_available(req, f)) {
         if (req == TSF_PATH_AVX512) req = TSF_PATH_AVX2;

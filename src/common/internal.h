@@ -31,8 +31,8 @@ enum {
 unsigned tsf_cpu_features(void);
 
 /*
- * Resolves a requested path: AUTO -> the TSF_CODEC_PATH environment variable if set and valid,
- * else the best the CPU has. A SIMD path the CPU lacks degrades to the best available below it.
+ * Resolves a requested path: AUTO -> the best the CPU has. A SIMD path the CPU lacks degrades to
+ * the best available below it.
  */
 tsf_codec_path tsf_path_resolve(tsf_codec_path requested);
 

@@ -2318,8 +2318,7 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     ix->flags = opt->flags;
     ix->readonly = (opt->flags & TSF_INDEX_READONLY) != 0;
     ix->nometa = (opt->flags & TSF_INDEX_NO_BLOCK_META) != 0;
-    const char *fe = getenv("TSF_INDEX_FAST_PATH");
-    ix->fast_on = !(opt->flags & TSF_INDEX_NO_FAST_PATH) && !(fe && fe[0] == '0');
+    ix->fast_on = !(opt->flags & TSF_INDEX_NO_FAST_PATH);
     tsf_status s = pm_open(&ix->pm, path, opt->durability, ix->readonly,
                            (opt->flags & TSF_INDEX_TRUNCATE) != 0, opt->alloc, err);
     if (s != TSF_OK) {

@@ -206,7 +206,7 @@ struct tsf_index {
     /* Sealed fast path of point gets: an immutable copy of the tree fields, published (release) by a build
        or open while no write has happened since and cleared by the writer before its first change (then
        retired); NULL when the index was written or the path is off (fast_on = 0: TSF_INDEX_NO_FAST_PATH,
-       env TSF_INDEX_FAST_PATH=0, or a mode the fast path does not cover). */
+       or a mode the fast path does not cover). */
     struct ix_tree *fast;
     int fast_on;
     ix_rslot rd[IX_RSLOTS];

@@ -963,7 +963,7 @@ void rd_filter_close(rd_fstate *fs)
 }
 
 tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
-                          size_t batch_size, rd_fstate **out, tsf_error *err)
+                          size_t batch_size, int prune, rd_fstate **out, tsf_error *err)
 {
     *out = NULL;
     rd_fstate *fs = tsf_calloc(r->a, 1, sizeof *fs);
@@ -981,8 +981,7 @@ tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs
         return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
     }
     flatten(fs, f);
-    const char *np = getenv("TSF_FILTER_NOPRUNE");
-    fs->prune = !(np && *np && strcmp(np, "0"));
+    fs->prune = prune;
     /* every device must accept the filter's literals */
     for (size_t i = 0; i < ndevs; i++)
         for (size_t k = 0; k < fs->nnodes; k++) {

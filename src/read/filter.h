@@ -16,10 +16,10 @@ struct tsf_reader;
 typedef struct rd_fstate rd_fstate;
 
 /* Checks the filter against every device in devs (types, tag columns; TSF_EINVAL naming the column) and
- * prepares the state. batch_size bounds the rows of one evaluation. Pruning is on unless the environment
- * variable TSF_FILTER_NOPRUNE is set to a non-empty value other than "0" when the query opens. */
+ * prepares the state. batch_size bounds the rows of one evaluation. prune: 1 = statistics and tags may
+ * skip chunks, pages and devices (tsf_query_options.filter_prune). */
 tsf_status rd_filter_open(struct tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
-                          size_t batch_size, rd_fstate **out, tsf_error *err);
+                          size_t batch_size, int prune, rd_fstate **out, tsf_error *err);
 void rd_filter_close(rd_fstate *fs);
 
 /* Distinct value-column names the filter reads (TAG columns of table devices excluded). */

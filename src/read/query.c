@@ -96,6 +96,7 @@ void tsf_query_options_init(tsf_query_options *o)
     o->time_max = INT64_MAX;
     o->batch_size = 4096;
     o->use_page_index = 1;
+    o->filter_prune = 1;
 }
 
 static void col_free(const tsf_allocator *a, qcol *c)
@@ -253,7 +254,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     q->block_bound = o.block_bound;
     if (o.page_index && rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
     else if (!o.page_index && o.use_page_index && o.time_min != INT64_MIN) q->pix = rd_pix_get(r);
-    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, &q->fs, err))) goto fail;
+    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, o.filter_prune != 0, &q->fs, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
     memset(q->zeros.p, 0, q->zeros.cap);

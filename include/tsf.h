@@ -739,7 +739,9 @@ TSF_API tsf_status tsf_filter_not(tsf_filter **out, tsf_filter *a, tsf_error *er
  *  and/or/not (any case), parentheses, numbers, 'single-quoted' strings ('' escapes a quote), true/false;
  *  a column name is an identifier (letters, digits, _ . $) or "double-quoted". Errors name the position. */
 TSF_API tsf_status tsf_filter_parse(const char *text, tsf_filter **out, tsf_error *err);
-/** Writes the filter back as text (fully parenthesised) into buf; returns the length it needs. */
+/** Writes the filter back as text into buf; returns the length it needs. Only needed parentheses are
+ *  written (`a = 1 and b = 2 and c = 3`, `a = 1 and (b = 2 or not c = 3)`): text from tsf_filter_parse
+ *  formats to text that nests no deeper and parses back to the same filter. */
 TSF_API size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap);
 TSF_API void tsf_filter_free(tsf_filter *f);
 

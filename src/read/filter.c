@@ -2,9 +2,9 @@
  * filter.c - value filters of queries (issue "Reader and queries" items 2-3; tsf.h "value filters").
  *
  * A filter is an immutable tree of comparisons `column op literal` joined by AND / OR / NOT, built by the
- * tsf_filter_* constructors or parsed from text, and written back fully parenthesised. Semantics are
- * SQL's three-valued logic: a comparison with a null cell is UNKNOWN, and a query keeps a row only where
- * the whole filter is TRUE.
+ * tsf_filter_* constructors or parsed from text, and written back with only the parentheses it needs.
+ * Semantics are SQL's three-valued logic: a comparison with a null cell is UNKNOWN, and a query keeps a
+ * row only where the whole filter is TRUE.
  *
  * Queries use it through filter.h: literals are converted to each device's column type once (integer
  * and floating values compare exactly), tag comparisons of table devices (§4.1: segment 1 + k is the
@@ -448,7 +448,11 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
             return fp_expected(p, "')' or AND/OR");
         }
         p->depth--;
-        return fp_next(p);
+        if ((st = fp_next(p))) { /* a bad token after ')': nothing may leak to the caller */
+            tsf_filter_free(*out);
+            *out = NULL;
+        }
+        return st;
     }
     if (p->tk == TK_IDENT) {
         char *col = p->buf;
@@ -622,17 +626,27 @@ static void put_double(fout *o, double d)
     puts_(o, t);
 }
 
-static void fmt_node(fout *o, const tsf_filter *f)
+/* Binding strength: OR < AND < NOT and comparisons (primaries). */
+static int prec(const tsf_filter *f)
+{
+    return f->kind == FN_OR ? 1 : f->kind == FN_AND ? 2 : 3;
+}
+
+/* Writes only the parentheses the grammar needs: a chain of one operator stays flat (the parser builds
+ * it left-deep, so a same-operator right operand is the only one that keeps them), an OR inside an AND
+ * and an AND/OR under NOT are parenthesised. The text therefore never nests deeper than the text that
+ * was parsed, and parses back to the same tree. */
+static void fmt_node(fout *o, const tsf_filter *f, int paren)
 {
     static const char *const ops[] = {" = ", " != ", " < ", " <= ", " > ", " >= "};
-    put(o, "(", 1);
+    if (paren) put(o, "(", 1);
     if (f->kind == FN_NOT) {
         puts_(o, "not ");
-        fmt_node(o, f->l);
+        fmt_node(o, f->l, prec(f->l) < 3);
     } else if (f->kind != FN_CMP) {
-        fmt_node(o, f->l);
+        fmt_node(o, f->l, prec(f->l) < prec(f));
         puts_(o, f->kind == FN_AND ? " and " : " or ");
-        fmt_node(o, f->r);
+        fmt_node(o, f->r, prec(f->r) <= prec(f));
     } else {
         size_t n = strlen(f->column);
         int bare = is_ident_start((unsigned char)f->column[0]) && !is_keyword(f->column, n);
@@ -658,13 +672,13 @@ static void fmt_node(fout *o, const tsf_filter *f)
             break;
         }
     }
-    put(o, ")", 1);
+    if (paren) put(o, ")", 1);
 }
 
 size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap)
 {
     fout o = {buf, buf ? cap : 0, 0};
-    if (f) fmt_node(&o, f);
+    if (f) fmt_node(&o, f, 0);
     if (o.cap) o.buf[o.len < o.cap ? o.len : o.cap - 1] = '\0';
     return o.len;
 }

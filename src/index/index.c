@@ -1815,6 +1815,8 @@ static void ix_seal(tsf_index *ix);
 
 tsf_status ix_build(tsf_index *ix, const uint64_t *keys, const uint64_t *vals, uint64_t n, tsf_error *err)
 {
+    static const uint64_t none[1] = {0};
+    if (!n) keys = vals = none; /* an empty build may pass NULL; offsets from it must stay defined */
     const tsf_allocator *A = ix->alloc;
     for (uint64_t i = 1; i < n; i++)
         if (keys[i] < keys[i - 1] || (keys[i] == keys[i - 1] && !ix->dup))

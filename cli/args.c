@@ -3,6 +3,7 @@
  * subcommands (issue 5: exit codes 0/1/2/3/4; --time-unit governs --from/--to/--window).
  */
 #include "args.h"
+#include "csv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -365,8 +366,9 @@ void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second)
 void cli_json_bytes(FILE *f, const uint8_t *p, size_t n)
 {
     fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         uint8_t c = p[i];
+        size_t k = c < 0x80 ? 1 : csv_utf8_len(p + i, n - i);
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
         else if (c == '\n')
@@ -375,8 +377,13 @@ void cli_json_bytes(FILE *f, const uint8_t *p, size_t n)
             fputs("\\t", f);
         else if (c < 0x20 || c == 0x7f)
             fprintf(f, "\\u%04x", c);
+        else if (!k) /* not UTF-8: the byte as a lone low surrogate U+DC80-U+DCFF (PEP 383) */
+            fprintf(f, "\\udc%02x", c);
+        else if (c == 0xC2 && p[i + 1] <= 0x9F) /* C1 control */
+            fprintf(f, "\\u%04x", p[i + 1]);
         else
-            fputc(c, f);
+            fwrite(p + i, 1, k, f);
+        i += k ? k : 1;
     }
     fputc('"', f);
 }

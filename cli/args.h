@@ -99,7 +99,8 @@ void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second);
  * without exponent; NaN, Infinity, -Infinity as Java prints them. */
 void cli_fmt_real(char *buf, size_t cap, double x, int is_float);
 
-/* Writes s as a JSON string (quoted, escaped); NULL -> null. */
+/* Writes s as a JSON string (quoted, escaped); NULL -> null. Controls (C0, DEL, C1) are \u escapes; a byte
+ * that starts no well-formed UTF-8 is written as the lone surrogate \udcXX (Python's surrogateescape). */
 void cli_json_str(FILE *f, const char *s);
 void cli_json_bytes(FILE *f, const uint8_t *p, size_t n);
 /* A double as JSON: shortest %.17g form that reads back; NaN/Inf -> null. */

@@ -13,6 +13,9 @@
  * INT64 (integers), DOUBLE (other numbers, NaN, Infinity), STRING (anything else); a column with no value
  * in the window is DOUBLE. Inference picks the widest type of each family, so later rows fit unless they
  * change family; such a row is a bad value naming file, line and column (use --schema or a larger window).
+ * Exactness: a value the column's type cannot hold exactly (an integer out of range, a decimal whose
+ * nearest double/float prints back to other digits, an overflow to infinity or underflow to zero, text cut
+ * by a NUL byte) is a bad value; inference makes a column with such numbers STRING and notes it.
  * Cells: an empty unquoted cell is a null; "" (quoted) is an empty string.
  * Order: times must increase per device (per series for long CSVs); a row that does not is rejected with
  * its line, unless --sort (then every row is held in memory, sorted by time, the last duplicate wins).
@@ -45,9 +48,17 @@ typedef struct imp_opts {
     int64_t per_second; /* the file's time unit */
     int32_t tz;
     csv_kvlist schema, enc, comp;
-    int sort, skip_bad, quiet, progress, page_index;
+    int sort, skip_bad, quiet, progress, page_index, unescape;
     uint64_t infer_rows, page_points;
 } imp_opts;
+
+/* Type inference of a column (or long-CSV series): which types every value seen so far fits. */
+typedef struct inference {
+    int seen, b, in, num;
+    int lex;               /* every value reads as a number (exactly or not) */
+    uint64_t inexact_line; /* the first number that no numeric type holds exactly */
+    char inexact[48];
+} inference;
 
 /* ---- per-target row buffers (one tablet's worth, or everything with --sort) -------------------- */
 
@@ -71,8 +82,7 @@ typedef struct sink {
     int64_t last_time;
     uint64_t last_line;
     int has_last;
-    /* long CSV: type inference of this series */
-    int inf_seen, inf_bool, inf_int, inf_num, typed;
+    inference inf; /* long CSV: type inference of this series */
 } sink;
 
 /* A record: field texts (NUL-terminated, mutable), lengths, quoted flags. */
@@ -89,7 +99,7 @@ typedef struct col {
     size_t field;
     tsf_type type;
     int given;
-    int inf_seen, inf_bool, inf_int, inf_num;
+    inference inf;
 } col;
 
 typedef struct hentry {
@@ -464,8 +474,10 @@ static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int qu
         v->is_null = 1;
         return NULL;
     }
+    if (!is_bytes(type) && strlen(s) != len) return "cut by a NUL byte";
     int64_t i;
     double d;
+    int r;
     switch (type) {
     case TSF_BOOLEAN:
         if (csv_parse_bool(s, &v->v.b)) return "not a BOOLEAN (true/false)";
@@ -485,12 +497,16 @@ static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int qu
         if (csv_parse_i64(s, &v->v.i64)) return "not an INT64";
         return NULL;
     case TSF_FLOAT:
-        if (csv_parse_double(s, &d)) return "not a FLOAT";
-        v->v.f = (float)d;
-        if (isfinite(d) && isinf(v->v.f)) return "out of the FLOAT range";
-        return NULL;
     case TSF_DOUBLE:
-        if (csv_parse_double(s, &v->v.d)) return "not a DOUBLE";
+        r = csv_parse_real(s, type == TSF_FLOAT, &d);
+        if (r == -1) return type == TSF_FLOAT ? "not a FLOAT" : "not a DOUBLE";
+        if (r == -2) return type == TSF_FLOAT ? "out of the FLOAT range" : "out of the DOUBLE range";
+        if (r == -3) return type == TSF_FLOAT ? "not exact as a FLOAT (more digits than it holds)"
+                                              : "not exact as a DOUBLE (more digits than it holds)";
+        if (type == TSF_FLOAT)
+            v->v.f = (float)d;
+        else
+            v->v.d = d;
         return NULL;
     case TSF_DATE:
         if (csv_parse_date(s, &v->v.i32)) return "not a DATE (yyyy-MM-dd)";
@@ -514,26 +530,47 @@ static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int qu
     }
 }
 
-/* Type inference of one value. */
-static void infer(int *seen, int *b, int *in, int *num, const char *s, int quoted)
+/* Type inference of one value: clears the types that cannot hold it. A number that neither INT64 nor
+ * DOUBLE holds exactly (99999999999999999999999, 1e999) makes the column STRING; the first such value
+ * is remembered for a note. */
+static void infer(inference *f, const char *s, size_t len, int quoted, uint64_t line)
 {
     if (!quoted && csv_is_blank(s)) return;
-    if (!*seen) *seen = *b = *in = *num = 1;
+    if (!f->seen) f->seen = f->b = f->in = f->num = f->lex = 1;
+    if (strlen(s) != len) { /* a NUL byte: only text holds it */
+        f->b = f->in = f->num = f->lex = 0;
+        return;
+    }
     int x;
     int64_t i;
     double d;
-    if (*b && csv_parse_bool(s, &x)) *b = 0;
-    if (*in && csv_parse_i64(s, &i)) *in = 0;
-    if (*num && csv_parse_double(s, &d)) *num = 0;
+    if (f->b && csv_parse_bool(s, &x)) f->b = 0;
+    if (f->in && csv_parse_i64(s, &i)) f->in = 0;
+    int r = f->num ? csv_parse_real(s, 0, &d) : 0;
+    if (r) f->num = 0;
+    if (r == -1) f->lex = 0;
+    if (r < -1 && !f->inexact_line) {
+        f->inexact_line = line;
+        snprintf(f->inexact, sizeof f->inexact, "%.40s%s", s, strlen(s) > 40 ? "..." : "");
+    }
 }
 
-static tsf_type inferred(int seen, int b, int in, int num)
+static tsf_type inferred(const inference *f)
 {
-    if (!seen) return TSF_DOUBLE;
-    if (b) return TSF_BOOLEAN;
-    if (in) return TSF_INT64;
-    if (num) return TSF_DOUBLE;
+    if (!f->seen) return TSF_DOUBLE;
+    if (f->b) return TSF_BOOLEAN;
+    if (f->in) return TSF_INT64;
+    if (f->num) return TSF_DOUBLE;
     return TSF_STRING;
+}
+
+/* Says why a column of numbers became STRING (stderr, unless --quiet). */
+static void inferred_note(const imp *m, const char *column, const inference *f)
+{
+    if (m->o->quiet || !f->lex || !f->inexact_line || inferred(f) != TSF_STRING) return;
+    cli_err("import", "%s: column '%.60s' is STRING: '%s' (line %" PRIu64 ") is a number that neither INT64 nor "
+                      "DOUBLE holds exactly (--schema col=TYPE chooses a type)",
+            m->path, column, f->inexact, f->inexact_line);
 }
 
 /* Encoding and compression of a column from --encoding / --compression (TsFile's defaults otherwise). */
@@ -556,6 +593,12 @@ static int given_type(imp *m, const char *name, tsf_type *t)
 }
 
 /* ---- records ---------------------------------------------------------------------------------- */
+
+/* --unescape: reverses tsf cat's escapes (\xHH, a doubled backslash) in every field, in place. */
+static void rec_unescape(csv_reader *r)
+{
+    for (size_t i = 0; i < r->nfields; i++) r->len[i] = csv_unescape(r->rec + r->off[i], r->len[i]);
+}
 
 static void rec_view(const csv_reader *r, rec *v)
 {
@@ -595,6 +638,12 @@ static void rec_free(rec *r)
 static int blank_record(const rec *r)
 {
     return r->n == 1 && r->len[0] == 0 && !r->q[0];
+}
+
+/* Field i holds a NUL byte (text that C strings would cut there). */
+static int has_nul(const rec *r, size_t i)
+{
+    return strlen(r->text + r->off[i]) != r->len[i];
 }
 
 /* ---- one CSV file ------------------------------------------------------------------------------- */
@@ -641,6 +690,7 @@ static const char *parse_time(imp *m, file_ctx *f, const rec *r, int64_t *t)
         return NULL;
     }
     const char *s = r->text + r->off[f->tcol];
+    if (has_nul(r, (size_t)f->tcol)) return "cut by a NUL byte";
     if (f->in_unit == TU_AUTO) { /* decide from the first time value */
         int64_t v;
         if (csv_time_is_iso(s))
@@ -741,7 +791,12 @@ static int long_register(imp *m, sink *s)
     tsf_type t;
     int g = given_type(m, s->names[0], &t);
     if (g < 0) return m->failed;
-    if (!g) t = inferred(s->inf_seen, s->inf_bool, s->inf_int, s->inf_num);
+    if (!g) {
+        t = inferred(&s->inf);
+        char name[300];
+        snprintf(name, sizeof name, "%s.%s", s->target, s->names[0]);
+        inferred_note(m, name, &s->inf);
+    }
     s->types[0] = t;
     if (column_codec(m, s->names[0], t, &s->encs[0], &s->comps[0])) return m->failed;
     tsf_column_schema cs = {s->names[0], t, s->encs[0], s->comps[0], TSF_COLUMN_FIELD};
@@ -767,11 +822,13 @@ static int process(imp *m, file_ctx *f, rec *r)
     if (f->longfmt) {
         const char *dev = r->text + r->off[f->li_dev], *meas = r->text + r->off[f->li_meas];
         if (!*dev || !*meas) return bad_row(m, r, NULL, NULL, "empty device or measurement");
+        if (has_nul(r, f->li_dev) || has_nul(r, f->li_meas))
+            return bad_row(m, r, NULL, NULL, "a NUL byte in the device or measurement");
         sink *s = long_sink(m, f, dev, meas);
         if (!s) return oom(m);
         char *vs = r->text + r->off[f->li_val];
         if (!s->registered) {
-            infer(&s->inf_seen, &s->inf_bool, &s->inf_int, &s->inf_num, vs, r->q[f->li_val]);
+            infer(&s->inf, vs, r->len[f->li_val], r->q[f->li_val], r->line);
             if (long_register(m, s)) return m->failed;
         }
         tsf_value v;
@@ -925,6 +982,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     if (!f->header) return oom(m);
     for (size_t i = 0; i < h->n; i++) {
         const char *s = h->text + h->off[i];
+        if (has_nul(h, i)) return fail(m, CLI_DAMAGED, "%s: the name of column %zu holds a NUL byte", m->path, i + 1);
         while (*s == ' ') s++;
         if (!(f->header[i] = strdup(s))) return oom(m);
         size_t n = strlen(f->header[i]);
@@ -976,7 +1034,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
                 free(dup);
                 return m->failed;
             }
-            f->cols[f->ncols++] = (col){f->header[i], i, TSF_STRING, 1, 0, 0, 0, 0};
+            f->cols[f->ncols++] = (col){f->header[i], i, TSF_STRING, 1, {0}};
         }
         free(dup);
         f->ntags = f->ncols;
@@ -1030,6 +1088,7 @@ static int import_file(imp *m, const char *path)
         rc = fail(m, CLI_USAGE, "%s: the header has tabs but no commas; only comma-separated files are read", path);
         goto done;
     }
+    if (o->unescape) rec_unescape(&cr);
     rec_view(&cr, &hv);
     if ((rc = setup_columns(m, &f, &hv))) goto done;
     /* the inference window */
@@ -1040,6 +1099,7 @@ static int import_file(imp *m, const char *path)
     }
     while (nwin < o->infer_rows && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
+        if (o->unescape) rec_unescape(&cr);
         rec_view(&cr, &v);
         if (blank_record(&v)) continue;
         if (rec_copy(&v, &win[nwin])) {
@@ -1050,19 +1110,18 @@ static int import_file(imp *m, const char *path)
         nwin++;
         if (v.n != f.nfields) continue;
         if (f.longfmt) {
+            if (has_nul(&v, f.li_dev) || has_nul(&v, f.li_meas)) continue; /* a bad row, reported later */
             sink *s = long_sink(m, &f, v.text + v.off[f.li_dev], v.text + v.off[f.li_meas]);
             if (!s) {
                 rc = oom(m);
                 goto done;
             }
-            if (!s->registered)
-                infer(&s->inf_seen, &s->inf_bool, &s->inf_int, &s->inf_num, v.text + v.off[f.li_val],
-                      v.q[f.li_val]);
+            if (!s->registered) infer(&s->inf, v.text + v.off[f.li_val], v.len[f.li_val], v.q[f.li_val], v.line);
         } else {
             for (size_t i = f.ntags; i < f.ncols; i++)
                 if (!f.cols[i].given)
-                    infer(&f.cols[i].inf_seen, &f.cols[i].inf_bool, &f.cols[i].inf_int, &f.cols[i].inf_num,
-                          v.text + v.off[f.cols[i].field], v.q[f.cols[i].field]);
+                    infer(&f.cols[i].inf, v.text + v.off[f.cols[i].field], v.len[f.cols[i].field],
+                          v.q[f.cols[i].field], v.line);
         }
     }
     if (got < 0) {
@@ -1071,9 +1130,10 @@ static int import_file(imp *m, const char *path)
     }
     if (!f.longfmt) {
         for (size_t i = f.ntags; i < f.ncols; i++)
-            if (!f.cols[i].given)
-                f.cols[i].type = inferred(f.cols[i].inf_seen, f.cols[i].inf_bool, f.cols[i].inf_int,
-                                          f.cols[i].inf_num);
+            if (!f.cols[i].given) {
+                f.cols[i].type = inferred(&f.cols[i].inf);
+                inferred_note(m, f.cols[i].name, &f.cols[i].inf);
+            }
         if ((rc = wide_target(m, &f))) goto done;
     } else {
         for (size_t i = 0; i < m->nsinks; i++)
@@ -1082,6 +1142,7 @@ static int import_file(imp *m, const char *path)
     for (size_t i = 0; i < nwin && !rc; i++, f.rowno++) rc = process(m, &f, &win[i]);
     while (!rc && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
+        if (o->unescape) rec_unescape(&cr);
         rec_view(&cr, &v);
         if (blank_record(&v)) continue;
         rc = process(m, &f, &v);
@@ -1125,6 +1186,7 @@ static void usage(FILE *f)
           "                           rows are errors naming the line\n"
           "  --skip-bad               skip (and count) bad rows instead of stopping\n"
           "  --page-index             also write the page-time index FILE.tsfidx (see tsf index)\n"
+          "  --unescape               read tsf cat's escapes (\\xHH bytes, \\\\ backslashes) back to bytes\n"
           "  -q, --quiet              no summary, no progress bar\n"
           "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
           f);
@@ -1198,6 +1260,8 @@ int tsf_cmd_import(int argc, char **argv)
             o.skip_bad = 1;
         } else if (cli_is(&a, "--page-index")) {
             o.page_index = 1;
+        } else if (cli_is(&a, "--unescape")) {
+            o.unescape = 1;
         } else if (cli_is(&a, "-q|--quiet")) {
             o.quiet = 1;
             o.progress = 0;

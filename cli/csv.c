@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,7 +215,35 @@ int csv_parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
-int csv_parse_double(const char *s, double *out)
+/* The number of the decimal text p..q (digits, one point, an exponent already checked) as significant
+ * digits without leading and trailing zeros (at most cap of them; *n = their count, which may exceed cap)
+ * and the decimal exponent of the first one. */
+static void sig_digits(const char *p, char *dg, size_t cap, size_t *n, long *exp10)
+{
+    size_t k = 0, last = 0; /* last: count up to the last non-zero digit */
+    long e = 0, pos = 0;     /* pos: exponent of the next integer-part digit, counted from the point */
+    int lead = 1;
+    const char *q = p;
+    for (const char *t = p; isdigit((unsigned char)*t); t++) pos++;
+    for (; *q && *q != 'e' && *q != 'E' && *q != ' ' && *q != '\t'; q++) {
+        if (*q == '.') continue;
+        pos--;
+        if (lead && *q == '0') continue;
+        if (lead) e = pos;
+        lead = 0;
+        if (k < cap) dg[k] = *q;
+        k++;
+        if (*q != '0') last = k;
+    }
+    if (*q == 'e' || *q == 'E') {
+        long x = strtol(q + 1, NULL, 10); /* saturates at LONG_MAX/MIN: far beyond any double */
+        e = x > 100000 ? 100000 : x < -100000 ? -100000 : x + e;
+    }
+    *n = last;
+    *exp10 = e;
+}
+
+int csv_parse_real(const char *s, int is_float, double *out)
 {
     s = skip_blank(s);
     const char *p = *s == '+' || *s == '-' ? s + 1 : s;
@@ -242,8 +271,30 @@ int csv_parse_double(const char *s, double *out)
         while (isdigit((unsigned char)*q)) q++;
     }
     if (!rest_blank(q)) return -1;
-    errno = 0;
-    *out = strtod(s, NULL);
+    double x = is_float ? (double)strtof(s, NULL) : strtod(s, NULL);
+    char dg[800];
+    size_t n;
+    long e10;
+    sig_digits(p, dg, sizeof dg, &n, &e10);
+    *out = x;
+    if (n == 0) return 0; /* zero, with its sign */
+    if (isinf(x)) return -2;
+    if (x == 0) return -2; /* a non-zero number below the smallest subnormal */
+    /* Up to 6 (FLOAT) / 15 (DOUBLE) significant digits always survive the round trip in the normal range. */
+    if (n <= (is_float ? 6u : 15u) && fabs(x) >= (is_float ? (double)FLT_MIN : DBL_MIN)) return 0;
+    /* Otherwise the value must print back to the same digits at the text's precision: %.17g output of
+     * any double is accepted, 9007199254740993 (2^53 + 1) is not. A binary value has at most 767
+     * significant decimal digits, so longer texts cannot match. */
+    if (n > sizeof dg - 40) return -3;
+    char buf[900];
+    snprintf(buf, sizeof buf, "%.*e", (int)n - 1, fabs(x));
+    const char *b = buf;
+    for (size_t k = 0; k < n; k++, b++) {
+        if (*b == '.') b++;
+        if (*b != dg[k]) return -3;
+    }
+    if (*b == '.') b++;
+    if (*b != 'e' || strtol(b + 1, NULL, 10) != e10) return -3;
     return 0;
 }
 
@@ -320,21 +371,95 @@ void csv_format_real(char *buf, size_t cap, double x, int is_float)
     if (x == 0 && signbit(x)) snprintf(buf, cap, "-0.0");
 }
 
+size_t csv_utf8_len(const uint8_t *p, size_t n)
+{
+    uint8_t c = p[0];
+    if (c < 0x80) return 1;
+    size_t k;
+    uint32_t cp, min;
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 2, cp = c & 0x1Fu, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+        k = 3, cp = c & 0x0Fu, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        k = 4, cp = c & 0x07u, min = 0x10000;
+    else
+        return 0;
+    if (n < k) return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return k;
+}
+
+size_t csv_unsafe_len(const uint8_t *p, size_t n)
+{
+    uint8_t c = p[0];
+    if (c < 0x20) return c == '\t' || c == '\n' || c == '\r' ? 0 : 1;
+    if (c == 0x7F) return 1;
+    if (c < 0x80) return 0;
+    size_t k = csv_utf8_len(p, n);
+    if (!k) return 1;                           /* a byte of no valid UTF-8 sequence */
+    return c == 0xC2 && p[1] <= 0x9F ? 2 : 0; /* U+0080-U+009F: C1 controls (CSI, OSC, ...) */
+}
+
+/* Bytes [i, i + esc) are written as \xHH; a backslash is doubled where the next bytes would otherwise
+ * read as an escape. */
+static int backslash_doubled(const uint8_t *p, size_t n, size_t i)
+{
+    if (i + 1 >= n) return 0;
+    if (p[i + 1] == '\\' || csv_unsafe_len(p + i + 1, n - i - 1)) return 1;
+    return p[i + 1] == 'x' && i + 3 < n && isxdigit(p[i + 2]) && isxdigit(p[i + 3]);
+}
+
 void csv_put_field(FILE *f, const char *s, size_t len)
 {
+    static const char H[] = "0123456789abcdef";
+    const uint8_t *p = (const uint8_t *)s;
     int q = len == 0 || s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t';
     for (size_t i = 0; i < len && !q; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
-    if (!q) {
-        fwrite(s, 1, len, f);
-        return;
+    if (q) fputc('"', f);
+    for (size_t i = 0; i < len;) {
+        size_t k = csv_unsafe_len(p + i, len - i);
+        for (size_t e = 0; e < k; e++, i++) {
+            char x[4] = {'\\', 'x', H[p[i] >> 4], H[p[i] & 15]};
+            fwrite(x, 1, 4, f);
+        }
+        if (k) continue;
+        if (p[i] >= 0x80) { /* a well-formed UTF-8 sequence, whole */
+            k = csv_utf8_len(p + i, len - i);
+            fwrite(p + i, 1, k, f);
+            i += k;
+            continue;
+        }
+        if (p[i] == '"' && q) fputc('"', f);
+        if (p[i] == '\\' && backslash_doubled(p, len, i)) fputc('\\', f);
+        fputc(p[i++], f);
     }
-    fputc('"', f);
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '"') fputc('"', f);
-        fputc(s[i], f);
+    if (q) fputc('"', f);
+}
+
+size_t csv_unescape(char *s, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        if (s[i] == '\\' && i + 1 < len && s[i + 1] == '\\') {
+            s[o++] = '\\';
+            i += 2;
+        } else if (s[i] == '\\' && i + 3 < len && s[i + 1] == 'x' && isxdigit((unsigned char)s[i + 2]) &&
+                   isxdigit((unsigned char)s[i + 3])) {
+            char h[3] = {s[i + 2], s[i + 3], 0};
+            s[o++] = (char)strtol(h, NULL, 16);
+            i += 4;
+        } else {
+            s[o++] = s[i++];
+        }
     }
-    fputc('"', f);
+    if (o < len) s[o] = '\0';
+    return o;
 }
 
 /* ---- per-column option lists ------------------------------------------------------------------ */

@@ -44,7 +44,12 @@ static inline const char *csv_field(const csv_reader *r, size_t i)
 
 /* Strict parsers of a whole field (surrounding blanks allowed): 0 ok, -1 not that kind of value. */
 int csv_parse_i64(const char *s, int64_t *out);
-int csv_parse_double(const char *s, double *out); /* also NaN, Infinity, -Infinity, inf */
+/* A decimal for a FLOAT (is_float) or DOUBLE column; also NaN, Infinity, -Infinity, inf. The value stored
+ * must be the text's number: 0 ok; -1 not a number; -2 beyond the type's range (overflows to infinity, or
+ * a non-zero number that rounds to zero); -3 not held exactly: the nearest value, printed with as many
+ * significant digits as the text has, gives other digits (any text of up to 15 significant digits (FLOAT:
+ * 6) in the normal range passes; %.17g output of a double passes; 9007199254740993 does not). */
+int csv_parse_real(const char *s, int is_float, double *out);
 int csv_parse_bool(const char *s, int *out);      /* true/false, any case */
 int csv_parse_date(const char *s, int32_t *out);  /* yyyy-MM-dd -> yyyyMMdd */
 int csv_is_blank(const char *s);
@@ -53,8 +58,19 @@ int csv_is_blank(const char *s);
 void csv_format_real(char *buf, size_t cap, double x, int is_float);
 
 /* Writes a field quoted per RFC 4180 when it holds the delimiter, a quote, CR/LF, leading/trailing
- * blanks, or is empty (an empty string prints as "" so that it does not read back as a null). */
+ * blanks, or is empty (an empty string prints as "" so that it does not read back as a null). Bytes a
+ * terminal or a text tool must not see raw (csv_unsafe_len) are written as \xHH, and a backslash is
+ * doubled where it would otherwise start such an escape, so csv_unescape gives the bytes back and text
+ * without such bytes prints unchanged. */
 void csv_put_field(FILE *f, const char *s, size_t len);
+/* Reverses csv_put_field's escapes in place (\\ -> \, \xHH -> the byte); returns the new length. */
+size_t csv_unescape(char *s, size_t len);
+/* Length of the well-formed UTF-8 sequence at p (n > 0 bytes there): 1-4, or 0 when none starts at p
+ * (overlong forms, surrogates and code points beyond U+10FFFF are not well formed). */
+size_t csv_utf8_len(const uint8_t *p, size_t n);
+/* How many bytes at p are escaped on output (0: none): NUL and the other C0 controls but TAB, LF and CR;
+ * DEL; both bytes of a C1 control (U+0080-U+009F, e.g. CSI); a byte that starts no well-formed UTF-8. */
+size_t csv_unsafe_len(const uint8_t *p, size_t n);
 
 /* ---- per-column option lists (--schema, --encoding, --compression: "X" or "col=X", comma lists) -- */
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tsfile-c builds against (skips what is already there).
 set -euo pipefail
-pkgs="build-essential cmake pkg-config zlib1g-dev liblzma-dev libzstd-dev liblz4-dev libsnappy-dev"
+# clang + libclang-rt-dev (libFuzzer and the sanitizer runtimes of Debian's default clang): tools/fuzz.sh
+pkgs="build-essential cmake pkg-config zlib1g-dev liblzma-dev libzstd-dev liblz4-dev libsnappy-dev clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -792,16 +792,19 @@ TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, i
 typedef struct tsf_problem {
     uint64_t offset;     /* file offset of the damaged structure */
     const char *what;    /* message naming the structure and what is wrong */
+    int warning;         /* 1: an inconsistency readers tolerate (the data reads the same), not damage */
 } tsf_problem;
 
 typedef struct tsf_verify_report {
     uint64_t chunk_groups, chunks, pages, points; /* structures walked (and points decoded) */
     uint64_t problems;
+    uint64_t warnings; /* tolerated inconsistencies (tsf_problem.warning), not counted in problems */
 } tsf_verify_report;
 
 /** Walks every structure of a file (head, data area, index, bloom filter, tail) and decodes every page,
- *  calling on_problem (may be NULL) for each problem found. Returns TSF_OK when the file is sound,
- *  TSF_ECORRUPT when problems were found (report->problems > 0), another status for I/O failures. */
+ *  calling on_problem (may be NULL) for each problem and each warning found. Returns TSF_OK when the file
+ *  is sound (warnings alone leave it sound), TSF_ECORRUPT when problems were found (report->problems > 0),
+ *  another status for I/O failures. */
 TSF_API tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_problem *p), void *ctx,
                               tsf_verify_report *report, tsf_error *err);
 
@@ -811,13 +814,32 @@ typedef struct tsf_recover_report {
     uint64_t points_kept, points_dropped;          /* points of dropped chunks where their headers say */
     uint64_t bytes_kept, bytes_dropped;             /* of the input's data area */
     int had_tail;                                   /* the input was a complete file */
+    uint64_t chunks_filled; /* empty value chunks written where an aligned column lacked its chunk in a kept
+                             * chunk group (a group cut short, or a dropped chunk): those values read as null */
+    uint64_t notes;         /* notes passed to tsf_recover_options.on_note */
 } tsf_recover_report;
+
+typedef struct tsf_recover_options {
+    size_t struct_size; /* sizeof(tsf_recover_options) */
+    /* Called once per note (may be NULL): each names a series or chunk and what recovery did with it: a
+     * chunk group the file ends inside (per series whose chunk is missing or cut), a dropped chunk and
+     * why, an empty chunk written for an aligned column. tsf_problem.warning is 0. */
+    void (*on_note)(void *ctx, const tsf_problem *note);
+    void *ctx;
+} tsf_recover_options;
+
+TSF_API void tsf_recover_options_init(tsf_recover_options *o);
 
 /** Makes a readable file at out_path from in_path (a crashed file without tail, or a complete file with
  *  damaged chunks): keeps every chunk whose header and pages are wholly present and decode (the last
- *  complete chunk group too, unlike Java), drops the rest, writes index, bloom filter and tail. */
+ *  complete chunk group too, unlike Java), drops the rest, writes index, bloom filter and tail. In an
+ *  aligned device every value column keeps one chunk per kept time chunk (an empty one where its chunk is
+ *  missing), as readers pair them by position (doc/reader.md, "Aligned chunk lists"). */
 TSF_API tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report,
                                tsf_error *err);
+/** tsf_recover with options (NULL = defaults). */
+TSF_API tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf_recover_options *opts,
+                                    tsf_recover_report *report, tsf_error *err);
 
 /** Row cursor: a thin layer over a query's batches. */
 TSF_API tsf_status tsf_cursor_open(tsf_reader *r, const tsf_query_options *opts, tsf_cursor **out, tsf_error *err);

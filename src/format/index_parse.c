@@ -105,10 +105,10 @@ tsf_status tsf_ixp_parse_tsm(const uint8_t *p, size_t len, uint64_t base, tsf_ix
     tsf_status st;
     uint8_t dt;
     uint32_t list_len;
+    /* The type byte is read as the reference reads it: only "low six bits non-zero" (every ChunkMetadata
+     * carries statistics) has a meaning; the 0x80/0x40 column-role bits are informational (the device's
+     * first series named "" is its time column) and tsf_verify reports values the writer would not use. */
     if ((st = tsf_fmt_rd_u8(&r, "TimeseriesMetadata.type", &out->meta_type, err))) return st;
-    if ((out->meta_type & 0x3e) || (out->meta_type & 0xc0) == 0xc0)
-        return tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata.type at %llu: unknown value 0x%02x",
-                       (unsigned long long)base, out->meta_type);
     if ((st = tsf_fmt_rd_varstr(&r, "TimeseriesMetadata.measurementId", &out->measurement, err))) return st;
     if (out->measurement.is_null)
         return tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata.measurementId at %llu: null", (unsigned long long)base + 1);
@@ -117,9 +117,6 @@ tsf_status tsf_ixp_parse_tsm(const uint8_t *p, size_t len, uint64_t base, tsf_ix
     if (!tsf_fmt_stats_type_ok(dt))
         return tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata.dataType at %llu: unknown code %u", (unsigned long long)at,
                        dt);
-    if ((dt == TSF_VECTOR) != ((out->meta_type & 0x80) != 0))
-        return tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata at %llu: data type %u does not match type byte 0x%02x",
-                       (unsigned long long)base, dt, out->meta_type);
     out->data_type = (tsf_type)dt;
     if ((st = tsf_fmt_rd_uvarint(&r, "TimeseriesMetadata.chunkMetaDataListSize", &list_len, err))) return st;
     size_t su = 0;

@@ -411,17 +411,21 @@ static tsf_status add_series(load_ctx *c, rd_device *d, const tsf_ixp_tsm *t, ui
     }
     if ((st = pool_add(r, t->measurement.data, t->measurement.len, &off, c->err))) return st;
     s.name = (const char *)(uintptr_t)off;
-    if (t->meta_type & 0x80) {
-        if (d->aligned || d->nseries)
-            return tsf_err(c->err, TSF_ECORRUPT, "TimeseriesMetadata at %llu: time column not first in its device",
-                           (unsigned long long)at);
+    /* Column roles as the reference assigns them: a device whose first series is named "" is aligned and
+     * that series is its time column; every other series of it is a value column. The type byte's role
+     * bits are not consulted (the reference's recovery writes them as 0). */
+    int first = !d->aligned && d->nseries == 0;
+    if (first && t->measurement.len == 0) {
+        if (t->data_type != TSF_VECTOR)
+            return tsf_err(c->err, TSF_ECORRUPT, "TimeseriesMetadata at %llu: time column (named \"\") of type %d, not VECTOR",
+                           (unsigned long long)at, (int)t->data_type);
         d->aligned = 1;
         d->time = s;
         return TSF_OK;
     }
-    if (((t->meta_type & 0x40) != 0) != (d->aligned != 0))
-        return tsf_err(c->err, TSF_ECORRUPT, "TimeseriesMetadata at %llu: type 0x%02x does not match its %saligned device",
-                       (unsigned long long)at, t->meta_type, d->aligned ? "" : "non-");
+    if (t->data_type == TSF_VECTOR)
+        return tsf_err(c->err, TSF_ECORRUPT, "TimeseriesMetadata at %llu: VECTOR series %s",
+                       (unsigned long long)at, first ? "not named \"\"" : "not first in its device");
     if ((st = grow(r->a, (void **)&r->series, &r->series_cap, r->nseries + 1, sizeof *r->series, c->err))) return st;
     r->series[r->nseries++] = s;
     d->nseries++;

@@ -14,6 +14,7 @@
  * file has none left, so its devices come back as tree-model devices of the same names.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +89,8 @@ static uint64_t rc_hash(const uint8_t *p, size_t n)
     return h;
 }
 
-/* Numbers the devices of the kept chunks (c->dev); *ndev receives the count. */
-static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, const uint8_t *keep, rc_dev **out,
+/* Numbers the devices of the chunks (c->dev); *ndev receives the count. */
+static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, rc_dev **out,
                              size_t *ndev, tsf_error *err)
 {
     size_t cap = 16;
@@ -118,8 +119,7 @@ static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, const uint8_t *
             devs[n].group = g;
             n++;
         }
-        for (size_t k = 0; k < gr->nchunks; k++)
-            if (keep[gr->chunk0 + k]) s->chunks[gr->chunk0 + k].dev = map[h];
+        for (size_t k = 0; k < gr->nchunks; k++) s->chunks[gr->chunk0 + k].dev = map[h];
     }
     tsf_free(a, map, cap * sizeof *map);
     *out = devs;
@@ -311,6 +311,140 @@ done:
     return st;
 }
 
+/* ---- notes ---------------------------------------------------------------------------------- */
+
+typedef struct rc_notes {
+    void (*fn)(void *ctx, const tsf_problem *note);
+    void *ctx;
+    uint64_t n;
+} rc_notes;
+
+static void rc_note(rc_notes *nt, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
+static void rc_note(rc_notes *nt, uint64_t off, const char *fmt, ...)
+{
+    nt->n++;
+    if (!nt->fn) return;
+    char msg[TSF_ERROR_MESSAGE_SIZE * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tsf_problem p = {off, msg, 0};
+    nt->fn(nt->ctx, &p);
+}
+
+/* What the scan finds wrong (why a chunk is dropped) becomes a note; warnings do not concern recovery. */
+static void rc_scan_problem(void *ctx, uint64_t off, const char *msg, int warning)
+{
+    if (!warning) rc_note(ctx, off, "%s", msg);
+}
+
+/* "<device>.<measurement>" of chunk c into buf. */
+static const char *rc_name(const vs_scan *s, const vs_chunk *c, char *buf, size_t cap)
+{
+    size_t n = tsf_fmt_device_to_string(&s->groups[c->group].dev, buf, cap);
+    if (n + 1 < cap)
+        snprintf(buf + n, cap - n, ".%.*s", (int)c->h.measurement.len, (const char *)c->h.measurement.data);
+    return buf;
+}
+
+/* ---- output chunks -------------------------------------------------------------------------- */
+
+static tsf_status rc_put_header(rc_out *o, const tsf_fmt_chunk_header *h, tsf_error *err)
+{
+    size_t cap = h->measurement.len + 32, used = 0;
+    uint8_t *b = tsf_alloc(NULL, cap);
+    if (!b) return tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+    tsf_status st = tsf_fmt_write_chunk_header(h, b, cap, &used, err);
+    if (!st) st = rc_put(o, b, used, err);
+    tsf_free(NULL, b, cap);
+    return st;
+}
+
+/* Writes chunk c with its pages' statistics replaced by those recomputed from their values (s->pstats). */
+static tsf_status rc_put_restat(rc_out *o, const vs_scan *s, const vs_chunk *c, tsf_error *err)
+{
+    tsf_wbuf pages;
+    tsf_wbuf_init(&pages, NULL);
+    tsf_walker w;
+    tsf_walk_item it;
+    tsf_error e;
+    tsf_status st;
+    size_t sp = c->pstats_off;
+    tsf_walk_init_at(&w, s->file, (size_t)c->end, s->version, c->offset);
+    while ((st = tsf_walk_next(&w, &it, &e)) == TSF_OK && it.kind != TSF_WALK_END) {
+        if (it.kind != TSF_WALK_PAGE) continue;
+        tsf_wbuf_uvarint(&pages, it.page.uncompressed_size);
+        if (it.page.uncompressed_size) {
+            tsf_wbuf_uvarint(&pages, it.page.compressed_size);
+            if (it.page.has_stats) {
+                if (sp + 4 > s->pstats.len) break;
+                const uint8_t *q = s->pstats.p + sp;
+                size_t n = (size_t)q[0] << 24 | (size_t)q[1] << 16 | (size_t)q[2] << 8 | q[3];
+                if (n > s->pstats.len - sp - 4) break;
+                tsf_wbuf_put(&pages, q + 4, n);
+                sp += 4 + n;
+            }
+            tsf_wbuf_put(&pages, it.body, it.body_len);
+        }
+        if (!w.in_chunk) break;
+    }
+    if (st == TSF_OK && (w.in_chunk || it.kind != TSF_WALK_PAGE))
+        st = tsf_err(err, TSF_ECORRUPT, "recover: chunk at %llu changed while it was rewritten",
+                     (unsigned long long)c->offset);
+    else if (st)
+        st = tsf_err(err, st, "recover: chunk at %llu: %s", (unsigned long long)c->offset, e.message);
+    if (!st && pages.oom) st = tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+    if (!st && pages.len > INT32_MAX)
+        st = tsf_err(err, TSF_ERANGE, "recover: chunk at %llu grows past 2 GiB", (unsigned long long)c->offset);
+    if (!st) {
+        tsf_fmt_chunk_header h = c->h;
+        h.data_size = (uint32_t)pages.len;
+        st = rc_put_header(o, &h, err);
+    }
+    if (!st) st = rc_put(o, pages.p, pages.len, err);
+    tsf_wbuf_free(&pages);
+    return st;
+}
+
+/* ---- aligned columns in step ---------------------------------------------------------------- */
+
+/* Empty value chunks for the aligned columns that lack a chunk after a kept time chunk. */
+typedef struct rc_fill {
+    vs_chunk *c;
+    size_t n, cap;
+} rc_fill;
+
+static tsf_status rc_fill_add(const tsf_allocator *a, rc_fill *f, const vs_chunk *tmpl, const vs_chunk *tc,
+                              tsf_error *err)
+{
+    if (f->n == f->cap) {
+        size_t nc = f->cap ? f->cap * 2 : 16;
+        vs_chunk *p = tsf_realloc(a, f->c, f->cap * sizeof *p, nc * sizeof *p);
+        if (!p) return tsf_err(err, TSF_ENOMEM, "recover: out of memory");
+        f->c = p;
+        f->cap = nc;
+    }
+    vs_chunk *c = &f->c[f->n++];
+    memset(c, 0, sizeof *c);
+    c->group = tc->group;
+    c->offset = c->end = tc->offset; /* sorts with its time chunk; written after that chunk's group part */
+    c->h = tmpl->h;
+    c->h.marker = (uint8_t)(0x05 | TSF_MARKER_VALUE_MASK);
+    c->h.data_size = 0;
+    c->kind = TSF_CHUNK_VALUE;
+    c->ok = 1;
+    c->dev = tc->dev;
+    tsf_wstats_init(&c->stats, tmpl->h.data_type);
+    return TSF_OK;
+}
+
+static int rc_fill_cmp(const void *x, const void *y)
+{
+    const vs_chunk *a = x, *b = y;
+    return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
 /* ---- tsf_recover ---------------------------------------------------------------------------- */
 
 static int same_file(const char *a, const char *b)
@@ -319,15 +453,36 @@ static int same_file(const char *a, const char *b)
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+void tsf_recover_options_init(tsf_recover_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+}
+
 tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report, tsf_error *err)
+{
+    return tsf_recover_with(in_path, out_path, NULL, report, err);
+}
+
+tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf_recover_options *opts,
+                            tsf_recover_report *report, tsf_error *err)
 {
     if (!in_path || !out_path)
         return tsf_err(err, TSF_EINVAL, "tsf_recover: in_path and out_path are required");
+    tsf_recover_options ro;
+    tsf_recover_options_init(&ro);
+    if (opts) {
+        if (opts->struct_size < sizeof(size_t) || opts->struct_size > sizeof ro)
+            return tsf_err(err, TSF_EINVAL, "tsf_recover_options.struct_size %zu unknown", opts->struct_size);
+        memcpy(&ro, opts, opts->struct_size);
+    }
     if (same_file(in_path, out_path))
         return tsf_err(err, TSF_EINVAL, "tsf_recover: %s and %s are the same file", in_path, out_path);
     tsf_recover_report rep;
     memset(&rep, 0, sizeof rep);
     if (report) *report = rep;
+    rc_notes notes = {ro.on_note, ro.ctx, 0};
     const tsf_allocator *a = NULL;
     const uint8_t *file;
     size_t len;
@@ -336,15 +491,21 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
     vs_scan s;
     tsf_reader *r = NULL;
     uint8_t *keep = NULL;
+    size_t *seg = NULL;
+    uint32_t *segvals = NULL;
+    uint8_t *devval = NULL;
     rc_dev *devs = NULL;
     size_t ndev = 0;
     rc_ref *refs = NULL;
     size_t nrefs = 0, refs_cap = 0;
+    rc_fill fill = {0};
     rc_tables tabs;
     memset(&tabs, 0, sizeof tabs);
+    char nm[768];
     rc_out o = {-1, out_path, {0}, 0};
     tsf_wbuf_init(&o.buf, a);
-    if ((st = vs_scan_init(&s, file, len, NULL, NULL, err))) goto out;
+    if ((st = vs_scan_init(&s, file, len, rc_scan_problem, &notes, err))) goto out;
+    s.restat = 1;
     int version = 0;
     tsf_error e;
     if ((st = tsf_fmt_parse_head(file, len, &version, &e))) {
@@ -367,26 +528,39 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
     uint64_t data_end = s.separator ? s.end : len;
     /* what to keep */
     keep = tsf_calloc(a, s.nchunks ? s.nchunks : 1, 1);
-    if (!keep) goto oom;
+    seg = tsf_calloc(a, s.nchunks ? s.nchunks : 1, sizeof *seg);
+    segvals = tsf_calloc(a, s.nchunks ? s.nchunks : 1, sizeof *segvals);
+    if (!keep || !seg || !segvals) goto oom;
     for (size_t i = 0; i < s.nchunks; i++) keep[i] = (uint8_t)s.chunks[i].ok;
-    for (size_t g = 0; g < s.ngroups; g++) { /* an aligned value chunk needs its group's time chunk */
+    if ((st = rc_devices(a, &s, &devs, &ndev, err))) goto out;
+    /* an aligned value chunk belongs to the time chunk before it in its group (seg) and needs it kept */
+    for (size_t g = 0; g < s.ngroups; g++) {
         size_t tc = SIZE_MAX;
         for (size_t k = s.groups[g].chunk0; k < s.groups[g].chunk0 + s.groups[g].nchunks; k++) {
             if (s.chunks[k].kind == TSF_CHUNK_TIME) tc = k;
-            if (s.chunks[k].kind == TSF_CHUNK_VALUE && (tc == SIZE_MAX || !keep[tc])) keep[k] = 0;
+            seg[k] = tc;
+            if (s.chunks[k].kind == TSF_CHUNK_VALUE && keep[k] && (tc == SIZE_MAX || !keep[tc])) {
+                keep[k] = 0;
+                rc_note(&notes, s.chunks[k].offset, "%s: chunk at %llu dropped: its time chunk%s",
+                        rc_name(&s, &s.chunks[k], nm, sizeof nm), (unsigned long long)s.chunks[k].offset,
+                        tc == SIZE_MAX ? " is missing" : " is damaged");
+            }
         }
     }
-    if ((st = rc_devices(a, &s, keep, &devs, &ndev, err))) goto out;
     /* a device stays aligned or not as its first kept chunk says (the reader cannot mix them) */
-    uint8_t *dkind = tsf_calloc(a, ndev ? ndev : 1, 1);
-    if (!dkind) goto oom;
+    devval = tsf_calloc(a, ndev ? ndev : 1, 1);
+    if (!devval) goto oom;
     for (size_t i = 0; i < s.nchunks; i++) {
         if (!keep[i]) continue;
         uint8_t k = s.chunks[i].kind == TSF_CHUNK_NONALIGNED ? 1 : 2;
-        if (!dkind[s.chunks[i].dev]) dkind[s.chunks[i].dev] = k;
-        if (dkind[s.chunks[i].dev] != k) keep[i] = 0;
+        if (!devval[s.chunks[i].dev]) devval[s.chunks[i].dev] = k;
+        if (devval[s.chunks[i].dev] != k) {
+            keep[i] = 0;
+            rc_note(&notes, s.chunks[i].offset, "%s: chunk at %llu dropped: its device was %saligned before",
+                    rc_name(&s, &s.chunks[i], nm, sizeof nm), (unsigned long long)s.chunks[i].offset,
+                    k == 1 ? "" : "not ");
+        }
     }
-    tsf_free(a, dkind, ndev ? ndev : 1);
     for (size_t i = 0; i < s.nchunks; i++) nrefs += keep[i];
     refs_cap = nrefs ? nrefs : 1;
     refs = tsf_calloc(a, refs_cap, sizeof *refs);
@@ -396,19 +570,101 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         if (keep[i]) refs[nrefs++] = (rc_ref){&s.chunks[i], i};
     qsort(refs, nrefs, sizeof *refs, rc_ref_cmp);
     /* a series keeps the kind and type of its first chunk (a later change is dropped, §21 #11), and an
-     * aligned column one value chunk per chunk group (the reader pairs only the first with the time chunk) */
+     * aligned column one value chunk per time chunk (readers pair only the first with it) */
     size_t w = 0;
+    memset(devval, 0, ndev ? ndev : 1);
     for (size_t i = 0, first = 0; i < nrefs; i++) {
         if (i == 0 || !same_series(refs[first].c, refs[i].c)) first = i;
         const vs_chunk *f = refs[first].c, *c = refs[i].c;
-        int dup = w > 0 && i > first && c->kind == TSF_CHUNK_VALUE && refs[w - 1].c->group == c->group &&
+        int dup = w > 0 && i > first && c->kind == TSF_CHUNK_VALUE && seg[refs[w - 1].idx] == seg[refs[i].idx] &&
                   same_series(refs[w - 1].c, c);
-        if (c->kind != f->kind || c->h.data_type != f->h.data_type || dup)
+        if (c->kind != f->kind || c->h.data_type != f->h.data_type || dup) {
             keep[refs[i].idx] = 0;
-        else
+            rc_note(&notes, c->offset, "%s: chunk at %llu dropped: %s", rc_name(&s, c, nm, sizeof nm),
+                    (unsigned long long)c->offset,
+                    dup                    ? "a second chunk of the column for the same time chunk"
+                    : c->kind != f->kind   ? "the series was a column of another kind before"
+                                           : "the series had another data type before");
+        } else {
             refs[w++] = refs[i];
+            if (c->kind == TSF_CHUNK_VALUE) {
+                segvals[seg[refs[i].idx]]++;
+                devval[c->dev] = 1;
+            }
+        }
     }
     nrefs = w;
+    /* a time chunk none of whose values were kept adds no row: dropped (an aligned device with columns) */
+    w = 0;
+    for (size_t i = 0; i < nrefs; i++) {
+        const vs_chunk *c = refs[i].c;
+        if (c->kind == TSF_CHUNK_TIME && devval[c->dev] && !segvals[refs[i].idx]) {
+            keep[refs[i].idx] = 0;
+            tsf_fmt_device_to_string(&s.groups[c->group].dev, nm, sizeof nm);
+            rc_note(&notes, c->offset, "%s: time chunk at %llu dropped: none of its value chunks is whole (%llu rows)",
+                    nm, (unsigned long long)c->offset, (unsigned long long)c->points);
+        } else {
+            refs[w++] = refs[i];
+        }
+    }
+    nrefs = w;
+    /* every value column of an aligned device gets one chunk per kept time chunk, an empty one where it has
+     * none (readers pair the i-th ChunkMetadata of each column with the i-th of the time column) */
+    for (size_t i = 0; i < nrefs;) {
+        size_t t0 = i, t1 = i;
+        while (t1 < nrefs && refs[t1].c->dev == refs[t0].c->dev && refs[t1].c->kind == TSF_CHUNK_TIME) t1++;
+        size_t j = t1;
+        while (j < nrefs && refs[j].c->dev == refs[t0].c->dev) {
+            size_t v0 = j;
+            while (j < nrefs && same_series(refs[v0].c, refs[j].c)) j++;
+            if (refs[v0].c->kind != TSF_CHUNK_VALUE) continue;
+            size_t p = v0;
+            for (size_t k = t0; k < t1; k++) {
+                while (p < j && s.chunks[seg[refs[p].idx]].offset < refs[k].c->offset) p++; /* none expected */
+                if (p < j && seg[refs[p].idx] == refs[k].idx) {
+                    p++;
+                    continue;
+                }
+                const vs_chunk *tc = refs[k].c;
+                if ((st = rc_fill_add(a, &fill, refs[v0].c, tc, err))) goto out;
+                rc_note(&notes, tc->offset,
+                        "%s: no whole chunk in the chunk group at %llu (%s); written as an empty chunk, so its "
+                        "values of the %llu rows of the time chunk at %llu read as null",
+                        rc_name(&s, refs[v0].c, nm, sizeof nm), (unsigned long long)s.groups[tc->group].offset,
+                        tc->group + 1 == s.ngroups && !s.separator ? "the file ends inside it" : "dropped",
+                        (unsigned long long)tc->points, (unsigned long long)tc->offset);
+            }
+        }
+        i = j > i ? j : i + 1;
+    }
+    /* the file ends inside its last chunk group: name the non-aligned series of that device, seen in its
+     * earlier groups, that have no chunk there */
+    if (!s.separator && s.ngroups) {
+        const vs_group *lg = &s.groups[s.ngroups - 1];
+        size_t ldev = lg->nchunks ? s.chunks[lg->chunk0].dev : SIZE_MAX;
+        for (size_t i = 0; i < nrefs && ldev != SIZE_MAX; i++) {
+            const vs_chunk *c = refs[i].c;
+            if (c->dev != ldev || c->kind != TSF_CHUNK_NONALIGNED || (i > 0 && same_series(refs[i - 1].c, c)))
+                continue;
+            int there = 0;
+            for (size_t k = i; k < nrefs && same_series(refs[k].c, c); k++) there |= refs[k].c->group == s.ngroups - 1;
+            if (!there)
+                rc_note(&notes, lg->offset,
+                        "%s: no whole chunk in the chunk group at %llu, which the file ends inside (the series "
+                        "has chunks in earlier groups)",
+                        rc_name(&s, c, nm, sizeof nm), (unsigned long long)lg->offset);
+        }
+    }
+    if (fill.n) {
+        qsort(fill.c, fill.n, sizeof *fill.c, rc_fill_cmp);
+        rc_ref *nr = tsf_realloc(a, refs, refs_cap * sizeof *refs, (nrefs + fill.n) * sizeof *refs);
+        if (!nr) goto oom;
+        refs = nr;
+        refs_cap = nrefs + fill.n;
+        for (size_t k = 0; k < fill.n; k++) refs[nrefs++] = (rc_ref){&fill.c[k], SIZE_MAX};
+        qsort(refs, nrefs, sizeof *refs, rc_ref_cmp);
+    }
+    rep.chunks_filled = fill.n;
     /* the data area */
     o.fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (o.fd < 0) {
@@ -417,6 +673,7 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
     }
     static const uint8_t head[TSF_FMT_HEAD_LEN] = {'T', 's', 'F', 'i', 'l', 'e', TSF_FORMAT_VERSION};
     if ((st = rc_put(&o, head, sizeof head, err))) goto out;
+    size_t fi = 0;
     for (size_t g = 0; g < s.ngroups; g++) {
         const vs_group *gr = &s.groups[g];
         size_t kept = 0;
@@ -428,13 +685,35 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         rep.chunk_groups_kept++;
         if ((st = rc_put(&o, file + gr->offset, (size_t)(gr->hdr_end - gr->offset), err))) goto out;
         rep.bytes_kept += gr->hdr_end - gr->offset;
-        for (size_t k = 0; k < gr->nchunks; k++) {
-            vs_chunk *c = &s.chunks[gr->chunk0 + k];
-            if (!keep[gr->chunk0 + k]) continue;
+        uint64_t seg_at = UINT64_MAX; /* the kept time chunk whose empty value chunks are due */
+        for (size_t k = 0; k <= gr->nchunks; k++) {
+            vs_chunk *c = k < gr->nchunks ? &s.chunks[gr->chunk0 + k] : NULL;
+            if (c && !keep[gr->chunk0 + k]) continue;
+            if (!c || c->kind == TSF_CHUNK_TIME) { /* a segment ends: its empty chunks */
+                for (; fi < fill.n && fill.c[fi].offset == seg_at; fi++) {
+                    fill.c[fi].new_off = o.pos;
+                    if ((st = rc_put_header(&o, &fill.c[fi].h, err))) goto out;
+                }
+                if (c) seg_at = c->offset;
+            }
+            if (!c) break;
             c->new_off = o.pos;
-            if ((st = rc_put(&o, file + c->offset, (size_t)(c->end - c->offset), err))) goto out;
+            if (c->restat) {
+                rc_note(&notes, c->offset,
+                        "%s: chunk at %llu kept with its page statistics recomputed (they disagreed with the "
+                        "decoded values)",
+                        rc_name(&s, c, nm, sizeof nm), (unsigned long long)c->offset);
+                st = rc_put_restat(&o, &s, c, err);
+            } else {
+                st = rc_put(&o, file + c->offset, (size_t)(c->end - c->offset), err);
+            }
+            if (st) goto out;
             rep.bytes_kept += c->end - c->offset;
         }
+    }
+    if (fi != fill.n) {
+        st = tsf_err(err, TSF_ECORRUPT, "recover: %zu empty chunks left unplaced", fill.n - fi);
+        goto out;
     }
     for (size_t i = 0; i < s.nchunks; i++) {
         const vs_chunk *c = &s.chunks[i];
@@ -458,6 +737,7 @@ tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_re
         goto out;
     }
     o.fd = -1;
+    rep.notes = notes.n;
     if (report) *report = rep;
     goto out;
 oom:
@@ -468,9 +748,14 @@ out:
         unlink(out_path);
     }
     tsf_wbuf_free(&o.buf);
+    for (size_t k = 0; k < fill.n; k++) tsf_wstats_free(&fill.c[k].stats, a);
+    tsf_free(a, fill.c, fill.cap * sizeof *fill.c);
     tsf_free(a, refs, refs_cap * sizeof *refs);
     tsf_free(a, devs, (s.ngroups ? s.ngroups : 1) * sizeof *devs);
     tsf_free(a, keep, s.nchunks ? s.nchunks : 1);
+    tsf_free(a, seg, (s.nchunks ? s.nchunks : 1) * sizeof *seg);
+    tsf_free(a, segvals, (s.nchunks ? s.nchunks : 1) * sizeof *segvals);
+    tsf_free(a, devval, ndev ? ndev : 1);
     rc_tables_free(a, &tabs);
     tsf_reader_close(r);
     vs_scan_free(&s);

@@ -74,15 +74,31 @@ void vs_unmap_file(const uint8_t *data, size_t len)
 
 /* ---- problems and statistics ---------------------------------------------------------------- */
 
-void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...)
+static void vs_report(vs_scan *s, uint64_t off, int warning, const char *fmt, va_list ap)
 {
     char msg[TSF_ERROR_MESSAGE_SIZE * 2];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (warning)
+        s->nwarnings++;
+    else
+        s->nproblems++;
+    if (s->problem) s->problem(s->ctx, off, msg, warning);
+}
+
+void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vs_report(s, off, 0, fmt, ap);
     va_end(ap);
-    s->nproblems++;
-    if (s->problem) s->problem(s->ctx, off, msg);
+}
+
+void vs_warning(vs_scan *s, uint64_t off, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vs_report(s, off, 1, fmt, ap);
+    va_end(ap);
 }
 
 static int f64_same(double a, double b)
@@ -188,6 +204,7 @@ tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_
     s->problem = fn;
     s->ctx = ctx;
     s->tchunk = s->cur = -1;
+    tsf_wbuf_init(&s->pstats, s->a);
     tsf_status st = tsf_codec_open(&s->codec, NULL, err);
     if (!st) st = tsf_compressor_open(&s->comp, NULL, err);
     return st;
@@ -201,6 +218,7 @@ void vs_scan_free(vs_scan *s)
     rd_buf *bufs[] = {&s->plain, &s->vals, &s->times, &s->ctimes, &s->tpages};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(s->a, bufs[i]);
     tsf_wstats_free(&s->pstat, s->a);
+    tsf_wbuf_free(&s->pstats);
     tsf_codec_close(s->codec);
     tsf_compressor_close(s->comp);
     memset(s, 0, sizeof *s);
@@ -293,14 +311,38 @@ static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8
     return st;
 }
 
-/* Compares the page header statistics (if any) with s->pstat, then merges s->pstat into the chunk. */
+/* With s->restat (recover): 1 when a chunk whose value statistics alone disagree with its decoded values
+ * is kept as decoded. Only for SPRINTZ, which does not return every integer written (extreme values
+ * overflow, in the reference too): a writer that computed the statistics from its input leaves them
+ * disagreeing with what every reader decodes, and the reference's recovery keeps those values. Elsewhere
+ * such a disagreement marks damage (a changed byte that still decodes) and the chunk is dropped. */
+static int restat_ok(const vs_scan *s, const vs_chunk *c)
+{
+    return s->restat && c->h.encoding == TSF_ENC_SPRINTZ;
+}
+
+/* Compares the page header statistics (if any) with s->pstat, then merges s->pstat into the chunk. With
+ * restat_ok, a page whose count and times agree but whose value statistics do not is accepted and its
+ * recomputed statistics are saved for the rewrite. */
 static tsf_status page_stats(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, tsf_error *err)
 {
     char why[200];
-    if (it->page.has_stats && it->page.uncompressed_size &&
-        vs_stats_differ(&s->pstat, &it->page.stats, !rd_lossy(c->h.data_type, c->h.encoding), why,
-                        sizeof why))
-        return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)it->offset, why);
+    if (it->page.has_stats && it->page.uncompressed_size) {
+        if (vs_stats_differ(&s->pstat, &it->page.stats, 0, why, sizeof why) ||
+            (!restat_ok(s, c) && vs_stats_differ(&s->pstat, &it->page.stats, !rd_lossy(c->h.data_type, c->h.encoding),
+                                                 why, sizeof why)))
+            return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)it->offset, why);
+        if (s->restat) {
+            if (!rd_lossy(c->h.data_type, c->h.encoding) && vs_stats_differ(&s->pstat, &it->page.stats, 1, why, sizeof why))
+                c->restat = 1;
+            size_t at = s->pstats.len;
+            tsf_wbuf_be32(&s->pstats, 0);
+            tsf_wstats_serialize(&s->pstat, &s->pstats);
+            if (s->pstats.oom) return oom(err);
+            uint32_t n = (uint32_t)(s->pstats.len - at - 4);
+            for (int k = 0; k < 4; k++) s->pstats.p[at + (size_t)k] = (uint8_t)(n >> (24 - 8 * k));
+        }
+    }
     tsf_wstats_merge(&c->stats, &s->pstat, s->a);
     if (c->stats.oom || s->pstat.oom) return oom(err);
     return TSF_OK;
@@ -385,6 +427,7 @@ static void end_chunk(vs_scan *s)
     if (s->cur < 0) return;
     vs_chunk *c = &s->chunks[s->cur];
     s->cur = -1;
+    if (!c->ok || !c->restat) s->pstats.len = c->pstats_off; /* kept only for chunks to rewrite */
     if (!c->ok) return;
     if (!tsf_fmt_chunk_multi_page(c->h.marker) && c->npages > 1) {
         vs_problem(s, c->offset, "chunk at %llu: marker 0x%02x announces one page but it holds %u",
@@ -417,6 +460,7 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
     c->end = it->offset + it->chunk.header_len + it->chunk.data_size;
     c->kind = tsf_fmt_chunk_kind(it->chunk.marker);
     c->ok = 1;
+    c->pstats_off = s->pstats.len;
     tsf_wstats_init(&c->stats, it->chunk.data_type);
     s->cur = (long)s->nchunks++;
     s->groups[s->ngroups - 1].nchunks++;
@@ -505,10 +549,14 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
                 if (at < limit && tsf_fmt_is_chunk_marker(s->file[at]) && s->ngroups &&
                     tsf_fmt_parse_chunk_header(s->file + at, limit - at, at, &h, &used, NULL) == TSF_OK &&
                     h.data_size > limit - at - used) {
+                    char dn[512];
                     s->torn_chunks++;
+                    tsf_fmt_device_to_string(&s->groups[s->ngroups - 1].dev, dn, sizeof dn);
                     vs_problem(s, at,
-                               "chunk at %llu: its %u bytes of pages run past the end of the data (%zu)",
-                               (unsigned long long)at, h.data_size, limit);
+                               "chunk at %llu (%s.%.*s): its %u bytes of pages run past the end of the data (%zu): "
+                               "the file ends inside its chunk group",
+                               (unsigned long long)at, dn, (int)h.measurement.len, (const char *)h.measurement.data,
+                               h.data_size, limit);
                 } else {
                     vs_problem(s, at, "%s", e.message);
                 }
@@ -563,10 +611,10 @@ typedef struct vf_ctx {
     void *ctx;
 } vf_ctx;
 
-static void vf_forward(void *ctx, uint64_t off, const char *msg)
+static void vf_forward(void *ctx, uint64_t off, const char *msg, int warning)
 {
     vf_ctx *v = ctx;
-    tsf_problem p = {off, msg};
+    tsf_problem p = {off, msg, warning};
     if (v->fn) v->fn(v->ctx, &p);
 }
 
@@ -661,7 +709,8 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
         if (vs_stats_differ(&c->stats, &cs, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why)) {
             vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname,
                        (unsigned long long)off, why);
-            c->ok = 0; /* data and metadata disagree: recover drops it */
+            /* data and metadata disagree: recover drops it (but see restat_ok) */
+            if (!restat_ok(s, c) || vs_stats_differ(&c->stats, &cs, 0, why, sizeof why)) c->ok = 0;
             all_ok = 0;
             continue;
         }
@@ -680,8 +729,66 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
                    "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded", d->name, mname,
                    se->tsm.stats.count, (unsigned long long)sum.count);
     tsf_wstats_free(&sum, s->a);
+    uint8_t role = kind == TSF_CHUNK_TIME ? 0x80 : kind == TSF_CHUNK_VALUE ? 0x40 : 0;
+    uint8_t want = (uint8_t)(role | (se->nchunks > 1 ? 1 : 0));
+    if (se->tsm.meta_type != want)
+        vs_warning(s, se->tsm.chunks_base,
+                   "TimeseriesMetadata of %s.%s: type byte 0x%02x where the writer puts 0x%02x (%s column, %zu "
+                   "chunk%s); read as the reference reads it (only its low six bits count)",
+                   d->name, mname, se->tsm.meta_type, want,
+                   kind == TSF_CHUNK_TIME    ? "time"
+                   : kind == TSF_CHUNK_VALUE ? "value"
+                                             : "non-aligned",
+                   (size_t)se->nchunks, se->nchunks == 1 ? "" : "s");
     if (!bloom_has(r, d, se, s->a))
         vs_problem(s, r->meta_pos, "bloom filter: series %s.%s is missing", d->name, mname);
+    return TSF_OK;
+}
+
+/* Chunk group of the chunk at off (SIZE_MAX: no chunk there). */
+static size_t group_at(const vs_scan *s, uint64_t off)
+{
+    long ci = find_chunk(s, off);
+    return ci < 0 ? SIZE_MAX : s->chunks[ci].group;
+}
+
+/* The reference pairs an aligned device's chunks by position: the i-th ChunkMetadata of every value
+ * column goes with the i-th of the time column (a value column with fewer throws, extra ones are never
+ * read). So each value column must list exactly one chunk per time chunk, each in that time chunk's
+ * chunk group (an all-null column as an empty chunk). */
+static tsf_status check_aligned_steps(vs_scan *s, const tsf_reader *r, const rd_device *d, tsf_error *err)
+{
+    size_t nt = d->time.nchunks;
+    size_t *tg = tsf_alloc(s->a, (nt ? nt : 1) * sizeof *tg);
+    if (!tg) return oom(err);
+    size_t pos = 0, n = 0;
+    uint64_t off;
+    tsf_fmt_stats cs;
+    while (n < nt && tsf_ixp_next_chunk_meta(&d->time.tsm, &pos, &off, &cs, NULL) == TSF_OK) tg[n++] = group_at(s, off);
+    for (size_t j = 0; j < d->nseries; j++) {
+        const rd_series *se = &r->series[d->series0 + j];
+        size_t i = 0;
+        pos = 0;
+        while (i < n && tsf_ixp_next_chunk_meta(&se->tsm, &pos, &off, &cs, NULL) == TSF_OK) {
+            size_t g = group_at(s, off);
+            if (g != tg[i] && g != SIZE_MAX && tg[i] != SIZE_MAX) {
+                vs_problem(s, off,
+                           "aligned device %s: value column %s lists its chunk %zu at %llu in the chunk group at "
+                           "%llu, but time chunk %zu is in the one at %llu (readers pair them by position)",
+                           d->name, se->name, i, (unsigned long long)off,
+                           (unsigned long long)s->groups[g].offset, i,
+                           (unsigned long long)s->groups[tg[i]].offset);
+                break;
+            }
+            i++;
+        }
+        if (se->nchunks != nt)
+            vs_problem(s, se->tsm.chunks_base,
+                       "aligned device %s: value column %s lists %u chunks but the time column %zu (readers pair "
+                       "them by position; the reference fails on fewer and never reads extra ones)",
+                       d->name, se->name, se->nchunks, nt);
+    }
+    tsf_free(s->a, tg, (nt ? nt : 1) * sizeof *tg);
     return TSF_OK;
 }
 
@@ -705,6 +812,7 @@ tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
                               d->aligned ? TSF_CHUNK_VALUE : TSF_CHUNK_NONALIGNED, err);
             if (st) return st;
         }
+        if (d->aligned && (st = check_aligned_steps(s, r, d, err))) return st;
     }
     for (size_t i = 0; i < s->nchunks; i++) {
         const vs_chunk *c = &s->chunks[i];
@@ -764,6 +872,7 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
         report->pages = s.pages;
         report->points = s.points;
         report->problems = s.nproblems;
+        report->warnings = s.nwarnings;
     }
     st = s.nproblems
              ? tsf_err(err, TSF_ECORRUPT, "%s: %llu problem(s) found", path, (unsigned long long)s.nproblems)

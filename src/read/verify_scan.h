@@ -21,6 +21,8 @@ typedef struct vs_chunk {
     uint64_t claimed; /* values the page headers claim (page statistics), else the decoded ones */
     int ok;           /* wholly present, every page decoded, consistent */
     int listed;       /* verify: referenced by the index */
+    int restat;       /* recover: page value statistics disagree with the decoded values (kept, rewritten) */
+    size_t pstats_off; /* recover: its pages' recomputed statistics in vs_scan.pstats (restat chunks) */
     uint64_t new_off; /* recover: offset in the output */
     size_t dev;       /* recover: device number */
     tsf_wstats stats; /* recomputed from the decoded values (page stats merged as the writer does) */
@@ -32,7 +34,7 @@ typedef struct vs_group {
     size_t chunk0, nchunks;
 } vs_group;
 
-typedef void (*vs_problem_fn)(void *ctx, uint64_t offset, const char *msg);
+typedef void (*vs_problem_fn)(void *ctx, uint64_t offset, const char *msg, int warning);
 
 typedef struct vs_scan {
     const tsf_allocator *a;
@@ -40,8 +42,11 @@ typedef struct vs_scan {
     size_t len;
     int version;
     vs_problem_fn problem; /* may be NULL */
+    int restat;            /* recover: keep SPRINTZ chunks whose value statistics alone disagree (verify.c restat_ok) */
+    tsf_wbuf pstats;       /* restat: per page with statistics, u32 length + the recomputed serialization */
     void *ctx;
     uint64_t nproblems;
+    uint64_t nwarnings;
     vs_group *groups;
     size_t ngroups, gcap;
     vs_chunk *chunks;
@@ -76,6 +81,8 @@ void vs_scan_free(vs_scan *s);
 tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err);
 /* Reports a problem (formatted) through the scan's callback and counts it. */
 void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
+/* Reports an inconsistency the readers tolerate (the data reads the same) and counts it as a warning. */
+void vs_warning(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
 /* 0 if statistics f agree with the recomputed w (values only when `values`); else describes the first
  * difference in why[0..cap). */
 int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, char *why, size_t cap);

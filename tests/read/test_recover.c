@@ -9,7 +9,16 @@
  *  - a byte flipped inside a page of a complete file: that chunk is dropped, the others are kept;
  *  - a writer freed without close (tsf_writer_abort) and one killed by a signal (fork + SIGKILL) after
  *    flushes: every flushed group comes back;
- *  - the three corrupt/ golden files: every complete chunk group is kept.
+ *  - the three corrupt/ golden files: every complete chunk group is kept;
+ *  - every cut file of testdata/tsfile-java/recovered: the result verifies clean (aligned chunk lists in
+ *    step, so the Java reader reads it) and holds every row the Java recovery kept, with the same value
+ *    (GORILLA_V1 after a NaN aside: the reference decodes NaN there, doc/reader.md), the series of a cut
+ *    chunk group named in notes;
+ *  - a file cut exactly between two chunks of its last chunk group (2 of 3 columns written, nothing
+ *    torn): a note names each series without its chunk there (non-aligned and aligned devices); cut
+ *    right after the aligned time chunk, that time chunk (no value left to pair with) is dropped;
+ *  - a SPRINTZ column whose page statistics disagree with its values (as a writer that computed them
+ *    from values SPRINTZ cannot return leaves them) is kept as decoded, statistics rewritten.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -18,6 +27,7 @@
 
 #include "format/format.h"
 #include "gen_file.h"
+#include "golden_rows.h"
 #include "test.h"
 
 #define MAXROWS 4096
@@ -599,6 +609,241 @@ static void test_corrupt_golden(void)
     }
 }
 
+static void count_note(void *ctx, const tsf_problem *p)
+{
+    size_t *n = ctx;
+    n[0]++;
+    if (strstr(p->what, "no whole chunk in the chunk group")) n[1]++;
+}
+
+
+static void test_java_cut_superset(void)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%.900s/tsfile-java/recovered", tsf_test_data_dir());
+    size_t n = 0, files = 0, filled = 0, cut_notes = 0;
+    char **names = gcsv_list_tsfiles(dir, &n);
+    CHECK(names != NULL); /* tests/data is part of the checkout */
+    if (!names) return;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(names[i]), sl = strlen(".cut.tsfile");
+        if (l <= sl || strcmp(names[i] + l - sl, ".cut.tsfile")) {
+            free(names[i]);
+            continue;
+        }
+        char in[1100], csv[1100], out[128], why[600] = "";
+        snprintf(in, sizeof in, "%s/%s", dir, names[i]);
+        snprintf(csv, sizeof csv, "%s/%.*s.java-recovered.csv", dir, (int)(l - sl), names[i]);
+        if (access(csv, R_OK)) strcat(csv, ".gz");
+        tmp_path("java_cut.rec.tsfile", out, sizeof out);
+        unlink(out);
+        size_t nn[2] = {0, 0};
+        tsf_recover_options ro;
+        tsf_recover_options_init(&ro);
+        ro.on_note = count_note;
+        ro.ctx = nn;
+        tsf_recover_report rep;
+        tsf_error e = {0};
+        CHECK_OK(tsf_recover_with(in, out, &ro, &rep, &e), &e);
+        CHECK_EQ_INT(rep.notes, nn[0]);
+        filled += rep.chunks_filled;
+        cut_notes += nn[1];
+        tsf_verify_report vr;
+        CHECK_OK(tsf_verify(out, NULL, NULL, &vr, &e), &e);
+        CHECK_EQ_INT(vr.warnings, 0);
+        gcsv want = {0}, got = {0};
+        CHECK(gcsv_load(&want, csv, 1, why, sizeof why) == 0);
+        CHECK(gcsv_read_rows(out, NULL, 0, 0, TSF_PATH_AUTO, 4096, 1, NULL, &got, why, sizeof why) == 0);
+        gcsv_sort(&want);
+        gcsv_sort(&got);
+        size_t g = 0, missing = 0, differ = 0, nan_latched = 0;
+        const char *nan_dev = "", *nan_meas = "";
+        for (size_t k = 0; k < want.n; k++) {
+            const gcsv_row *y = &want.rows[k];
+            const char *wd = gcsv_s(&want, y->dev), *wm = gcsv_s(&want, y->meas);
+            int c = 1;
+            while (g < got.n) {
+                const gcsv_row *x = &got.rows[g];
+                c = strcmp(gcsv_s(&got, x->dev), wd);
+                if (!c) c = strcmp(gcsv_s(&got, x->meas), wm);
+                if (!c) c = (x->time > y->time) - (x->time < y->time);
+                if (c >= 0) break;
+                const char *gv = gcsv_s(&got, x->val);
+                if (gcsv_nan_cell(gv)) nan_dev = gcsv_s(&got, x->dev), nan_meas = gcsv_s(&got, x->meas);
+                g++;
+            }
+            if (g == got.n || c) {
+                missing++;
+                continue;
+            }
+            const char *gv = gcsv_s(&got, got.rows[g].val), *wv = gcsv_s(&want, y->val);
+            if (gcsv_nan_cell(gv)) nan_dev = wd, nan_meas = wm;
+            if (strcmp(gv, wv) || strcmp(gcsv_s(&got, got.rows[g].type), gcsv_s(&want, y->type))) {
+                if (gcsv_nan_cell(wv) && !strcmp(nan_dev, wd) && !strcmp(nan_meas, wm))
+                    nan_latched++; /* GORILLA_V1 after a NaN: the reference reads NaN */
+                else
+                    differ++;
+            }
+        }
+        printf("  %s: Java kept %zu rows, we %zu; missing %zu, different %zu (NaN-latched %zu); %zu empty chunks, %zu notes\n",
+               names[i], want.n, got.n, missing, differ, nan_latched, (size_t)rep.chunks_filled, nn[0]);
+        CHECK_EQ_INT(missing, 0);
+        CHECK_EQ_INT(differ, 0);
+        CHECK(got.n >= want.n);
+        gcsv_free(&want);
+        gcsv_free(&got);
+        unlink(out);
+        files++;
+        free(names[i]);
+    }
+    free(names);
+    CHECK(files >= 8);
+    CHECK(filled > 0);
+    CHECK(cut_notes >= filled);
+}
+
+/* Page statistics that disagree with SPRINTZ values: a file written with SPRINTZ, its first page's
+ * statistics sum patched (as a writer leaves it that computed the sum from values SPRINTZ returns
+ * differently). recover keeps every value, with statistics that verify; another encoding's chunk with
+ * such a sum is dropped. */
+static void test_sprintz_statistics(void)
+{
+    for (int enc = 0; enc < 2; enc++) {
+        char path[128], out[128];
+        tmp_path("sprintz.tsfile", path, sizeof path);
+        tmp_path("sprintz.rec.tsfile", out, sizeof out);
+        tsf_error e = {0};
+        tsf_writer *w = NULL;
+        tsf_writer_options o;
+        tsf_writer_options_init(&o);
+        o.page_max_points = 50;
+        unlink(path);
+        CHECK_OK(tsf_writer_open(&w, path, &o, &e), &e);
+        tsf_column_schema col = {"s", TSF_INT64, enc ? TSF_ENC_TS_2DIFF : TSF_ENC_SPRINTZ, TSF_UNCOMPRESSED, 0};
+        CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &col, &e), &e);
+        for (int64_t t = 0; t < 200; t++) {
+            tsf_value v = {0, {.i64 = (t * 7) % 13 - 6}};
+            CHECK_OK(tsf_writer_write_row(w, "root.sg.d", t, NULL, &v, 1, &e), &e);
+        }
+        CHECK_OK(tsf_writer_close(w, &e), &e);
+        size_t len = 0;
+        uint8_t *f = tsf_test_read_file(path, &len);
+        CHECK(f != NULL);
+        if (!f) return;
+        /* first page with statistics: INT64 statistics are count (uvarint), start, end, min, max, first,
+         * last (i64 each), sum (double): flip the sum's sign bit */
+        tsf_walker wk;
+        tsf_walk_item it;
+        uint64_t sum_at = 0;
+        CHECK(tsf_walk_init(&wk, f, len, NULL) == TSF_OK);
+        while (!sum_at && tsf_walk_next(&wk, &it, NULL) == TSF_OK && it.kind != TSF_WALK_END)
+            if (it.kind == TSF_WALK_PAGE && it.page.has_stats) sum_at = it.body_offset - 8;
+        CHECK(sum_at > 0);
+        f[sum_at] ^= 0x80;
+        CHECK(put_file(path, f, len) == 0);
+        tsf_verify_report vr;
+        CHECK_EQ_INT(tsf_verify(path, NULL, NULL, &vr, &e), TSF_ECORRUPT);
+        tsf_recover_report rep;
+        unlink(out);
+        CHECK_OK(tsf_recover(path, out, &rep, &e), &e);
+        if (enc == 0) {
+            CHECK_EQ_INT(rep.points_kept, 200);
+            CHECK_EQ_INT(rep.chunks_dropped, 0);
+            CHECK_OK(tsf_verify(out, NULL, NULL, &vr, &e), &e);
+            CHECK_EQ_INT(vr.points, 200);
+        } else {
+            CHECK_EQ_INT(rep.points_kept, 0);
+            CHECK_EQ_INT(rep.chunks_dropped, 1);
+        }
+        free(f);
+        unlink(path);
+        unlink(out);
+    }
+}
+
+typedef struct notes_seen {
+    size_t n;
+    char text[8][400];
+} notes_seen;
+
+static void keep_note(void *ctx, const tsf_problem *p)
+{
+    notes_seen *ns = ctx;
+    if (ns->n < 8) snprintf(ns->text[ns->n], sizeof ns->text[0], "%s", p->what);
+    ns->n++;
+}
+
+/* Two chunk groups of a device with columns s1, s2, s3; the file cut at the start of s3's chunk in the
+ * second group (a chunk boundary: no chunk is torn, so the chunk counts alone show no loss), or for the
+ * aligned device also at s1's (only the time chunk of that group is whole). */
+static void test_cut_group_notes(void)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        int aligned = variant > 0;
+        const char *at = variant == 2 ? "s1" : "s3";
+        char path[128], cut[128], out[128];
+        tmp_path("cutnote.tsfile", path, sizeof path);
+        tmp_path("cutnote.cut.tsfile", cut, sizeof cut);
+        tmp_path("cutnote.rec.tsfile", out, sizeof out);
+        tsf_error e = {0};
+        tsf_writer *w = NULL;
+        unlink(path);
+        CHECK_OK(tsf_writer_open(&w, path, NULL, &e), &e);
+        tsf_column_schema cols[3] = {{"s1", TSF_INT32, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, 0},
+                                     {"s2", TSF_INT32, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, 0},
+                                     {"s3", TSF_INT32, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, 0}};
+        if (aligned)
+            CHECK_OK(tsf_writer_register_aligned(w, "root.sg.d", cols, 3, &e), &e);
+        else
+            for (int c = 0; c < 3; c++) CHECK_OK(tsf_writer_register_series(w, "root.sg.d", &cols[c], &e), &e);
+        for (int64_t t = 1; t <= 20; t++) {
+            tsf_value v[3] = {{0, {.i32 = (int32_t)t}}, {0, {.i32 = (int32_t)t * 2}}, {0, {.i32 = (int32_t)t * 3}}};
+            CHECK_OK(tsf_writer_write_row(w, "root.sg.d", t, NULL, v, 3, &e), &e);
+            if (t == 10) CHECK_OK(tsf_writer_flush(w, &e), &e);
+        }
+        CHECK_OK(tsf_writer_close(w, &e), &e);
+        size_t len = 0;
+        uint8_t *f = tsf_test_read_file(path, &len);
+        CHECK(f != NULL);
+        if (!f) return;
+        tsf_walker wk;
+        tsf_walk_item it;
+        uint64_t s3 = 0;
+        int groups = 0;
+        CHECK(tsf_walk_init(&wk, f, len, NULL) == TSF_OK);
+        while (tsf_walk_next(&wk, &it, NULL) == TSF_OK && it.kind != TSF_WALK_END) {
+            groups += it.kind == TSF_WALK_CHUNK_GROUP;
+            if (groups == 2 && it.kind == TSF_WALK_CHUNK && it.chunk.measurement.len == 2 &&
+                !memcmp(it.chunk.measurement.data, at, 2))
+                s3 = it.offset;
+        }
+        CHECK(s3 > 0);
+        CHECK(put_file(cut, f, (size_t)s3) == 0);
+        notes_seen ns = {0};
+        tsf_recover_options ro;
+        tsf_recover_options_init(&ro);
+        ro.on_note = keep_note;
+        ro.ctx = &ns;
+        tsf_recover_report rep;
+        unlink(out);
+        CHECK_OK(tsf_recover_with(cut, out, &ro, &rep, &e), &e);
+        uint64_t points = variant == 2 ? 30 : 50;
+        CHECK_EQ_INT(rep.chunks_dropped, (uint64_t)(variant == 2));
+        CHECK_EQ_INT(rep.points_kept, points);
+        CHECK_EQ_INT(rep.chunks_filled, (uint64_t)(variant == 1));
+        CHECK_EQ_INT(rep.chunk_groups_kept, (uint64_t)(variant == 2 ? 1 : 2));
+        CHECK_EQ_INT(ns.n, 1);
+        CHECK(strstr(ns.text[0], variant == 2 ? "root.sg.d: time chunk at" : "root.sg.d.s3: no whole chunk in the chunk group at") != NULL);
+        tsf_verify_report vr;
+        CHECK_OK(tsf_verify(out, NULL, NULL, &vr, &e), &e);
+        CHECK_EQ_INT(vr.points, points);
+        free(f);
+        unlink(path);
+        unlink(cut);
+        unlink(out);
+    }
+}
+
 static void test_bad_input(void)
 {
     char in[128], out[128];
@@ -634,6 +879,9 @@ int main(void)
     TSF_RUN(test_killed_writer);
     TSF_RUN(test_corrupt_golden);
     TSF_RUN(test_bad_input);
+    TSF_RUN(test_java_cut_superset);
+    TSF_RUN(test_cut_group_notes);
+    TSF_RUN(test_sprintz_statistics);
     if (g_dir[0]) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

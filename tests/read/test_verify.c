@@ -3,15 +3,20 @@
  * against an independent count from gen_file.h's expectations); every golden file of tests/data verifies
  * clean; a byte flipped inside a page is reported at that page (or, for a single-page chunk whose
  * statistics live only in the index, at its chunk); a damaged bloom filter, every truncation and the
- * three corrupt/ golden files are reported with their offsets, without crashing.
+ * three corrupt/ golden files are reported with their offsets, without crashing. A hand-made file whose
+ * aligned value column lists fewer chunks than its time column is damage (the reference pairs them by
+ * position) and recovers into one that keeps them in step; the files the Java recovery wrote (type
+ * bytes without their column-role bits) verify with warnings only.
  */
 #include <dirent.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "format/format.h"
+#include "format/index.h"
 #include "format/index_parse.h"
 #include "gen_file.h"
+#include "read/reader_internal.h"
 #include "test.h"
 
 #define MAXP 64
@@ -255,6 +260,143 @@ static void test_golden(void)
     CHECK(files > 80);
 }
 
+/* ---- aligned chunk lists out of step ------------------------------------------------------ */
+
+static tsf_status sink_buf(void *ud, const uint8_t *data, size_t len, tsf_error *err)
+{
+    (void)err;
+    tsf_wbuf_put(ud, data, len);
+    return TSF_OK;
+}
+
+/* Index input for series se of a file the reader loaded: its TimeseriesMetadata fields as stored
+ * (statistics bytes: between the list size and the list). */
+static void ix_series_of(const rd_series *se, tsf_ix_series *x)
+{
+    const tsf_ixp_tsm *t = &se->tsm;
+    memset(x, 0, sizeof *x);
+    x->name = (const char *)t->measurement.data;
+    x->name_len = t->measurement.len;
+    x->meta_type = t->meta_type;
+    x->data_type = (uint8_t)t->data_type;
+    size_t lsz = 1;
+    for (uint32_t v = t->chunks_len; v >= 0x80; v >>= 7) lsz++;
+    x->stats = t->measurement.data + t->measurement.len + 1 + lsz;
+    x->stats_len = (size_t)(t->chunks - x->stats);
+    x->chunks = t->chunks;
+    x->chunks_len = t->chunks_len;
+    x->nchunks = se->nchunks;
+}
+
+/* Aligned device root.sg.d (a INT32, b INT64) in two chunk groups, b all null in the second (an empty
+ * chunk, the last of the data area). The hand-made file ends its data area before that empty chunk and
+ * lists b with its first chunk only: every chunk present is listed, every statistic holds, so only the
+ * chunk-list rule catches it. */
+static void test_aligned_out_of_step(void)
+{
+    char path[96], bad[96], rec[96];
+    snprintf(path, sizeof path, "%s.steps.tsfile", g_path);
+    snprintf(bad, sizeof bad, "%s.steps.bad.tsfile", g_path);
+    snprintf(rec, sizeof rec, "%s.steps.rec.tsfile", g_path);
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    CHECK_OK(tsf_writer_open(&w, path, NULL, &e), &e);
+    tsf_column_schema cols[2] = {{"a", TSF_INT32, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, 0},
+                                 {"b", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, 0}};
+    CHECK_OK(tsf_writer_register_aligned(w, "root.sg.d", cols, 2, &e), &e);
+    for (int64_t t = 1; t <= 4; t++) {
+        tsf_value v[2] = {{0, {.i32 = (int32_t)t}}, {t > 2, {.i64 = 10 * t}}};
+        CHECK_OK(tsf_writer_write_row(w, "root.sg.d", t, NULL, v, 2, &e), &e);
+        if (t == 2) CHECK_OK(tsf_writer_flush(w, &e), &e);
+    }
+    CHECK_OK(tsf_writer_close(w, &e), &e);
+    size_t len = 0;
+    uint8_t *f = tsf_test_read_file(path, &len);
+    CHECK(f != NULL);
+    if (!f) return;
+    /* the last chunk of the data area: b's empty chunk of the second group */
+    tsf_walker wk;
+    tsf_walk_item it;
+    uint64_t last = 0;
+    char last_name[8] = "";
+    CHECK(tsf_walk_init(&wk, f, len, NULL) == TSF_OK);
+    while (tsf_walk_next(&wk, &it, NULL) == TSF_OK && it.kind != TSF_WALK_END)
+        if (it.kind == TSF_WALK_CHUNK) {
+            last = it.offset;
+            snprintf(last_name, sizeof last_name, "%.*s", (int)it.chunk.measurement.len,
+                     (const char *)it.chunk.measurement.data);
+            CHECK(!strcmp(last_name, "b") || it.chunk.data_size > 0);
+        }
+    CHECK(!strcmp(last_name, "b"));
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open_memory(&r, f, len, NULL, &e), &e);
+    CHECK_OK(rd_ensure_index(r, &e), &e);
+    CHECK(r->ndevices == 1 && r->devices[0].aligned && r->devices[0].nseries == 2);
+    tsf_ix_series ser[3];
+    ix_series_of(&r->devices[0].time, &ser[0]);
+    ix_series_of(&r->series[0], &ser[1]);
+    ix_series_of(&r->series[1], &ser[2]);
+    CHECK(ser[0].nchunks == 2 && ser[2].nchunks == 2 && ser[2].chunks_len > 8);
+    ser[2].nchunks = 1; /* b: its first ChunkMetadata only (an offset: single-chunk layout) */
+    ser[2].meta_type = 0x40;
+    ser[2].chunks_len = 8;
+    tsf_ix_seg segs[2] = {{"root.sg", 7}, {"d", 1}};
+    tsf_ix_device dev = {segs, 2, ser, 3};
+    tsf_ix_input in = {&dev, 1, NULL, 0, 256, 0.05, NULL};
+    tsf_wbuf out;
+    tsf_wbuf_init(&out, NULL);
+    tsf_wbuf_put(&out, f, (size_t)last);
+    CHECK_OK(tsf_index_write(&in, last, sink_buf, &out, NULL, &e), &e);
+    tsf_reader_close(r);
+    FILE *fp = fopen(bad, "wb");
+    CHECK(fp && fwrite(out.p, 1, out.len, fp) == out.len);
+    if (fp) fclose(fp);
+    /* our reader reads it (it pairs by offset); verify calls it damaged: the reference cannot read it */
+    tsf_reader *rb = NULL;
+    CHECK_OK(tsf_reader_open(&rb, bad, NULL, &e), &e);
+    tsf_reader_close(rb);
+    problems ps = {0};
+    tsf_verify_report rep;
+    CHECK_EQ_INT(tsf_verify(bad, collect, &ps, &rep, &e), TSF_ECORRUPT);
+    CHECK_EQ_INT(rep.problems, 1);
+    CHECK(ps.n >= 1 && strstr(ps.what[0], "value column b lists 1 chunks but the time column 2"));
+    /* recover puts b back in step (an empty chunk in the second group) and keeps every value */
+    tsf_recover_report rr;
+    unlink(rec);
+    CHECK_OK(tsf_recover(bad, rec, &rr, &e), &e);
+    CHECK_EQ_INT(rr.chunks_filled, 1);
+    CHECK_EQ_INT(rr.points_kept, 6);
+    memset(&ps, 0, sizeof ps);
+    CHECK_OK(tsf_verify(rec, collect, &ps, &rep, &e), &e);
+    CHECK_EQ_INT(rep.warnings, 0);
+    CHECK_EQ_INT(rep.points, 6);
+    tsf_wbuf_free(&out);
+    free(f);
+    unlink(path);
+    unlink(bad);
+    unlink(rec);
+}
+
+/* The Java recovery's files: type bytes 0x00/0x01 for time and value columns: warnings, not damage. */
+static void test_java_recovered_warnings(void)
+{
+    static const char *const names[] = {"table_BOOLEAN_LZMA2.cut1_11590", "tree_many_chunks_20_groups_lz4.cut4_2020",
+                                        "tree_aligned_multichunk_100k_zstd.cut1_11813"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%.900s/tsfile-java/recovered/%s.java-recovered.tsfile", tsf_test_data_dir(),
+                 names[i]);
+        problems ps = {0};
+        tsf_verify_report rep;
+        tsf_error e = {0};
+        CHECK_OK(tsf_verify(path, collect, &ps, &rep, &e), &e);
+        CHECK_EQ_INT(rep.problems, 0);
+        CHECK(rep.warnings > 0);
+        CHECK_EQ_INT(ps.n, rep.warnings);
+        CHECK(ps.n > 0 && strstr(ps.what[0], "type byte 0x0"));
+    }
+}
+
 int main(void)
 {
     TSF_RUN(test_clean);
@@ -263,6 +405,8 @@ int main(void)
     TSF_RUN(test_bloom_damage);
     TSF_RUN(test_truncated);
     TSF_RUN(test_golden);
+    TSF_RUN(test_aligned_out_of_step);
+    TSF_RUN(test_java_recovered_warnings);
     free(g_file.p);
     if (g_path[0]) unlink(g_path);
     return tsf_test_finish();

@@ -71,6 +71,9 @@ typedef struct tsf_index_options {
     uint64_t shadow_seed;          /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
     uint64_t shadow_persist_limit; /**< nonzero: persist operations after this many are dropped */
     uint32_t path; /**< lookup kernels, a tsf_codec_path (TSF_PATH_AUTO: the best) */
+    /** Test hook: nonzero: growing the file beyond this many bytes fails as on a full disk (TSF_EIO
+     *  naming ENOSPC). File space is reserved (posix_fallocate) before the mapping is used. */
+    uint64_t grow_limit;
 } tsf_index_options;
 
 TSF_API void tsf_index_options_init(tsf_index_options *opt);

@@ -2330,6 +2330,7 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
     }
     ix->pm.persist_limit = opt->shadow_persist_limit;
     ix->pm.shadow_seed = opt->shadow_seed;
+    ix->pm.grow_limit = opt->grow_limit;
     int fresh = ix->pm.size < IX_REGION0 ? ix_all_zero(ix->pm.base, ix->pm.size)
                                          : ix_all_zero(ix->pm.base, IX_REGION0);
     if (fresh && !ix->readonly) {

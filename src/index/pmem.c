@@ -178,6 +178,45 @@ void pm_close(pmem *pm)
     pm->fd = -1;
 }
 
+/*
+ * Extends the file from old_size to new_size with its blocks allocated, so that the stores into the
+ * mapping never meet a full disk (a store into a file hole the filesystem cannot back raises SIGBUS).
+ * posix_fallocate first; where the filesystem has no fallocate, the size is set and the new range
+ * written with zeros, which allocates it just the same. Returns 0 or an errno value (ENOSPC, EFBIG, ...);
+ * on failure the file keeps old_size.
+ */
+static void pm_give_back(int fd, uint64_t size)
+{
+    if (ftruncate(fd, (off_t)size) != 0) return; /* best effort: the caller reports the first error */
+}
+
+static int pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
+{
+    if (pm->grow_limit && new_size > pm->grow_limit) return ENOSPC;
+    int e;
+    do
+        e = posix_fallocate(pm->fd, (off_t)old_size, (off_t)(new_size - old_size));
+    while (e == EINTR);
+    if (e != EOPNOTSUPP && e != ENOSYS && e != EINVAL) {
+        if (e) pm_give_back(pm->fd, old_size); /* a partial reservation */
+        return e;
+    }
+    if (ftruncate(pm->fd, (off_t)new_size) != 0) return errno;
+    static const uint8_t zero[16384];
+    for (uint64_t off = old_size; off < new_size;) {
+        size_t n = new_size - off < sizeof zero ? (size_t)(new_size - off) : sizeof zero;
+        ssize_t w = pwrite(pm->fd, zero, n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            e = w < 0 ? errno : EIO;
+            pm_give_back(pm->fd, old_size);
+            return e;
+        }
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
 tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
 {
     if (new_size <= pm->size) return TSF_OK;
@@ -187,9 +226,10 @@ tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
                        (unsigned long long)pm->reserve);
     tsf_status s = pm_dirty_resize(pm, new_size, err);
     if (s != TSF_OK) return s;
-    if (ftruncate(pm->fd, (off_t)new_size) != 0)
+    int e = pm_reserve(pm, pm->size, new_size);
+    if (e)
         return tsf_err(err, TSF_EIO, "index: cannot grow file to %llu bytes: %s",
-                       (unsigned long long)new_size, strerror(errno));
+                       (unsigned long long)new_size, strerror(e));
     /* Remap from the page holding the old end (it may have been partial). */
     uint64_t from = pm->size / PM_PAGE * PM_PAGE;
     if (pm->dur == TSF_INDEX_DUR_SHADOW && from < pm->size) {

@@ -29,6 +29,7 @@ typedef struct pmem {
     int dead;               /* SHADOW: the power is gone; nothing reaches the file any more */
     uint64_t dead_bytes;    /* file bytes no longer referenced since the last build (rebuilt leaves, logs) */
     uint64_t prefaults;     /* prefault threads started (pm_prefault_start; tests) */
+    uint64_t grow_limit;    /* test hook: growing the file beyond this many bytes fails with ENOSPC (0 = none) */
 } pmem;
 
 /* Opens (creating when needed) path, or anonymous memory when path is NULL. */

@@ -420,6 +420,11 @@ TSF_API tsf_status tsf_tablet_set_null(tsf_tablet *t, size_t row, size_t col, ts
  * (a non-aligned series, an aligned device, a table device) across the whole file; otherwise
  * TSF_EINVAL names the device and the row and nothing of this tablet is written (everything
  * accepted earlier stays). With options.sort_tablets the rows are sorted first.
+ * A page that its column's explicit encoding cannot give back bit for bit (SPRINTZ, RLBE, FLOAT/
+ * DOUBLE TS_2DIFF/RLE beyond float_precision, GORILLA_V1 pages the Java reader misreads) is not
+ * stored: the call that sealed it (write, flush or close; with threads, a tablet tail's refusal
+ * comes with the next call) returns TSF_EINVAL naming the series, the value and the encoding, after
+ * finishing its work; the writer stays usable (doc/writer.md "Values an encoding cannot store").
  */
 TSF_API tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err);
 
@@ -449,7 +454,8 @@ TSF_API tsf_status tsf_writer_write_row(tsf_writer *w, const char *target, int64
 TSF_API tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err);
 /**
  * Flushes, writes the index and tail, closes the output (renaming <path>.tmp to <path>) and frees
- * the writer. On failure the writer is freed too and <path>.tmp is left for recovery.
+ * the writer. On failure the writer is freed too and <path>.tmp is left for recovery. TSF_EINVAL
+ * for a page refused at the last flush: the file is then complete, without that page.
  */
 TSF_API tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err);
 /** Frees a writer without finishing the file (the .tmp stays). NULL is a no-op. */

@@ -102,4 +102,10 @@ tsf_status tsf_floatprec_count(tsf_encoding inner, tsf_type type, const uint8_t 
 /* Precision scaling exactly as Java does it (Math.round = floor(x + 0.5), saturating). */
 int64_t tsf_java_round(double x);
 
+/* Index of the first of the n FLOAT/DOUBLE values that the Java reference reader gets wrong when it
+ * reads the GORILLA_V1 stream [src, src + len) that encodes them (gorilla_v1.c), or n; *java_bits
+ * = the bits it reads there. */
+size_t tsf_gorilla_v1_java_misread(tsf_type type, const void *values, size_t n, const uint8_t *src, size_t len,
+                                   uint64_t *java_bits);
+
 #endif

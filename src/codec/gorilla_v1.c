@@ -162,3 +162,99 @@ const tsf_codec_vt tsf_codec_gorilla_v1 = {
     .decode = v1_decode,
     .count = NULL,
 };
+
+/* ---- what the Java reference reader returns ---------------------------------------------------
+ *
+ * The reference decoder (GorillaDecoderV1 and its Single/DoublePrecision subclasses) reads one value
+ * ahead and sets its end flag as soon as a value read through a `10` or `11` code is NaN. From then
+ * on its bit reader no longer loads the next byte when the current one is used up: it keeps
+ * shifting the old byte by a negative count, which Java takes mod 32 (24 zero bits, then the old
+ * byte's bits again, and so on). So a NaN that is not the page's last value and differs from the
+ * value before it (a `0` code does not set the flag) makes every later value whose bits lie past
+ * that byte come back wrong. The model below is that reader, bit for bit; the writer uses it to
+ * refuse GORILLA_V1 pages the reference would misread.
+ */
+typedef struct jv1 {
+    const uint8_t *src;
+    size_t len, pos;
+    int32_t buf, left; /* the Java int byte buffer (-1 = EOF) and the bits left in it */
+    int end, dead;     /* isEnd; an IOException was thrown (every later value reads as NaN) */
+} jv1;
+
+static void jv1_fill(jv1 *j)
+{
+    if (j->pos < j->len) {
+        j->buf = j->src[j->pos++];
+        j->left = 8;
+    } else {
+        j->buf = -1;
+        j->left = -1;
+    }
+}
+
+static unsigned jv1_bit(jv1 *j)
+{
+    if (j->left == 0 && !j->end) jv1_fill(j);
+    if (j->buf == -1) {
+        j->dead = 1;
+        return 0;
+    }
+    j->left--;
+    return (unsigned)(j->buf >> ((unsigned)j->left & 31)) & 1;
+}
+
+static uint64_t jv1_bits(jv1 *j, unsigned k)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < k && !j->dead; i++) v = v << 1 | jv1_bit(j);
+    return v;
+}
+
+/* getNextValue: the value after *prev (unchanged when the reader throws). */
+static void jv1_next(jv1 *j, uint64_t *prev, unsigned W)
+{
+    const unsigned fl = W == 32 ? 5 : 6, fn = W == 32 ? 6 : 7;
+    uint64_t mask = W == 32 ? 0xffffffffull : ~0ull;
+    if (!jv1_bit(j) || j->dead) return;
+    unsigned c2 = jv1_bit(j);
+    if (j->dead) return;
+    uint64_t v;
+    if (!c2) {
+        int cnt = (int)W - (int)nlz(*prev, W) - (int)ntz(*prev, W);
+        uint64_t x = cnt > 0 ? jv1_bits(j, (unsigned)cnt) << ntz(*prev, W) : 0;
+        v = (*prev ^ x) & mask;
+    } else {
+        unsigned lz = (unsigned)jv1_bits(j, fl), len = (unsigned)jv1_bits(j, fn);
+        uint64_t x = jv1_bits(j, len);
+        unsigned sh = (W - lz - len) & (W - 1); /* Java shifts mod the width */
+        v = (*prev ^ (x << sh)) & mask;
+    }
+    if (j->dead) return;
+    *prev = v;
+    if (is_nan_bits(v, W)) j->end = 1;
+}
+
+size_t tsf_gorilla_v1_java_misread(tsf_type type, const void *values, size_t n, const uint8_t *src, size_t len,
+                                   uint64_t *java_bits)
+{
+    const unsigned W = v1_width(type), B = W / 8;
+    const uint64_t nan = W == 32 ? 0x7fc00000u : 0x7ff8000000000000ull;
+    size_t i = 1;
+    for (; i < n && !is_nan_bits(canon_bits(values, i, W), W); i++) {}
+    if (i >= n) return n; /* no NaN after the first value: the flag is set only by the closing NaN */
+    if (len < B) return 0;
+    jv1 j = {src, len, B, 0, 0, 0, 0};
+    uint64_t prev = W == 32 ? tsf_load_le32(src) : tsf_load_le64(src);
+    jv1_fill(&j);
+    for (i = 0; i < n; i++) {
+        uint64_t got = prev;
+        jv1_next(&j, &prev, W); /* the read ahead */
+        if (j.dead) got = nan;
+        uint64_t want = canon_bits(values, i, W);
+        if (got != want && !(is_nan_bits(got, W) && is_nan_bits(want, W))) {
+            if (java_bits) *java_bits = got;
+            return i;
+        }
+    }
+    return n;
+}

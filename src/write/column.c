@@ -6,12 +6,14 @@
  * and writing whole chunks (§5 header, §6.1 page headers with statistics iff more than one page)
  * while recording ChunkMetadata (§8.2).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "../common/bytes.h"
 #include "../format/format.h"
 #include "../codec/gorilla_core.h"
 #include "auto.h"
+#include "exact.h"
 #include "lz4lit.h"
 #include "writer.h"
 
@@ -81,6 +83,7 @@ void tsf_wcol_free(tsf_writer *w, wcol *c)
 {
     const tsf_allocator *a = w->alloc;
     if (c->name) tsf_free(a, c->name, c->name_len + 1);
+    if (c->refusal) tsf_free(a, c->refusal, strlen(c->refusal) + 1);
     if (c->vals && !c->vpool) tsf_free(a, c->vals, c->vcap * c->width);
     if (c->times && !c->tpool) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
     if (c->boff) tsf_free(a, c->boff, c->vcap * sizeof(size_t));
@@ -224,6 +227,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
                             size_t n, const void *vals2, size_t n2, tsf_error *err);
 static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals2, size_t n2,
                           tsf_error *err);
+static tsf_status drop_refused(tsf_writer *w, wctx *x, wcol *c, tsf_status s, tsf_error *err);
 
 /* Folds a context's buffered-bytes delta into the writer's count (calling thread only). */
 static void fold_mem(tsf_writer *w, wctx *x)
@@ -430,7 +434,8 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             /* the batch is a whole page: encode it straight from the tablet */
             batch_stats(w, x, c, times[i], times[j - 1], src, n);
             if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
-            if ((s = seal_page(w, x, c, 0, src, times + i, n, NULL, 0, err))) return s;
+            s = seal_page(w, x, c, 0, src, times + i, n, NULL, 0, err);
+            if ((s = drop_refused(w, x, c, s, err))) return s;
             c->est = 0;
             i = j;
             continue;
@@ -535,6 +540,69 @@ static tsf_status encode_vals(const tsf_codec *codec, tsf_type vt, const wcol *c
     return tsf_codec_encode(codec, vt, c->enc, vals, n, dst, cap, wrote, err);
 }
 
+/*
+ * An explicit encoding that could lose a value (exact.c): checks the page's n values against their
+ * stream [enc, enc + len). A page that would not read back is refused: the column keeps the first
+ * such message for the next report (tsf_w_refusal), c->refused_now tells seal_x2 to drop the page.
+ */
+static tsf_status check_exact(tsf_writer *w, wcol *c, const tsf_codec *codec, tsf_type vt, const void *vals,
+                              size_t n, const uint8_t *enc, size_t len, const int64_t *times, tsf_error *err)
+{
+    char why[400];
+    tsf_status s = tsf_wexact_check(codec, w->alloc, vt, c->enc, vals, n, enc, len, times, why, sizeof why, err);
+    if (s || !why[0]) return s;
+    c->refused_now = 1;
+    if (!c->refusal) {
+        char msg[480];
+        int k = snprintf(msg, sizeof msg, "%s; the page of %zu values is not stored", why, n);
+        size_t m = k < 0 ? 0 : (size_t)k >= sizeof msg ? sizeof msg - 1 : (size_t)k;
+        c->refusal = tsf_alloc(w->alloc, m + 1);
+        if (c->refusal) {
+            memcpy(c->refusal, msg, m);
+            c->refusal[m] = 0;
+        }
+    }
+    w->refusals = 1;
+    return tsf_err(err, TSF_EINVAL, "writer: %s: %s", c->name, why);
+}
+
+/* After seal_page: a page refused by check_exact is dropped (TSF_OK; aligned, its rows become null). */
+static tsf_status drop_refused(tsf_writer *w, wctx *x, wcol *c, tsf_status s, tsf_error *err)
+{
+    if (!s || !c->refused_now) return s;
+    c->refused_now = 0;
+    tsf_wstats_reset(&c->pstat);
+    return c->mask == 0x40 ? add_page(w, x, c, NULL, NULL, 0, 0, err) : TSF_OK;
+}
+
+tsf_status tsf_w_refusal(tsf_writer *w, tsf_error *err)
+{
+    if (!w->refusals) return TSF_OK;
+    w->refusals = 0;
+    const wdevice *fd = NULL;
+    wcol *first = NULL;
+    size_t more = 0;
+    for (size_t i = 0; i < w->ndevs; i++)
+        for (size_t j = 0; j < w->devs[i]->ncols; j++) {
+            wcol *c = &w->devs[i]->cols[j];
+            if (!c->refusal) continue;
+            if (!first) {
+                first = c;
+                fd = w->devs[i];
+            } else {
+                more++;
+                tsf_free(w->alloc, c->refusal, strlen(c->refusal) + 1);
+                c->refusal = NULL;
+            }
+        }
+    if (!first) return tsf_err(err, TSF_EINVAL, "writer: a page was refused (out of memory for its message)");
+    tsf_status s = tsf_err(err, TSF_EINVAL, "writer: series %s.%s: %s%s", fd->path, first->name, first->refusal,
+                           more ? " (pages of other series were refused too)" : "");
+    tsf_free(w->alloc, first->refusal, strlen(first->refusal) + 1);
+    first->refusal = NULL;
+    return s;
+}
+
 /* Encodes, compresses and appends one page of n values (`times`: non-aligned only); the last n2 values
    are vals2[0..n2) (see encode_vals). */
 static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const void *vals, const int64_t *times,
@@ -552,6 +620,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     size_t bmlen = c->mask == 0x40 ? (rows + 7) / 8 : 0;
     size_t ubound = (c->mask == 0 ? TSF_UVARINT32_MAX + x->tenc.len : 0) + (c->mask == 0x40 ? 4 + bmlen : 0) + vbound;
     int direct = c->comp == TSF_UNCOMPRESSED; /* the page is encoded straight into the body pool */
+    int exact = !c->autoc && c->mask != 0x80 && !n2 && tsf_wexact_needed(vt, c->enc);
     if (!direct) x->scratch.len = 0;
     uint8_t *d0 = direct ? tsf_bpool_reserve(&w->bodies, &x->body, ubound) : tsf_wbuf_reserve(&x->scratch, ubound);
     if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
@@ -592,6 +661,7 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
         if (!cd) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
         uint8_t *vp = cd + hmax;
         if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, vp, vbound, &wrote, err))) return s;
+        if (exact && (s = check_exact(w, c, codec, vt, vals, n, vp, wrote, times, err))) return s;
         if (!c->lz4_wait) { /* every TSF_LZ4LIT_RECHECK pages: LZ4 the whole page, compare */
             lit_size = tsf_lz4lit_head_size(x->plz_seq, x->plz_lit, wrote) + wrote;
             c->lz4_wait = TSF_LZ4LIT_RECHECK;
@@ -603,7 +673,8 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
             return add_page(w, x, c, vp - h, blk, u + wrote, h + wrote, err);
         }
         memcpy(d0 + u, vp, wrote); /* compressible after all: the usual path */
-    } else if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, d0 + u, vbound, &wrote, err))) {
+    } else if ((s = encode_vals(codec, vt, c, vals, n, vals2, n2, d0 + u, vbound, &wrote, err)) ||
+               (exact && (s = check_exact(w, c, codec, vt, vals, n, d0 + u, wrote, times, err)))) {
         return s;
     }
     u += wrote;
@@ -655,7 +726,8 @@ static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const vo
     {
         const int64_t *times = c->mask != 0 ? NULL : c->dense ? c->dev->dt + (c->g0 - c->dev->dt_base) : c->times;
         if (c->autoc && (s = tsf_wauto_seal(w, c, times, rows, err))) return s; /* AUTO: decide / check */
-        if ((s = seal_page(w, x, c, rows, c->vals, times, n + n2, vals2, n2, err))) return s;
+        s = seal_page(w, x, c, rows, c->vals, times, n + n2, vals2, n2, err);
+        if ((s = drop_refused(w, x, c, s, err))) return s;
     }
 reset:
     x->mem -= (int64_t)c->pmem;

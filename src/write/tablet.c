@@ -1430,9 +1430,8 @@ tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err)
     if (w->failed) return tsf_err(err, TSF_EIO, "tsf_writer_flush: an earlier output error stopped this writer");
     tsf_status s = tsf_w_settle(w, err);
     if (!s) s = tsf_w_flush_all(w, err);
-    if (s) return s;
-    /* hand the completed chunk groups to the OS */
-    return tsf_w_out_flush(w, err);
+    if (!s) s = tsf_w_out_flush(w, err); /* hand the completed chunk groups to the OS */
+    return s ? s : tsf_w_refusal(w, err);
 }
 
 static tsf_status check_increasing(const tsf_tablet *t, size_t a, size_t b, const char *dev, tsf_error *err)
@@ -1712,7 +1711,8 @@ tsf_status tsf_writer_write_tablet(tsf_writer *w, tsf_tablet *t, tsf_error *err)
         atomic_store(&pp->pr.incall, 0);
     })
     tsf_tablet_reset(t);
-    return TSF_OK;
+    /* a refused page (exact.c): reported now, or with a tablet tail still running, by the next call */
+    return w->pool && w->pool->pipe_on ? TSF_OK : tsf_w_refusal(w, err);
 }
 
 /* ---- row API ------------------------------------------------------------------------------ */

@@ -874,6 +874,7 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
         s = tsf_page_index_build_file(w->path, w->alloc, NULL, err);
         if (s == TSF_ENOTSUP) s = TSF_OK; /* spans too wide for the key layout: queries use the metadata */
     }
+    if (!s) s = tsf_w_refusal(w, err); /* the file is complete; a page refused since the last call */
     w->closed = 1;
     writer_free(w);
     return s;

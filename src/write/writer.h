@@ -67,6 +67,8 @@ typedef struct wcol {
     uint8_t lz4_lit;     /* lz4_probe: the last measured page gained < 0.5% from LZ4 match search */
     uint16_t lz4_wait;   /* lz4_probe: pages until the next measured page */
     int32_t auto_prec;   /* AUTO: max_point_number when autoc == TSF_AUTO_PRECISION */
+    uint8_t refused_now; /* the page being sealed was refused (exact.c): its values are dropped */
+    char *refusal;       /* the first refused page's message, until a call reports it (tsf_w_refusal) */
     size_t width; /* C width of one value (tsf_bytes for binary) */
     struct wdevice *dev;
 
@@ -177,6 +179,7 @@ struct tsf_writer {
     size_t nwk;
     struct wpool *pool;         /* threads > 1: the workers (tablet.c), started at open */
     int any_auto;               /* an AUTO column exists (its chunk cuts write output: no output thread) */
+    _Atomic int refusals;       /* a column holds a refusal message (set by any thread) */
     tsf_tablet *row_tablet;     /* cached for the row API */
     char *row_target;
 };
@@ -194,6 +197,9 @@ uint64_t tsf_w_pos(const tsf_writer *w);
 tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err);
 
 /* columns (column.c) */
+/* TSF_EINVAL naming the refused pages' series, value and encoding when a page was refused since the
+ * last report (their messages are then cleared), else TSF_OK. Calling thread, no job in flight. */
+tsf_status tsf_w_refusal(tsf_writer *w, tsf_error *err);
 tsf_status tsf_wcol_init(tsf_writer *w, wcol *c, const char *name, size_t len, tsf_type type, tsf_encoding enc,
                          tsf_compression comp, uint8_t mask, tsf_error *err);
 void tsf_wcol_free(tsf_writer *w, wcol *c);

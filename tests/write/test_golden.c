@@ -34,7 +34,7 @@ static const struct {
 
 /* Writes one series like the Java generator did; returns the bytes (caller frees). */
 static uint8_t *write_series(const gcol *c, tsf_encoding enc, tsf_compression comp, int precision,
-                             uint32_t page_points, size_t *len)
+                             uint32_t page_points, size_t *len, int lossy)
 {
     tsf_error err = {0};
     membuf m = {0};
@@ -54,11 +54,21 @@ static uint8_t *write_series(const gcol *c, tsf_encoding enc, tsf_compression co
     if (t) {
         CHECK_OK(tsf_tablet_set_times(t, c->times, c->n, &err), &err);
         CHECK_OK(tsf_tablet_set_column(t, 0, c->vals, NULL, c->n, &err), &err);
-        CHECK_OK(tsf_writer_write_tablet(w, t, &err), &err);
+        tsf_status st = tsf_writer_write_tablet(w, t, &err);
+        if (lossy) { /* Java stored values it reads back otherwise: the writer refuses the page */
+            CHECK_EQ_INT(st, TSF_EINVAL);
+            CHECK(strstr(err.message, tsf_encoding_name(enc)) != NULL);
+        } else {
+            CHECK_OK(st, &err);
+        }
         tsf_tablet_free(t);
     }
     CHECK_OK(tsf_writer_close(w, &err), &err);
     *len = m.len;
+    if (lossy) {
+        free(m.p);
+        return NULL;
+    }
     return m.p;
 }
 
@@ -95,6 +105,7 @@ static void check_file(const char *dir, const char *name)
     }
     snprintf(csvp, sizeof csvp, "%s.input.csv", path); /* lossy in Java: the writer's input */
     char *text = read_text(csvp);
+    int lossy = text != NULL;
     if (!text) {
         snprintf(csvp, sizeof csvp, "%s.csv", path);
         text = read_text(csvp);
@@ -119,9 +130,12 @@ static void check_file(const char *dir, const char *name)
                 break;
             }
         size_t len = 0;
-        uint8_t *ours = write_series(c, ENCS[ei].enc, TSF_UNCOMPRESSED, precision, 1000, &len);
-        golden_tried++;
-        if (ours && len == glen && memcmp(ours, golden, len) == 0) {
+        /* lossy in Java: refused (the encoder's bytes on this input are checked by the codec tests) */
+        uint8_t *ours = write_series(c, ENCS[ei].enc, TSF_UNCOMPRESSED, precision, 1000, &len, lossy);
+        golden_tried += !lossy;
+        if (lossy) {
+            printf("  (%s: lossy in Java, refused by the writer)\n", name);
+        } else if (ours && len == glen && memcmp(ours, golden, len) == 0) {
             golden_matched++;
         } else {
             fprintf(stderr, "%s: %zu bytes written, golden %zu\n", name, len, glen);

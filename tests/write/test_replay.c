@@ -347,6 +347,17 @@ static int bloom_range(const uint8_t *f, size_t len, const uint8_t **b, size_t *
 }
 
 /* Replays one golden file; returns 1 if byte-identical, 0 if not, -1 if skipped. */
+/* A writer call of a replay: a case whose values Java's format loses expects refusals (TSF_EINVAL). */
+static int g_expect_refuse, g_refusals;
+static void step(tsf_status st, const tsf_error *e)
+{
+    if (st == TSF_EINVAL && g_expect_refuse) {
+        g_refusals++;
+        return;
+    }
+    CHECK_OK(st, e);
+}
+
 static int replay(const char *name, uint32_t page_points, size_t page_bytes)
 {
     const char *data = tsf_test_data_dir();
@@ -479,13 +490,13 @@ static int replay(const char *name, uint32_t page_points, size_t page_bytes)
             size_t cur = 0;
             for (size_t r = 0; r < nrows; r++) fill(t, r, ci, c, &cur, rows[r]);
         }
-        CHECK_OK(tsf_writer_write_tablet(w, t, &err), &err);
-        CHECK_OK(tsf_writer_flush(w, &err), &err);
+        step(tsf_writer_write_tablet(w, t, &err), &err);
+        step(tsf_writer_flush(w, &err), &err);
         tsf_tablet_free(t);
         free(rows);
     }
     free(registered);
-    if (w) CHECK_OK(tsf_writer_close(w, &err), &err);
+    if (w) step(tsf_writer_close(w, &err), &err);
     if (m.len == glen && memcmp(m.p, golden, glen) == 0) {
         result = 1;
     } else if (equivalent(golden, glen, m.p, m.len)) {
@@ -527,7 +538,8 @@ typedef struct replay_case {
     const char *file;
     uint32_t page_points;
     size_t page_bytes;
-    int must_match; /* 0: a known difference, documented in doc/writer.md */
+    int must_match; /* 0: a known difference, documented in doc/writer.md; 2: lossy in Java, the writer
+                       refuses pages (doc/writer.md "Values an encoding cannot store") */
 } replay_case;
 
 static const replay_case CASES[] = {
@@ -553,7 +565,7 @@ static const replay_case CASES[] = {
     {"tree_nonaligned_rle_run_over_32767_uncompressed.tsfile", 40000, 1 << 20, 1},
     {"tree_ts2diff_lastblock_259_uncompressed.tsfile", 259, 0, 1},
     {"tree_ts2diff_lastblock_131_uncompressed.tsfile", 131, 0, 1},
-    {"tree_nonaligned_float_double_precision_overflow_uncompressed.tsfile", 10000, 0, 1},
+    {"tree_nonaligned_float_double_precision_overflow_uncompressed.tsfile", 10000, 0, 2},
     {"tree_nonaligned_dictionary_many_distinct_uncompressed.tsfile", 10000, 0, 1},
     {"table_null_tags_uncompressed.tsfile", 10000, 0, 1},
     {"table_two_tables_nulls_lz4.tsfile", 10000, 0, 0},
@@ -563,8 +575,15 @@ static void test_replay_golden(void)
 {
     int matched = 0, tried = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        g_expect_refuse = CASES[i].must_match == 2;
+        g_refusals = 0;
         int r = replay(CASES[i].file, CASES[i].page_points, CASES[i].page_bytes);
+        g_expect_refuse = 0;
         if (r < 0) continue;
+        if (CASES[i].must_match == 2) {
+            CHECK(g_refusals > 0 && r != 1);
+            continue;
+        }
         tried++;
         matched += r == 1;
         CHECK(r == 1 || (!CASES[i].must_match && r == 2));

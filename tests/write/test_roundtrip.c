@@ -58,12 +58,6 @@ static void value(tsf_type ty, int k, size_t r, tsf_value *v)
     }
 }
 
-static int lossless(tsf_type ty, tsf_encoding e)
-{
-    if (ty != TSF_FLOAT && ty != TSF_DOUBLE) return 1;
-    return e == TSF_ENC_PLAIN || e == TSF_ENC_GORILLA || e == TSF_ENC_GORILLA_V1 || e == TSF_ENC_CHIMP;
-}
-
 static tsf_status set_cell(tsf_tablet *t, size_t row, size_t col, tsf_type ty, const tsf_value *v, tsf_error *err)
 {
     switch (ty) {
@@ -136,9 +130,7 @@ fail:
 static int same_value(tsf_type ty, tsf_encoding e, const tsf_column_batch *cb, size_t i, const tsf_value *v)
 {
     const uint8_t *p = cb->values;
-    /* FLOAT/DOUBLE SPRINTZ is lossy in Java (encodings spec §9 notes): negative values come back
-       with the sign lost, as Java's decoder reads the stream; only presence and times are checked */
-    if ((ty == TSF_FLOAT || ty == TSF_DOUBLE) && e == TSF_ENC_SPRINTZ) return 1;
+    (void)e; /* the writer stores no value it cannot read back (test_lossless): every encoding is exact */
     switch (ty) {
     case TSF_BOOLEAN: return (((const uint8_t *)p)[i] != 0) == (v->v.b != 0);
     case TSF_INT32:
@@ -147,11 +139,11 @@ static int same_value(tsf_type ty, tsf_encoding e, const tsf_column_batch *cb, s
     case TSF_TIMESTAMP: return ((const int64_t *)p)[i] == v->v.i64;
     case TSF_FLOAT: {
         float got = ((const float *)p)[i];
-        return lossless(ty, e) ? memcmp(&got, &v->v.f, 4) == 0 : fabsf(got - v->v.f) <= 0.006f;
+        return memcmp(&got, &v->v.f, 4) == 0;
     }
     case TSF_DOUBLE: {
         double got = ((const double *)p)[i];
-        return lossless(ty, e) ? memcmp(&got, &v->v.d, 8) == 0 : fabs(got - v->v.d) <= 0.006;
+        return memcmp(&got, &v->v.d, 8) == 0;
     }
     default: {
         const tsf_bytes *b = &((const tsf_bytes *)p)[i];
@@ -234,6 +226,9 @@ static void test_all_types_encodings_compressions(void)
     for (size_t ti = 0; ti < sizeof types / sizeof *types; ti++)
         for (int e = 0; e < 32; e++) {
             if (!tsf_codec_can_encode(types[ti], (tsf_encoding)e)) continue;
+            /* FLOAT/DOUBLE SPRINTZ loses the sign of negative values (spec §9): the writer refuses
+               those pages (test_lossless checks the refusal) */
+            if ((types[ti] == TSF_FLOAT || types[ti] == TSF_DOUBLE) && e == TSF_ENC_SPRINTZ) continue;
             for (int c = 0; c < 16; c++) {
                 if (!tsf_compression_supported((tsf_compression)c) || !tsf_compression_name((tsf_compression)c))
                     continue;

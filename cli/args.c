@@ -148,6 +148,11 @@ int cli_exit_code(tsf_status st)
 
 int cli_open_reader(const char *cmd, const char *path, tsf_reader **out)
 {
+    return cli_open_reader_checked(cmd, path, 1, out);
+}
+
+int cli_open_reader_checked(const char *cmd, const char *path, int checked, tsf_reader **out)
+{
     tsf_error e = {0};
     *out = NULL;
     FILE *f = fopen(path, "rb");
@@ -156,7 +161,10 @@ int cli_open_reader(const char *cmd, const char *path, tsf_reader **out)
         return CLI_IO;
     }
     fclose(f);
-    tsf_status st = tsf_reader_open(out, path, NULL, &e);
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.checked = checked;
+    tsf_status st = tsf_reader_open(out, path, &ro, &e);
     if (st == TSF_OK) st = tsf_reader_load_index(*out, &e);
     if (st != TSF_OK) {
         cli_err_file(cmd, path, e.message[0] ? e.message : tsf_status_name(st));

@@ -77,6 +77,8 @@ int cli_exit_code(tsf_status st);
 /* Opens a reader and loads its index; on failure prints "tsf CMD: FILE: message" and returns the exit
  * code (0 on success). A missing or unreadable file -> CLI_IO. */
 int cli_open_reader(const char *cmd, const char *path, tsf_reader **out);
+/* The same with tsf_reader_options.checked = `checked` (cli_open_reader: 1; `--no-check`: 0). */
+int cli_open_reader_checked(const char *cmd, const char *path, int checked, tsf_reader **out);
 
 /* Parses a non-negative / signed decimal integer (whole string). 0 on success, -1 otherwise. */
 int cli_parse_u64(const char *s, uint64_t *out);

@@ -199,6 +199,7 @@ static void usage(FILE *f)
           "  --compression C|col=C    new compression (UNCOMPRESSED, SNAPPY, GZIP, LZ4, ZSTD, LZMA2)\n"
           "  --page-points N          points per page (default 10000)\n"
           "  --page-index             also write the page-time index OUT.tsfidx (see tsf index)\n"
+          "  --no-check               trust IN: do not compare decoded pages with their statistics\n"
           "  -q, --quiet              no report\n"
           "exit codes: 0 ok, 1 usage, 2 damaged input, 3 I/O error\n",
           f);
@@ -208,7 +209,7 @@ int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
     uint64_t page_points = 0;
-    int quiet = 0, page_index = 0, rc = CLI_USAGE;
+    int quiet = 0, page_index = 0, checked = 1, rc = CLI_USAGE;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -231,6 +232,8 @@ int tsf_cmd_convert(int argc, char **argv)
             quiet = 1;
         } else if (cli_is(&a, "--page-index")) {
             page_index = 1;
+        } else if (cli_is(&a, "--no-check")) {
+            checked = 0;
         } else if (cli_positional(&a) && !c.in) {
             c.in = a.arg;
         } else if (cli_positional(&a)) {
@@ -247,7 +250,7 @@ int tsf_cmd_convert(int argc, char **argv)
         goto out;
     }
     if (csv_codec_lists_valid("convert", &c.enc, &c.comp)) goto out;
-    if ((rc = cli_open_reader("convert", c.in, &c.r))) goto out;
+    if ((rc = cli_open_reader_checked("convert", c.in, checked, &c.r))) goto out;
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (page_points) wo.page_max_points = (uint32_t)page_points;

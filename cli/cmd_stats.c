@@ -22,6 +22,7 @@ static const char *HELP =
     "                    windows start at multiples of W from time 0; empty windows are left out\n"
     "  --time-unit U     the file's time unit, s, ms (default), us or ns: governs --from/--to/--window\n"
     "  --decode          ignore statistics and decode every page (for comparison)\n"
+    "  --no-check        trust the file: do not compare decoded pages with their statistics\n"
     "  --json            one JSON object instead of text\n"
     "Exit code 4 when no point matched.\n";
 
@@ -159,7 +160,7 @@ static int select_series(tsf_reader *r, const char *path, const char *spec, sel 
 typedef struct opts {
     const char *path, *series;
     int64_t from, to, window, unit;
-    int json, decode;
+    int json, decode, no_check;
 } opts;
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -175,6 +176,8 @@ static int parse_args(int argc, char **argv, opts *o)
             o->json = 1;
         else if (cli_is(&a, "--decode"))
             o->decode = 1;
+        else if (cli_is(&a, "--no-check"))
+            o->no_check = 1;
         else if (cli_value(&a, "--series"))
             o->series = a.val;
         else if (cli_value(&a, "--from"))
@@ -224,7 +227,7 @@ int tsf_cmd_stats(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
     tsf_reader *r;
-    if ((rc = cli_open_reader("stats", o.path, &r))) return rc;
+    if ((rc = cli_open_reader_checked("stats", o.path, !o.no_check, &r))) return rc;
     sel *sv = NULL;
     size_t ns = 0;
     if ((rc = select_series(r, o.path, o.series, &sv, &ns))) {

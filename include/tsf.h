@@ -488,6 +488,11 @@ typedef struct tsf_reader_options {
     int page_index; /* tsf_reader_open: 1 (default) = queries use `<path>.tsfidx` when it is there and made for
                      * this file (opened on the first query with a time_min; stale or damaged = ignored);
                      * 0 = never. See tsf_reader_page_index. */
+    int checked; /* 1 (default) = queries and aggregates compare every page they decode with the statistics
+                  * its header (single-page chunk: its ChunkMetadata) promises, by tsf_verify's rules, and fail
+                  * with TSF_ECORRUPT naming the page and what differs; 0 = trust the file. Pages skipped or
+                  * answered from statistics are not decoded and so not checked (doc/reader.md "Checked
+                  * reads"). tsf_query_options.checked and tsf_agg_options.checked override it per call. */
 } tsf_reader_options;
 
 TSF_API void tsf_reader_options_init(tsf_reader_options *o);
@@ -623,6 +628,9 @@ typedef struct tsf_query_options {
                          * 0: no page index (page headers walked as without one) */
     int filter_prune;   /* 1 (default): chunks, pages and table devices that statistics or tags show cannot
                          * satisfy `where` are skipped unread; 0: every row is read and tested (the same rows) */
+    int checked; /* -1 (default) = the reader's tsf_reader_options.checked; 1 = compare every decoded page with
+                  * its statistics (a partly covered page is then decoded whole: no TS_2DIFF block pruning
+                  * inside it); 0 = off */
 } tsf_query_options;
 
 /** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next
@@ -764,6 +772,8 @@ typedef struct tsf_agg_options {
     int64_t window;             /* 0 = one window over the whole range; else windows of this length */
     int64_t window_origin;      /* windows are [origin + k*window, origin + (k+1)*window); default 0 */
     int force_decode;           /* 1 = ignore statistics, decode everything (for comparison and tests) */
+    int checked;                /* -1 (default) = the reader's tsf_reader_options.checked; 1 = every decoded page
+                                 * is compared with its statistics; 0 = off */
 } tsf_agg_options;
 
 TSF_API void tsf_agg_options_init(tsf_agg_options *o);

@@ -20,6 +20,7 @@
  */
 #include <string.h>
 
+#include "check.h"
 #include "reader_internal.h"
 
 /* Accumulated aggregates of one unit (page part, chunk part or window). */
@@ -57,6 +58,8 @@ typedef struct agg_ctx {
     size_t esz;
     int64_t tmin, tmax, w, origin;
     int force, lossy_type;
+    int checked, level; /* decoded pages are compared with their statistics (check.h) */
+    char why[160];
     tsf_agg_result *res;
     acc cp; /* the current chunk's part in window cp_start */
     int64_t cp_start, cp_last;
@@ -71,6 +74,7 @@ void tsf_agg_options_init(tsf_agg_options *o)
     o->struct_size = sizeof *o;
     o->time_min = INT64_MIN;
     o->time_max = INT64_MAX;
+    o->checked = -1;
 }
 
 /* ---- windows ---------------------------------------------------------------------------------- */
@@ -470,6 +474,32 @@ typedef struct agg_chunk {
     uint64_t body;
 } agg_chunk;
 
+/* Checked reads: statistics of a chunk (ChunkMetadata at off), a page (k's current page) or the series that
+ * describe no data (values but startTime > endTime) are damaged, not a unit to skip. */
+static tsf_status agg_check_range(const agg_ctx *c, const tsf_fmt_stats *s, const agg_chunk *k, uint64_t off,
+                                  tsf_error *err)
+{
+    char why[160];
+    if (!c->checked || !rd_check_range(s, why, sizeof why)) return TSF_OK;
+    if (k) return rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
+    return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
+}
+
+/* Checked reads: the decoded page of k (n times t; values c->vals, nv of them, at rows whose first and last
+ * times are t0, t1) against its statistics (cs: the chunk's ChunkMetadata, for a single-page chunk). Pass
+ * t = NULL to check values only, vals = 0 for times only. */
+static tsf_status agg_check_page(const agg_ctx *c, const agg_chunk *k, const tsf_fmt_stats *cs, const int64_t *t,
+                                 size_t n, int vals, int64_t t0, int64_t t1, size_t nv, tsf_error *err)
+{
+    char why[200];
+    const tsf_fmt_stats *s = c->checked ? rd_page_stats(&k->h, &k->ph, cs) : NULL;
+    if (!s) return TSF_OK;
+    if ((t && rd_check_times(c->level, s, t, n, why, sizeof why)) ||
+        (vals && rd_check_values(c->level, c->type, k->h.encoding, s, t0, t1, c->vals.p, nv, why, sizeof why)))
+        return rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
+    return TSF_OK;
+}
+
 static tsf_status chunk_open(agg_ctx *c, agg_chunk *k, rd_buf *hb, uint64_t off, tsf_chunk_kind want,
                              tsf_type type, tsf_error *err)
 {
@@ -507,6 +537,7 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
     tsf_status st;
     tsf_error e;
     while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
+        if ((st = agg_check_range(c, &cs, NULL, off, err))) return st;
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
         /* a FLOAT/DOUBLE chunk's encoding (trust) is in its header; other types need no I/O here */
         int may_stats = !c->force && fits(c, cs.start_time, cs.end_time);
@@ -523,7 +554,10 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
         while (k.pos < k.end) {
             if ((st = page_next(c, &k, &c->hdr, err))) return st;
             if (k.ph.has_stats) {
-                if (!k.ph.stats.count || out_of_range(c, k.ph.stats.start_time, k.ph.stats.end_time))
+                if ((st = agg_check_range(c, &k.ph.stats, &k, 0, err))) return st;
+                /* checked: a page whose statistics count nothing is decoded to confirm it */
+                if ((!k.ph.stats.count && !c->checked) ||
+                    out_of_range(c, k.ph.stats.start_time, k.ph.stats.end_time))
                     continue;
                 if (stats_usable(c, &k.ph.stats, k.h.encoding)) {
                     if ((st = from_stats(c, &k.ph.stats, 0, err))) return st;
@@ -542,6 +576,8 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
             if ((st = decode_times(c, TSF_ENC_TS_2DIFF, pg.time, pg.time_len, fb, k.body, &n, err)))
                 return st;
             if ((st = decode_vals(c, k.h.encoding, pg.values, pg.values_len, n, k.body, err))) return st;
+            const int64_t *t = (const int64_t *)c->times.p;
+            if (n && (st = agg_check_page(c, &k, &cs, t, n, 1, t[0], t[n - 1], n, err))) return st;
             c->res->info.pages_decoded++;
             if ((st = put_values(c, (const int64_t *)c->times.p, c->vals.p, n, err))) return st;
         }
@@ -600,7 +636,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
     tsf_status st = tw_step(&tw, err);
     if (st) return st;
     while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
-        if ((st = tw_seek(&tw, off, err))) return st;
+        if ((st = tw_seek(&tw, off, err)) || (st = agg_check_range(c, &cs, NULL, off, err))) return st;
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
         int may_stats = !c->force && fits(c, cs.start_time, cs.end_time);
         if (may_stats && !c->lossy_type) {
@@ -623,7 +659,9 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
             if ((st = page_next(c, &vk, &c->hdr, err)) || (st = page_next(c, &tk, &c->thdr, err))) return st;
             if (vk.ph.uncompressed_size == 0) continue; /* empty page: all null */
             if (vk.ph.has_stats) {
-                if (!vk.ph.stats.count || out_of_range(c, vk.ph.stats.start_time, vk.ph.stats.end_time))
+                if ((st = agg_check_range(c, &vk.ph.stats, &vk, 0, err))) return st;
+                if ((!vk.ph.stats.count && !c->checked) ||
+                    out_of_range(c, vk.ph.stats.start_time, vk.ph.stats.end_time))
                     continue;
                 if (stats_usable(c, &vk.ph.stats, vk.h.encoding)) {
                     if ((st = from_stats(c, &vk.ph.stats, 0, err))) return st;
@@ -637,6 +675,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
                 return st;
             uint64_t fb = tk.ph.has_stats ? tk.ph.stats.count : tw.stats.count;
             if ((st = decode_times(c, tk.h.encoding, p, len, fb, tk.body, &n, err))) return st;
+            if ((st = agg_check_page(c, &tk, &tw.stats, (const int64_t *)c->times.p, n, 0, 0, 0, 0, err))) return st;
             if ((st = rd_load_page(c->r, c->comp, &vk.h, &vk.ph, vk.body, &c->body, &c->plain, &p, &len,
                                    &c->fetched, &c->decompressed, err)))
                 return st;
@@ -656,6 +695,8 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
             size_t m = 0;
             for (size_t i = 0; i < n && m < vp.present; i++)
                 if (tsf_fmt_bitmap_get(vp.bitmap, i)) pt[m++] = t[i];
+            if ((st = agg_check_page(c, &vk, &cs, NULL, 0, 1, m ? pt[0] : 0, m ? pt[m - 1] : 0, vp.present, err)))
+                return st;
             c->res->info.pages_decoded++;
             if ((st = put_values(c, pt, c->vals.p, m, err))) return st;
         }
@@ -745,11 +786,12 @@ static void ctx_free(agg_ctx *c)
 
 /* BLOB statistics give count and times only: the value at time t of a window answered from them is
  * decoded afterwards, from the page(s) holding t alone. */
-static tsf_status blob_at(tsf_reader *r, size_t device, size_t series, int64_t t, acc *x, int k,
+static tsf_status blob_at(tsf_reader *r, size_t device, size_t series, int64_t t, int checked, acc *x, int k,
                           tsf_agg_info *info, tsf_error *err)
 {
     tsf_agg_options o;
     tsf_agg_options_init(&o);
+    o.checked = checked;
     o.time_min = o.time_max = t;
     o.force_decode = 1;
     tsf_agg_result *one;
@@ -803,6 +845,9 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
     c.origin = o.window_origin;
     c.force = o.force_decode;
     c.lossy_type = c.type == TSF_FLOAT || c.type == TSF_DOUBLE;
+    if ((c.checked = rd_checked_of(r, o.checked)) < 0)
+        return tsf_err(err, TSF_EINVAL, "tsf_aggregate: checked %d: -1, 0 or 1", o.checked);
+    c.level = rd_check_level(tsf_codec_get_path(r->codec));
     if (!tsf_fmt_stats_type_ok(c.type) || c.type == TSF_VECTOR)
         return tsf_err(err, TSF_ENOTSUP, "tsf_aggregate: series %s has type %d", s->name, (int)c.type);
     tsf_agg_result *res = tsf_calloc(r->a, 1, sizeof *res);
@@ -810,6 +855,10 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
     res->a = r->a;
     c.res = res;
     if ((st = tsf_compressor_open(&c.comp, r->a, err))) goto fail;
+    if (c.checked && rd_check_range(&s->tsm.stats, c.why, sizeof c.why)) {
+        st = tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata of %s.%s: %s", d->name, s->name, c.why);
+        goto fail;
+    }
     if (o.time_min <= o.time_max && !out_of_range(&c, s->tsm.stats.start_time, s->tsm.stats.end_time)) {
         st = d->aligned ? agg_aligned(&c, d, s, err) : agg_nonaligned(&c, s, err);
         if (st) goto fail;
@@ -817,8 +866,8 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
     if ((st = chunk_flush(&c, err))) goto fail;
     for (size_t i = 0; i < res->n && !st; i++) {
         acc *x = &res->w[i].a;
-        if (x->unk_first) st = blob_at(r, device, series, x->t0, x, B_FIRST, &res->info, err);
-        if (!st && x->unk_last) st = blob_at(r, device, series, x->t1, x, B_LAST, &res->info, err);
+        if (x->unk_first) st = blob_at(r, device, series, x->t0, c.checked, x, B_FIRST, &res->info, err);
+        if (!st && x->unk_last) st = blob_at(r, device, series, x->t1, c.checked, x, B_LAST, &res->info, err);
     }
     if (st) goto fail;
     res->out = tsf_calloc(r->a, res->n ? res->n : 1, sizeof *res->out);

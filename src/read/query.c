@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../codec/ts2diff_walk.h"
+#include "check.h"
 #include "filter.h"
 #include "page_index.h"
 #include "parallel.h"
@@ -44,6 +45,7 @@ typedef struct qcol {
     int in_chunk, chunk_partial;
     tsf_fmt_chunk_header ch;
     uint64_t dpos, dend, chunk_off;
+    tsf_fmt_stats cs;       /* the open chunk's ChunkMetadata statistics (checked reads of single-page chunks) */
     tsf_fmt_page_header ph; /* current page header */
     uint64_t body_off;
     int done;
@@ -86,6 +88,8 @@ struct tsf_query {
     size_t nvis;         /* returned columns: cols[0, nvis); the rest are read only for the filter */
     int block_bound;     /* TSF_BLOCK_BOUND_* */
     tsf_page_index *pix; /* page-time index of the reader's file (page_index.c) or NULL */
+    int checked;         /* decoded pages are compared with their statistics (check.h) */
+    int level;           /* kernel level of those checks (rd_check_level) */
 };
 
 void tsf_query_options_init(tsf_query_options *o)
@@ -97,6 +101,7 @@ void tsf_query_options_init(tsf_query_options *o)
     o->batch_size = 4096;
     o->use_page_index = 1;
     o->filter_prune = 1;
+    o->checked = -1;
 }
 
 static void col_free(const tsf_allocator *a, qcol *c)
@@ -252,6 +257,11 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
         goto fail;
     }
     q->block_bound = o.block_bound;
+    if ((q->checked = rd_checked_of(r, o.checked)) < 0) {
+        st = tsf_err(err, TSF_EINVAL, "tsf_query_open: checked %d: -1, 0 or 1", o.checked);
+        goto fail;
+    }
+    q->level = rd_check_level(tsf_codec_get_path(r->codec));
     if (o.page_index && rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
     else if (!o.page_index && o.use_page_index && o.time_min != INT64_MIN) q->pix = rd_pix_get(r);
     if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, o.filter_prune != 0, &q->fs, err))) goto fail;
@@ -788,6 +798,37 @@ static int al_page_may_match(tsf_query *q)
     return rd_filter_may_match(q->fs, u, q->ncols);
 }
 
+/* ---- checked reads (check.h) ------------------------------------------------------------------ */
+
+/* Statistics of a chunk (ChunkMetadata at off) or of c's current page header that describe no data. */
+static tsf_status check_range(const tsf_query *q, const tsf_fmt_stats *s, const qcol *c, uint64_t off,
+                              tsf_error *err)
+{
+    char why[160];
+    if (!q->checked || !rd_check_range(s, why, sizeof why)) return TSF_OK;
+    if (c) return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+    return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
+}
+
+/* The n timestamps t of c's current page, decoded whole, against its statistics. */
+static tsf_status check_times(const tsf_query *q, const qcol *c, const int64_t *t, size_t n, tsf_error *err)
+{
+    char why[200];
+    const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
+    if (!s || !rd_check_times(q->level, s, t, n, why, sizeof why)) return TSF_OK;
+    return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+}
+
+/* The n values decoded from c's current page (rows' first and last times t0, t1) against its statistics. */
+static tsf_status check_values(const tsf_query *q, const qcol *c, int64_t t0, int64_t t1, size_t n, tsf_error *err)
+{
+    char why[200];
+    const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
+    if (!s || !rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, why, sizeof why))
+        return TSF_OK;
+    return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+}
+
 /* ---- non-aligned columns ------------------------------------------------------------------ */
 
 /* Decodes the next page of a non-aligned column with rows in the window (c->done at the end). */
@@ -803,7 +844,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
             }
             uint64_t off = c->cm_off;
             tsf_fmt_stats cs = c->cm_stats;
-            if ((st = cm_next(q, c, err))) return st;
+            if ((st = cm_next(q, c, err)) || (st = check_range(q, &cs, NULL, off, err))) return st;
             if (out_of_range(q, cs.start_time, cs.end_time)) {
                 q->st.chunks_skipped++;
                 continue;
@@ -813,6 +854,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
                 continue;
             }
             if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
+            c->cs = cs;
             c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
             if ((st = read_whole_chunk(q, c, c->chunk_partial, err))) return st;
             if (cs.start_time < q->tmin) pdir_jump(q, c, NULL, 0);
@@ -824,6 +866,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
         if ((st = next_page_header(q, c, err))) return st;
         int partial = c->chunk_partial;
         if (c->ph.has_stats) {
+            if ((st = check_range(q, &c->ph.stats, c, 0, err))) return st;
             if (out_of_range(q, c->ph.stats.start_time, c->ph.stats.end_time)) {
                 q->st.pages_skipped++;
                 if (c->ph.stats.start_time > q->tmax) c->dpos = c->dend; /* pages ascend: leave the chunk */
@@ -842,9 +885,15 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
         if ((st = load_body(q, c, &p, &len, err))) return st;
         tsf_fmt_nonaligned_page pg;
         if ((st = tsf_fmt_parse_nonaligned_page(p, len, c->body_off, &pg, err))) return st;
-        if ((st = decode_times(q, c, TSF_ENC_TS_2DIFF, pg.time, pg.time_len, partial, &row0, &total, err))) return st;
+        /* a checked page is decoded whole: its statistics describe all of it */
+        if ((st = decode_times(q, c, TSF_ENC_TS_2DIFF, pg.time, pg.time_len, partial && !q->checked, &row0, &total,
+                               err)))
+            return st;
+        const int64_t *pt = (const int64_t *)c->times.p;
+        if (q->checked && (st = check_times(q, c, pt, total, err))) return st;
         if (c->n == 0) continue;
         if ((st = decode_values(q, c, pg.values, pg.values_len, total, err))) return st;
+        if (q->checked && (st = check_values(q, c, pt[0], pt[total - 1], total, err))) return st;
         c->v = c->vals.p + row0 * c->esz;
         return TSF_OK;
     }
@@ -865,7 +914,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
             }
             uint64_t off = tc->cm_off;
             tsf_fmt_stats cs = tc->cm_stats;
-            if ((st = cm_next(q, tc, err))) return st;
+            if ((st = cm_next(q, tc, err)) || (st = check_range(q, &cs, NULL, off, err))) return st;
             uint64_t next = tc->cm_have ? tc->cm_off : q->r->fm.meta_offset;
             if (next <= off)
                 return tsf_err(err, TSF_ECORRUPT, "time column of %s: chunk offsets not ascending (%llu then %llu)",
@@ -879,6 +928,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                 continue;
             }
             if ((st = open_chunk(q, tc, off, TSF_CHUNK_TIME, TSF_VECTOR, err))) return st;
+            tc->cs = cs;
             tc->chunk_partial = !inside(q, cs.start_time, cs.end_time);
             if ((st = read_whole_chunk(q, tc, tc->chunk_partial, err))) return st;
             for (size_t i = 0; i < q->ncols; i++) {
@@ -891,8 +941,10 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                 }
                 if (c->cm_have && c->cm_off < next) {
                     uint64_t coff = c->cm_off;
+                    tsf_fmt_stats vcs = c->cm_stats;
                     if ((st = cm_next(q, c, err))) return st;
                     if ((st = open_chunk(q, c, coff, TSF_CHUNK_VALUE, c->type, err))) return st;
+                    c->cs = vcs;
                     if ((st = read_whole_chunk(q, c, tc->chunk_partial, err))) return st;
                     if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
                 }
@@ -915,9 +967,11 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                 return tsf_err(err, TSF_ECORRUPT, "value chunk at %llu: fewer pages than its time chunk at %llu",
                                (unsigned long long)c->chunk_off, (unsigned long long)tc->chunk_off);
             if ((st = next_page_header(q, c, err))) return st;
+            if (c->ph.has_stats && (st = check_range(q, &c->ph.stats, c, 0, err))) return st;
         }
         int partial = tc->chunk_partial;
         if (tc->ph.has_stats) {
+            if ((st = check_range(q, &tc->ph.stats, tc, 0, err))) return st;
             if (out_of_range(q, tc->ph.stats.start_time, tc->ph.stats.end_time)) {
                 q->st.pages_skipped++;
                 for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
@@ -939,7 +993,10 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
         size_t len, row0, total;
         q->st.pages_read++;
         if ((st = load_body(q, tc, &p, &len, err))) return st;
-        if ((st = decode_times(q, tc, tc->ch.encoding, p, len, partial, &row0, &total, err))) return st;
+        if ((st = decode_times(q, tc, tc->ch.encoding, p, len, partial && !q->checked, &row0, &total, err)))
+            return st;
+        const int64_t *pt = (const int64_t *)tc->times.p; /* the whole page when checked */
+        if (q->checked && (st = check_times(q, tc, pt, total, err))) return st;
         if (tc->n == 0) {
             for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
             continue;
@@ -957,6 +1014,13 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
                 return tsf_err(err, TSF_ECORRUPT, "value page at %llu: %u rows but its time page at %llu has %zu",
                                (unsigned long long)c->body_off, vp.row_count, (unsigned long long)tc->body_off, total);
             if ((st = decode_values(q, c, vp.values, vp.values_len, vp.present, err))) return st;
+            if (q->checked) {
+                size_t r0 = 0, r1 = total; /* the first and last present rows */
+                while (r0 < total && !tsf_fmt_bitmap_get(vp.bitmap, r0)) r0++;
+                while (r1 > r0 && !tsf_fmt_bitmap_get(vp.bitmap, r1 - 1)) r1--;
+                int64_t t0 = r0 < total ? pt[r0] : 0, t1 = r1 > r0 ? pt[r1 - 1] : 0;
+                if ((st = check_values(q, c, t0, t1, vp.present, err))) return st;
+            }
             c->null_page = 0;
             c->bitmap = vp.bitmap;
             c->present = vp.present;

@@ -122,6 +122,7 @@ void tsf_reader_options_init(tsf_reader_options *o)
     o->struct_size = sizeof *o;
     o->path = TSF_PATH_AUTO;
     o->page_index = 1;
+    o->checked = 1;
 }
 
 static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, tsf_error *err)
@@ -133,9 +134,12 @@ static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, t
             return tsf_err(err, TSF_EINVAL, "tsf_reader_options.struct_size %zu unknown", opts->struct_size);
         memcpy(&o, opts, opts->struct_size);
     }
+    if (o.checked != 0 && o.checked != 1)
+        return tsf_err(err, TSF_EINVAL, "tsf_reader_options.checked %d: 0 or 1", o.checked);
     tsf_reader *r = tsf_calloc(o.allocator, 1, sizeof *r);
     if (!r) return tsf_err(err, TSF_ENOMEM, "reader: out of memory");
     r->a = o.allocator;
+    r->checked = o.checked;
     r->fd = -1;
     r->use_pread = o.use_pread;
     r->pix_tried = !o.page_index; /* tsf_reader_open sets pix_path (page_index.c) */

@@ -64,6 +64,7 @@ struct tsf_reader {
     int workers_busy;        /* a query holds `workers` (under lock) */
     size_t map_len;
     int use_pread;
+    int checked; /* tsf_reader_options.checked: the default of its queries and aggregates (check.h) */
     tsf_read_callbacks cb;
     uint64_t size;
     int version;

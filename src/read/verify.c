@@ -113,6 +113,12 @@ static int sum_close(double a, double b)
     return fabs(a - b) <= 1e-9 * (m > 1 ? m : 1);
 }
 
+/* Double-accumulated sums: bit for bit when the caller knows its sum is exact, else within rounding. */
+static int sum_same(double a, double b, unsigned what)
+{
+    return what & VS_CMP_SUM_EXACT ? f64_same(a, b) : sum_close(a, b);
+}
+
 static int bin_same(const tsf_sbin *w, const tsf_bytes *f)
 {
     return w->len == f->len && (!w->len || !memcmp(w->p, f->data, w->len));
@@ -126,8 +132,9 @@ static int bin_same(const tsf_sbin *w, const tsf_bytes *f)
         }                                                                                                    \
     } while (0)
 
-int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, char *why, size_t cap)
+int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap)
 {
+    int values = (what & VS_CMP_VALUES) != 0, sums = (what & VS_CMP_SUM) != 0;
     DIFF(w->count != f->count, "count %u but %llu values decoded", f->count, (unsigned long long)w->count);
     if (!w->count) return 0;
     DIFF(w->start != f->start_time, "startTime %lld but the first time is %lld", (long long)f->start_time,
@@ -138,7 +145,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
     switch (w->type) {
     case TSF_BOOLEAN:
         DIFF(w->v.i.first != (f->v.b.first != 0) || w->v.i.last != (f->v.b.last != 0), "first/last differ");
-        DIFF(w->v.i.sum != f->v.b.sum, "sum %lld but the values sum to %lld", (long long)f->v.b.sum,
+        DIFF(sums && w->v.i.sum != f->v.b.sum, "sum %lld but the values sum to %lld", (long long)f->v.b.sum,
              (long long)w->v.i.sum);
         break;
     case TSF_INT32:
@@ -146,7 +153,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
         DIFF(w->v.i.min != f->v.i32.min || w->v.i.max != f->v.i32.max,
              "min/max %d/%d but the values give %d/%d", f->v.i32.min, f->v.i32.max, w->v.i.min, w->v.i.max);
         DIFF(w->v.i.first != f->v.i32.first || w->v.i.last != f->v.i32.last, "first/last differ");
-        DIFF(w->v.i.sum != f->v.i32.sum, "sum %lld but the values sum to %lld", (long long)f->v.i32.sum,
+        DIFF(sums && w->v.i.sum != f->v.i32.sum, "sum %lld but the values sum to %lld", (long long)f->v.i32.sum,
              (long long)w->v.i.sum);
         break;
     case TSF_INT64:
@@ -155,7 +162,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
              "min/max %lld/%lld but the values give %lld/%lld", (long long)f->v.i64.min,
              (long long)f->v.i64.max, (long long)w->v.l.min, (long long)w->v.l.max);
         DIFF(w->v.l.first != f->v.i64.first || w->v.l.last != f->v.i64.last, "first/last differ");
-        DIFF(!sum_close(w->v.l.sum, f->v.i64.sum), "sum %.17g but the values sum to %.17g", f->v.i64.sum,
+        DIFF(sums && !sum_same(w->v.l.sum, f->v.i64.sum, what), "sum %.17g but the values sum to %.17g", f->v.i64.sum,
              w->v.l.sum);
         break;
     case TSF_FLOAT:
@@ -164,7 +171,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
              w->v.f.max);
         DIFF(!f64_same(w->v.f.first, f->v.f32.first) || !f64_same(w->v.f.last, f->v.f32.last),
              "first/last differ");
-        DIFF(!sum_close(w->v.f.sum, f->v.f32.sum), "sum %.17g but the values sum to %.17g", f->v.f32.sum,
+        DIFF(sums && !sum_same(w->v.f.sum, f->v.f32.sum, what), "sum %.17g but the values sum to %.17g", f->v.f32.sum,
              w->v.f.sum);
         break;
     case TSF_DOUBLE:
@@ -173,7 +180,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, cha
              w->v.d.max);
         DIFF(!f64_same(w->v.d.first, f->v.f64.first) || !f64_same(w->v.d.last, f->v.f64.last),
              "first/last differ");
-        DIFF(!sum_close(w->v.d.sum, f->v.f64.sum), "sum %.17g but the values sum to %.17g", f->v.f64.sum,
+        DIFF(sums && !sum_same(w->v.d.sum, f->v.f64.sum, what), "sum %.17g but the values sum to %.17g", f->v.f64.sum,
              w->v.d.sum);
         break;
     case TSF_TEXT:
@@ -329,11 +336,11 @@ static tsf_status page_stats(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
     char why[200];
     if (it->page.has_stats && it->page.uncompressed_size) {
         if (vs_stats_differ(&s->pstat, &it->page.stats, 0, why, sizeof why) ||
-            (!restat_ok(s, c) && vs_stats_differ(&s->pstat, &it->page.stats, !rd_lossy(c->h.data_type, c->h.encoding),
-                                                 why, sizeof why)))
+            (!restat_ok(s, c) && vs_stats_differ(&s->pstat, &it->page.stats, vs_cmp_rule(c->h.data_type, c->h.encoding), why,
+                                                 sizeof why)))
             return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)it->offset, why);
         if (s->restat) {
-            if (!rd_lossy(c->h.data_type, c->h.encoding) && vs_stats_differ(&s->pstat, &it->page.stats, 1, why, sizeof why))
+            if (!rd_lossy(c->h.data_type, c->h.encoding) && vs_stats_differ(&s->pstat, &it->page.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
                 c->restat = 1;
             size_t at = s->pstats.len;
             tsf_wbuf_be32(&s->pstats, 0);
@@ -706,7 +713,7 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
             all_ok = 0;
             continue;
         }
-        if (vs_stats_differ(&c->stats, &cs, !rd_lossy(c->h.data_type, c->h.encoding), why, sizeof why)) {
+        if (vs_stats_differ(&c->stats, &cs, vs_cmp_rule(c->h.data_type, c->h.encoding), why, sizeof why)) {
             vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname,
                        (unsigned long long)off, why);
             /* data and metadata disagree: recover drops it (but see restat_ok) */
@@ -722,7 +729,7 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
         tsf_wstats_free(&sum, s->a);
         return oom(err);
     }
-    if (all_ok && st == TSF_ENOTFOUND && vs_stats_differ(&sum, &se->tsm.stats, 1, why, sizeof why))
+    if (all_ok && st == TSF_ENOTFOUND && vs_stats_differ(&sum, &se->tsm.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
         vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: statistics %s", d->name, mname, why);
     else if (!all_ok && sum.count > se->tsm.stats.count)
         vs_problem(s, se->tsm.chunks_base,

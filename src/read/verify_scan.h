@@ -83,8 +83,20 @@ tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err);
 void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
 /* Reports an inconsistency the readers tolerate (the data reads the same) and counts it as a warning. */
 void vs_warning(vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRINTF(3, 4);
-/* 0 if statistics f agree with the recomputed w (values only when `values`); else describes the first
+/* What vs_stats_differ compares besides count, startTime and endTime (always compared). */
+enum {
+    VS_CMP_VALUES = 1,   /* min, max, first, last (bit for bit; NaN equals NaN) */
+    VS_CMP_SUM = 2,      /* sums: integer sums exactly, double-accumulated ones within rounding (1e-9 relative) */
+    VS_CMP_SUM_EXACT = 4 /* with VS_CMP_SUM: double-accumulated sums bit for bit too (the caller's is exact) */
+};
+/* 0 if statistics f agree with the recomputed w (what: VS_CMP_* flags); else describes the first
  * difference in why[0..cap). */
-int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, int values, char *why, size_t cap);
+int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap);
+/* verify's rule for a page or chunk of this type and encoding: values and sums, or (lossy FLOAT/DOUBLE
+ * encodings, whose statistics describe the writer's input) count and times only. */
+static inline unsigned vs_cmp_rule(tsf_type type, tsf_encoding enc)
+{
+    return rd_lossy(type, enc) ? 0u : (unsigned)(VS_CMP_VALUES | VS_CMP_SUM);
+}
 
 #endif

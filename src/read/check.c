@@ -1,0 +1,404 @@
+/*
+ * check.c - checked reads (check.h): the summary of a decoded page (count, times, min, max, first, last,
+ * exact sums) compared with the statistics the page promises, by verify's rules (vs_stats_differ).
+ *
+ * min/max follow the writer's fold (tsf_wstats_update: start from the first value, replace on a strict < or
+ * >; a NaN never replaces, a leading NaN stays): the kernels start every lane from the first value and take
+ * MIN(x, m) = x < m ? x : m per lane, so the lanes' result is the fold's up to which of -0.0 / +0.0 wins a
+ * tie, which vs_stats_differ compares as equal. Integer sums wrap in int64 (the accumulator type; INT32
+ * sums cannot wrap in a page). Each SIMD kernel has the portable loop as its twin; the tests run every path.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/compiler.h"
+#include "check.h"
+#include "verify_scan.h"
+
+#ifdef TSF_X86
+#include <immintrin.h>
+#endif
+
+int rd_check_level(tsf_codec_path path)
+{
+#ifdef TSF_X86
+    if (path == TSF_PATH_AVX512 && (tsf_cpu_features() & TSF_CPU_AVX512)) return 2;
+    if ((path == TSF_PATH_AVX512 || path == TSF_PATH_AVX2) && (tsf_cpu_features() & TSF_CPU_AVX2)) return 1;
+#else
+    (void)path;
+#endif
+    return 0;
+}
+
+/* ---- kernels: min, max, wrapping sum ---------------------------------------------------------- */
+
+typedef struct i64_sum {
+    int64_t mn, mx, sum;
+} i64_sum;
+
+static i64_sum i64_portable(const int64_t *v, size_t n)
+{
+    int64_t mn = v[0], mx = v[0];
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t y = v[i];
+        mn = y < mn ? y : mn;
+        mx = y > mx ? y : mx;
+        s += (uint64_t)y;
+    }
+    return (i64_sum){mn, mx, (int64_t)s};
+}
+
+static void f64_portable(const double *v, size_t n, double *mn, double *mx)
+{
+    double a = v[0], b = v[0];
+    for (size_t i = 1; i < n; i++) {
+        double y = v[i];
+        if (y < a) a = y;
+        if (y > b) b = y;
+    }
+    *mn = a, *mx = b;
+}
+
+static size_t asc_portable(const int64_t *t, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (t[i] <= t[i - 1]) return i;
+    return n;
+}
+
+#ifdef TSF_X86
+/* The kernels' last steps: lane results folded as the portable loop folds values, then the tail v[i, n). */
+static i64_sum i64_finish(const int64_t *m, const int64_t *x, int lanes, uint64_t sum, const int64_t *v,
+                          size_t i, size_t n)
+{
+    i64_sum r = {m[0], x[0], 0};
+    for (int k = 1; k < lanes; k++) {
+        r.mn = m[k] < r.mn ? m[k] : r.mn;
+        r.mx = x[k] > r.mx ? x[k] : r.mx;
+    }
+    for (; i < n; i++) {
+        r.mn = v[i] < r.mn ? v[i] : r.mn;
+        r.mx = v[i] > r.mx ? v[i] : r.mx;
+        sum += (uint64_t)v[i];
+    }
+    r.sum = (int64_t)sum;
+    return r;
+}
+
+static void f64_finish(const double *m, const double *x, int lanes, const double *v, size_t i, size_t n,
+                       double *mn, double *mx)
+{
+    double a = m[0], b = x[0];
+    for (int k = 1; k < lanes; k++) {
+        if (m[k] < a) a = m[k];
+        if (x[k] > b) b = x[k];
+    }
+    for (; i < n; i++) {
+        if (v[i] < a) a = v[i];
+        if (v[i] > b) b = v[i];
+    }
+    *mn = a, *mx = b;
+}
+
+/* First row i >= from whose time does not ascend (n if none), after a vector pass found `bad` or not. */
+static size_t asc_finish(int bad, const int64_t *t, size_t from, size_t n)
+{
+    if (bad) return asc_portable(t, n);
+    for (size_t i = from; i < n; i++)
+        if (t[i] <= t[i - 1]) return i;
+    return n;
+}
+
+TSF_TARGET("avx2") static i64_sum i64_avx2(const int64_t *v, size_t n)
+{
+    __m256i mn0 = _mm256_set1_epi64x(v[0]), mx0 = mn0, mn1 = mn0, mx1 = mn0;
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(v + i + 4));
+        mn0 = _mm256_blendv_epi8(mn0, a, _mm256_cmpgt_epi64(mn0, a));
+        mx0 = _mm256_blendv_epi8(mx0, a, _mm256_cmpgt_epi64(a, mx0));
+        mn1 = _mm256_blendv_epi8(mn1, b, _mm256_cmpgt_epi64(mn1, b));
+        mx1 = _mm256_blendv_epi8(mx1, b, _mm256_cmpgt_epi64(b, mx1));
+        s0 = _mm256_add_epi64(s0, a);
+        s1 = _mm256_add_epi64(s1, b);
+    }
+    mn0 = _mm256_blendv_epi8(mn0, mn1, _mm256_cmpgt_epi64(mn0, mn1));
+    mx0 = _mm256_blendv_epi8(mx0, mx1, _mm256_cmpgt_epi64(mx1, mx0));
+    s0 = _mm256_add_epi64(s0, s1);
+    int64_t m[4], x[4], s[4];
+    _mm256_storeu_si256((__m256i *)m, mn0);
+    _mm256_storeu_si256((__m256i *)x, mx0);
+    _mm256_storeu_si256((__m256i *)s, s0);
+    uint64_t sum = (uint64_t)s[0] + (uint64_t)s[1] + (uint64_t)s[2] + (uint64_t)s[3];
+    return i64_finish(m, x, 4, sum, v, i, n);
+}
+
+TSF_TARGET("avx2") static void f64_avx2(const double *v, size_t n, double *mn, double *mx)
+{
+    __m256d a0 = _mm256_set1_pd(v[0]), b0 = a0, a1 = a0, b1 = a0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256d x = _mm256_loadu_pd(v + i), y = _mm256_loadu_pd(v + i + 4);
+        a0 = _mm256_min_pd(x, a0); /* x < a0 ? x : a0 */
+        b0 = _mm256_max_pd(x, b0);
+        a1 = _mm256_min_pd(y, a1);
+        b1 = _mm256_max_pd(y, b1);
+    }
+    double m[4], x[4];
+    _mm256_storeu_pd(m, _mm256_min_pd(a1, a0));
+    _mm256_storeu_pd(x, _mm256_max_pd(b1, b0));
+    f64_finish(m, x, 4, v, i, n, mn, mx);
+}
+
+TSF_TARGET("avx2") static size_t asc_avx2(const int64_t *t, size_t n)
+{
+    size_t i = 1;
+    __m256i ok = _mm256_set1_epi64x(-1);
+    for (; i + 4 <= n; i += 4) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(t + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(t + i - 1));
+        ok = _mm256_and_si256(ok, _mm256_cmpgt_epi64(a, b));
+    }
+    return asc_finish(_mm256_movemask_epi8(ok) != -1, t, i, n);
+}
+
+TSF_TARGET("avx512f") static i64_sum i64_avx512(const int64_t *v, size_t n)
+{
+    __m512i mn0 = _mm512_set1_epi64(v[0]), mx0 = mn0, mn1 = mn0, mx1 = mn0;
+    __m512i s0 = _mm512_setzero_si512(), s1 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i a = _mm512_loadu_si512((const void *)(v + i));
+        __m512i b = _mm512_loadu_si512((const void *)(v + i + 8));
+        mn0 = _mm512_min_epi64(mn0, a);
+        mx0 = _mm512_max_epi64(mx0, a);
+        mn1 = _mm512_min_epi64(mn1, b);
+        mx1 = _mm512_max_epi64(mx1, b);
+        s0 = _mm512_add_epi64(s0, a);
+        s1 = _mm512_add_epi64(s1, b);
+    }
+    int64_t m = _mm512_reduce_min_epi64(_mm512_min_epi64(mn0, mn1));
+    int64_t x = _mm512_reduce_max_epi64(_mm512_max_epi64(mx0, mx1));
+    return i64_finish(&m, &x, 1, (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(s0, s1)), v, i, n);
+}
+
+TSF_TARGET("avx512f") static void f64_avx512(const double *v, size_t n, double *mn, double *mx)
+{
+    __m512d a0 = _mm512_set1_pd(v[0]), b0 = a0, a1 = a0, b1 = a0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512d x = _mm512_loadu_pd(v + i), y = _mm512_loadu_pd(v + i + 8);
+        a0 = _mm512_min_pd(x, a0); /* x < a0 ? x : a0 */
+        b0 = _mm512_max_pd(x, b0);
+        a1 = _mm512_min_pd(y, a1);
+        b1 = _mm512_max_pd(y, b1);
+    }
+    double m[8], x[8];
+    _mm512_storeu_pd(m, _mm512_min_pd(a1, a0));
+    _mm512_storeu_pd(x, _mm512_max_pd(b1, b0));
+    f64_finish(m, x, 8, v, i, n, mn, mx);
+}
+
+TSF_TARGET("avx512f") static size_t asc_avx512(const int64_t *t, size_t n)
+{
+    size_t i = 1;
+    __mmask8 bad = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i a = _mm512_loadu_si512((const void *)(t + i));
+        __m512i b = _mm512_loadu_si512((const void *)(t + i - 1));
+        bad |= _mm512_cmple_epi64_mask(a, b);
+    }
+    return asc_finish(bad != 0, t, i, n);
+}
+#endif
+
+static i64_sum i64_summary(int level, const int64_t *v, size_t n)
+{
+#ifdef TSF_X86
+    if (level == 2) return i64_avx512(v, n);
+    if (level == 1) return i64_avx2(v, n);
+#endif
+    (void)level;
+    return i64_portable(v, n);
+}
+
+static void f64_summary(int level, const double *v, size_t n, double *mn, double *mx)
+{
+#ifdef TSF_X86
+    if (level == 2) {
+        f64_avx512(v, n, mn, mx);
+        return;
+    }
+    if (level == 1) {
+        f64_avx2(v, n, mn, mx);
+        return;
+    }
+#endif
+    (void)level;
+    f64_portable(v, n, mn, mx);
+}
+
+static size_t ascending(int level, const int64_t *t, size_t n)
+{
+#ifdef TSF_X86
+    if (level == 2) return asc_avx512(t, n);
+    if (level == 1) return asc_avx2(t, n);
+#endif
+    (void)level;
+    return asc_portable(t, n);
+}
+
+/* ---- checks ----------------------------------------------------------------------------------- */
+
+int rd_checked_of(const tsf_reader *r, int opt)
+{
+    if (opt == -1) return r->checked;
+    return opt == 0 || opt == 1 ? opt : -1;
+}
+
+int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, char *why, size_t cap)
+{
+    tsf_wstats w;
+    tsf_wstats_init(&w, TSF_VECTOR);
+    w.count = n;
+    if (n) w.start = t[0], w.end = t[n - 1];
+    if (vs_stats_differ(&w, s, 0, why, cap)) return 1;
+    size_t i = ascending(level, t, n);
+    if (i < n) {
+        snprintf(why, cap, "time %lld at row %zu is not above %lld", (long long)t[i], i, (long long)t[i - 1]);
+        return 1;
+    }
+    return 0;
+}
+
+static int bytes_cmp(const tsf_bytes *a, const tsf_bytes *b)
+{
+    size_t m = a->len < b->len ? a->len : b->len;
+    int c = m ? memcmp(a->data, b->data, m) : 0;
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* A borrowed view of bytes in a tsf_wstats (cap 0: nothing to free; vs_stats_differ only reads). */
+static tsf_sbin view(const tsf_bytes *b)
+{
+    return (tsf_sbin){(uint8_t *)(uintptr_t)b->data, b->len, 0};
+}
+
+int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_stats *s, int64_t t0,
+                    int64_t t1, const void *v, size_t n, char *why, size_t cap)
+{
+    tsf_wstats w;
+    tsf_wstats_init(&w, type);
+    unsigned what = vs_cmp_rule(type, enc);
+    w.count = n;
+    w.start = t0;
+    w.end = t1;
+    if (!n || !(what & VS_CMP_VALUES))
+        return vs_stats_differ(&w, s, what & ~(unsigned)VS_CMP_VALUES, why, cap);
+    switch (type) {
+    case TSF_BOOLEAN: {
+        const uint8_t *b = v;
+        int64_t k = 0;
+        for (size_t i = 0; i < n; i++) k += b[i] != 0;
+        w.v.i.first = b[0] != 0, w.v.i.last = b[n - 1] != 0, w.v.i.sum = k;
+        break;
+    }
+    case TSF_INT32:
+    case TSF_DATE: {
+        const int32_t *x = v;
+        int32_t mn = x[0], mx = x[0];
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            mn = x[i] < mn ? x[i] : mn;
+            mx = x[i] > mx ? x[i] : mx;
+            sum += x[i];
+        }
+        w.v.i.min = mn, w.v.i.max = mx, w.v.i.first = x[0], w.v.i.last = x[n - 1], w.v.i.sum = sum;
+        break;
+    }
+    case TSF_INT64:
+    case TSF_TIMESTAMP: {
+        const int64_t *x = v;
+        i64_sum r = i64_summary(level, x, n);
+        w.v.l.min = r.mn, w.v.l.max = r.mx, w.v.l.first = x[0], w.v.l.last = x[n - 1];
+        /* the writer adds in double; with n x max|v| <= 2^53 no addition rounds, so it is the integer sum */
+        uint64_t amn = r.mn < 0 ? 0 - (uint64_t)r.mn : (uint64_t)r.mn;
+        uint64_t amx = r.mx < 0 ? 0 - (uint64_t)r.mx : (uint64_t)r.mx;
+        uint64_t big = amn > amx ? amn : amx;
+        if (big <= (UINT64_C(1) << 53) / n) {
+            w.v.l.sum = (double)r.sum;
+            what |= VS_CMP_SUM_EXACT;
+        } else {
+            what &= ~(unsigned)VS_CMP_SUM;
+        }
+        break;
+    }
+    case TSF_FLOAT: {
+        const float *x = v;
+        float mn = x[0], mx = x[0];
+        for (size_t i = 1; i < n; i++) {
+            if (x[i] < mn) mn = x[i];
+            if (x[i] > mx) mx = x[i];
+        }
+        w.v.f.min = mn, w.v.f.max = mx, w.v.f.first = x[0], w.v.f.last = x[n - 1];
+        what &= ~(unsigned)VS_CMP_SUM;
+        break;
+    }
+    case TSF_DOUBLE: {
+        const double *x = v;
+        f64_summary(level, x, n, &w.v.d.min, &w.v.d.max);
+        w.v.d.first = x[0], w.v.d.last = x[n - 1];
+        what &= ~(unsigned)VS_CMP_SUM;
+        break;
+    }
+    case TSF_TEXT:
+    case TSF_STRING: {
+        const tsf_bytes *x = v;
+        w.first = view(&x[0]);
+        w.last = view(&x[n - 1]);
+        if (type == TSF_STRING) {
+            size_t imin = 0, imax = 0;
+            for (size_t i = 1; i < n; i++) {
+                if (bytes_cmp(&x[i], &x[imin]) < 0) imin = i;
+                if (bytes_cmp(&x[i], &x[imax]) > 0) imax = i;
+            }
+            w.min = view(&x[imin]);
+            w.max = view(&x[imax]);
+        }
+        break;
+    }
+    default: /* BLOB: statistics hold counts and times only */
+        break;
+    }
+    return vs_stats_differ(&w, s, what, why, cap);
+}
+
+int rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap)
+{
+    if (s->count && s->start_time > s->end_time) {
+        snprintf(why, cap, "%u values but startTime %lld is after endTime %lld", s->count,
+                 (long long)s->start_time, (long long)s->end_time);
+        return 1;
+    }
+    return 0;
+}
+
+const tsf_fmt_stats *rd_page_stats(const tsf_fmt_chunk_header *h, const tsf_fmt_page_header *ph,
+                                   const tsf_fmt_stats *cs)
+{
+    if (ph->has_stats) return &ph->stats;
+    return tsf_fmt_chunk_multi_page(h->marker) ? NULL : cs;
+}
+
+tsf_status rd_check_error(const tsf_fmt_page_header *ph, uint64_t page_off, uint64_t chunk_off,
+                          const char *why, tsf_error *err)
+{
+    if (ph->has_stats)
+        return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)page_off, why);
+    return tsf_err(err, TSF_ECORRUPT,
+                   "ChunkMetadata statistics of the chunk at %llu (its one page at %llu): %s",
+                   (unsigned long long)chunk_off, (unsigned long long)page_off, why);
+}

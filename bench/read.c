@@ -5,6 +5,7 @@
  * usage: tsf-bench read [--rows N] [--threads T] [--reps R] [--json] [--keep FILE] [--select F]
  *                       [--paths row,batch,simd] [--clock wall|cpu]
  *        tsf-bench read --case A [--rows N] [--threads T] [--reps R] [--json] [--clock wall|cpu]
+ *        tsf-bench read [--case A] --check ab [...]
  * --keep FILE keeps (and reuses) the E2 file; --clock cpu times process CPU instead of wall time (for
  * noisy shared machines; with threads it sums the threads).
  * E2 file (built once into a temp file, not timed): table "e2", 10 devices (TAG dev), each an aligned
@@ -20,6 +21,9 @@
  * machinery), discard. A row is one timestamp with its 8 fields.
  * Case A: 1 device x 100 DOUBLE series (non-aligned, GORILLA + LZ4, N rows, default 1M): a full
  * scan summing every value, and a centred 1% time range.
+ * --check ab: checked reads (tsf_query_options.checked) on against off on the same reader, alternating in
+ * every rep (which one runs first alternates too): E2 simd at 100 % and 1 % (or --select F), case A full
+ * scan in columns mode; p50/p90 of each and of the per-rep ratio on/off.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -47,6 +51,7 @@ typedef struct rcfg {
     int cpu;           /* --clock cpu: process CPU time instead of wall time (noisy shared machines) */
     double only_sel;   /* --select F: only this selectivity (0 = all) */
     const char *paths; /* --paths row,batch,simd: only these (NULL = all) */
+    int check_ab;      /* --check ab: checked reads on vs off, alternating */
 } rcfg;
 
 static uint64_t now_ns(const rcfg *c)
@@ -288,6 +293,75 @@ static void print_row(const rcfg *c, double sel, int path, long long rows, doubl
            p50, p90, scan_rate > 0 && path != P_SCAN ? scan_rate / p50 : 1.0, frac);
 }
 
+/* ---- --check ab ---------------------------------------------------------------------------- */
+
+typedef long long (*ab_fn)(void *ctx, int checked, tsf_error *err);
+
+/* Runs fn with checked on and off, alternating, c->reps times each; prints p50/p90 of both and of the
+ * per-rep ratio on/off. */
+static int check_ab(const rcfg *c, const char *what, ab_fn fn, void *ctx)
+{
+    size_t n = (size_t)c->reps;
+    double *ms[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))}, *ratio = malloc(n * sizeof(double));
+    long long units = 0;
+    int rc = 0;
+    tsf_error err = {0};
+    if (fn(ctx, 1, &err) < 0 || fn(ctx, 0, &err) < 0) { /* warm-up */
+        fail_msg(what, &err);
+        rc = 1;
+    }
+    for (size_t r = 0; r < n && !rc; r++) {
+        for (int k = 0; k < 2; k++) {
+            int on = (int)((r + (size_t)k) % 2 == 0);
+            uint64_t t0 = now_ns(c);
+            units = fn(ctx, on, &err);
+            ms[on][r] = (double)(now_ns(c) - t0) / 1e6;
+            if (units < 0) {
+                fail_msg(what, &err);
+                rc = 1;
+                break;
+            }
+        }
+        ratio[r] = ms[1][r] / ms[0][r];
+    }
+    if (!rc) {
+        double a50 = bench_percentile(ms[1], n, 50), a90 = bench_percentile(ms[1], n, 90);
+        double b50 = bench_percentile(ms[0], n, 50), b90 = bench_percentile(ms[0], n, 90);
+        double r50 = bench_percentile(ratio, n, 50), r90 = bench_percentile(ratio, n, 90);
+        if (c->json)
+            printf("{\"bench\":\"read\",\"check_ab\":\"%s\",\"reps\":%d,\"on_p50_ms\":%.3f,\"on_p90_ms\":%.3f,"
+                   "\"off_p50_ms\":%.3f,\"off_p90_ms\":%.3f,\"ratio_p50\":%.4f,\"ratio_p90\":%.4f}\n",
+                   what, c->reps, a50, a90, b50, b90, r50, r90);
+        else
+            printf("%-22s %10.2f %10.2f %10.2f %10.2f %9.4f %9.4f %12lld\n", what, a50, a90, b50, b90, r50, r90,
+                   units);
+    }
+    free(ms[0]);
+    free(ms[1]);
+    free(ratio);
+    return rc;
+}
+
+static void check_ab_header(const rcfg *c)
+{
+    if (!c->json)
+        printf("%-22s %10s %10s %10s %10s %9s %9s %12s\n", "query", "on p50 ms", "on p90 ms", "off p50 ms",
+               "off p90 ms", "ratio p50", "ratio p90", "units");
+}
+
+typedef struct e2_ab {
+    tsf_reader *r;
+    tsf_query_options o;
+} e2_ab;
+
+static long long e2_ab_run(void *ctx, int checked, tsf_error *err)
+{
+    e2_ab *x = ctx;
+    int64_t sum = 0;
+    x->o.checked = checked;
+    return run_query(x->r, P_SIMD, &x->o, &sum, err);
+}
+
 static int bench_e2(const rcfg *c, const char *keep)
 {
     char tmp[256];
@@ -349,6 +423,31 @@ static int bench_e2(const rcfg *c, const char *keep)
         }
         scan_rate = bench_percentile(rate, (size_t)c->reps, 50);
         print_row(c, 1.0, P_SCAN, rows, rate, ms, c->reps, 0, 0);
+    }
+    if (c->check_ab) {
+        static const char *cols[E2_FIELDS] = {"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"};
+        static const double AB_SEL[] = {1.0, 0.01};
+        check_ab_header(c);
+        rc = 0;
+        for (size_t si = 0; si < 2 && !rc; si++) {
+            double f = c->only_sel > 0 ? c->only_sel : AB_SEL[si];
+            if (c->only_sel > 0 && si) break;
+            e2_ab x = {rd[1], {0}};
+            tsf_query_options_init(&x.o);
+            x.o.table = "e2";
+            x.o.columns = cols;
+            x.o.ncolumns = E2_FIELDS;
+            x.o.threads = (unsigned)c->threads;
+            if (f < 1.0) {
+                long long k = (long long)(f * (double)per + 0.5), lo = (per - k) / 2;
+                x.o.time_min = T0 + lo * 1000 - 500;
+                x.o.time_max = T0 + (lo + k - 1) * 1000 + 500;
+            }
+            char what[64];
+            snprintf(what, sizeof what, "E2 simd %g%%", f * 100);
+            rc = check_ab(c, what, e2_ab_run, &x);
+        }
+        goto out;
     }
     static const double SEL[] = {1.0, 0.9, 0.5, 0.1, 0.01};
     double ms100[3] = {0, 0, 0};
@@ -534,6 +633,22 @@ static long long case_a_query1(tsf_reader *r, const tsf_query_options *o, double
     return points;
 }
 
+typedef struct case_ab {
+    tsf_reader *r;
+    int threads;
+} case_ab;
+
+static long long case_ab_run(void *ctx, int checked, tsf_error *err)
+{
+    case_ab *x = ctx;
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.threads = (unsigned)x->threads;
+    o.checked = checked;
+    double sum = 0;
+    return case_a_query(x->r, &o, 1, &sum, err);
+}
+
 static int bench_case_a(const rcfg *c)
 {
     char tmp[256];
@@ -558,6 +673,12 @@ static int bench_case_a(const rcfg *c)
                c->rows, (long long)stt.st_size, c->threads, c->reps);
         printf("%-7s %-8s %12s %10s %10s %12s %18s %10s\n", "query", "mode", "points", "p50 ms", "p90 ms",
                "p50 Mpts/s", "sum", "faults/rep");
+    }
+    if (c->check_ab) {
+        case_ab x = {r, c->threads};
+        check_ab_header(c);
+        rc = check_ab(c, "case A full columns", case_ab_run, &x);
+        goto out;
     }
     for (int qq = 0; qq < 4; qq++) {
         int qi = qq & 1, per_series = qq < 2;
@@ -627,6 +748,8 @@ int bench_read(int argc, char **argv)
     const char *sel = bench_opt(argc, argv, "--select");
     c.only_sel = sel ? atof(sel) : 0;
     c.paths = bench_opt(argc, argv, "--paths");
+    const char *ab = bench_opt(argc, argv, "--check");
+    c.check_ab = ab && !strcmp(ab, "ab");
     if (c.reps < 1) c.reps = 1;
     if (c.threads < 1) c.threads = 1;
     if (c.rows < (case_a ? 100 : 10 * E2_DEVICES)) c.rows = case_a ? 100 : 10 * E2_DEVICES;

@@ -6,7 +6,7 @@
  * statistics (tsf_verify's data-area scan, the independent oracle, finds nothing but sum differences). The
  * same reads with checked off return wrong values silently for some copies, so the test has teeth.
  * Files: one written here (every numeric type, aligned and not, multi-page and single-page chunks,
- * UNCOMPRESSED so body flips reach the decoders) and, when ../shared is there, Java golden files.
+ * UNCOMPRESSED so body flips reach the decoders) and Java golden files (tests/data).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -352,11 +352,7 @@ static void test_writer_file_mutants(void)
 
 static void test_golden_mutants(void)
 {
-    const char *dir = tsf_test_shared_dir();
-    if (!dir) {
-        tsf_test_skip("../shared absent");
-        return;
-    }
+    const char *dir = tsf_test_data_dir();
     static const struct {
         const char *name;
         size_t stride;
@@ -373,7 +369,7 @@ static void test_golden_mutants(void)
     campaign all = {0};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/testdata/tsfile-java/%s", dir, files[i].name);
+        snprintf(path, sizeof path, "%s/tsfile-java/%s", dir, files[i].name);
         size_t n = 0;
         uint8_t *f = tsf_test_read_file(path, &n);
         CHECK(f != NULL);

@@ -182,7 +182,10 @@ TSF_TARGET("avx512f") static i64_sum i64_avx512(const int64_t *v, size_t n)
     }
     int64_t m = _mm512_reduce_min_epi64(_mm512_min_epi64(mn0, mn1));
     int64_t x = _mm512_reduce_max_epi64(_mm512_max_epi64(mx0, mx1));
-    return i64_finish(&m, &x, 1, (uint64_t)_mm512_reduce_add_epi64(_mm512_add_epi64(s0, s1)), v, i, n);
+    uint64_t ls[8], sum = 0; /* lanes added as unsigned: the sum wraps (a reduce intrinsic adds signed) */
+    _mm512_storeu_si512((void *)ls, _mm512_add_epi64(s0, s1));
+    for (int k = 0; k < 8; k++) sum += ls[k];
+    return i64_finish(&m, &x, 1, sum, v, i, n);
 }
 
 TSF_TARGET("avx512f") static void f64_avx512(const double *v, size_t n, double *mn, double *mx)

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "csv.h"
+#include "outfile.h"
 
 typedef struct conv {
     const char *in, *out;
@@ -256,11 +257,7 @@ int tsf_cmd_convert(int argc, char **argv)
     if (page_points) wo.page_max_points = (uint32_t)page_points;
     wo.page_index = page_index;
     tsf_error e = {0};
-    if (tsf_writer_open(&c.w, c.out, &wo, &e)) {
-        cli_err("convert", "%s: %s", c.out, e.message);
-        rc = CLI_IO;
-        goto out;
-    }
+    if ((rc = cli_writer_open("convert", c.out, &wo, &c.w))) goto out;
     size_t nt = tsf_reader_table_count(c.r);
     for (size_t t = 0; t < nt && !rc; t++) {
         tsf_table_info ti;
@@ -275,14 +272,10 @@ int tsf_cmd_convert(int argc, char **argv)
                 rc = copy_tree_device(&c, d);
     }
     if (rc) {
-        csv_writer_discard(c.w, c.out);
+        cli_writer_discard(c.w);
         goto out;
     }
-    if (tsf_writer_close(c.w, &e)) {
-        cli_err("convert", "%s: %s", c.out, e.message);
-        rc = CLI_IO;
-        goto out;
-    }
+    if ((rc = cli_writer_close("convert", c.w, c.out))) goto out;
     if (!quiet) {
         struct stat si, so;
         uint64_t a_sz = stat(c.in, &si) ? 0 : (uint64_t)si.st_size, b_sz = stat(c.out, &so) ? 0 : (uint64_t)so.st_size;

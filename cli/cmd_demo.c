@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "csv.h"
+#include "outfile.h"
 
 #define NDEV 4
 #define NSENS 5
@@ -78,7 +79,8 @@ static int write_file(const demo *d, uint64_t rows, uint64_t *points, uint64_t *
     tsf_writer_options_init(&wo);
     wo.page_max_points = 1000; /* pages of ~17 minutes: most lie inside one hour, so the hourly aggregate
                                 * answers them from page statistics */
-    if (tsf_writer_open(&w, d->path, &wo, &e)) return werr(d->path, &e);
+    int orc = cli_writer_open("demo", d->path, &wo, &w);
+    if (orc) return orc;
     tsf_column_schema cs[NSENS];
     for (int k = 0; k < NSENS; k++)
         cs[k] = (tsf_column_schema){SENSORS[k], TYPES[k], csv_default_encoding(TYPES[k]), TSF_LZ4, TSF_COLUMN_FIELD};
@@ -134,13 +136,13 @@ static int write_file(const demo *d, uint64_t rows, uint64_t *points, uint64_t *
         t = NULL;
     }
     if (rc == CLI_IO) {
-        rc = tsf_writer_close(w, &e) ? werr(d->path, &e) : 0;
+        rc = cli_writer_close("demo", w, d->path);
         w = NULL;
     }
     /* raw: an 8-byte time and the value per point */
     *raw = *points * 8 + (uint64_t)NDEV * rows * (8 + 8 + 8 + 1) + (*points - (uint64_t)NDEV * rows * 4) * 4;
 done:
-    if (w) tsf_writer_abort(w);
+    cli_writer_discard(w);
     tsf_tablet_free(t);
     free(times);
     free(temp);

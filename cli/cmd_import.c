@@ -19,7 +19,7 @@
  * Cells: an empty unquoted cell is a null; "" (quoted) is an empty string.
  * Order: times must increase per device (per series for long CSVs); a row that does not is rejected with
  * its line, unless --sort (then every row is held in memory, sorted by time, the last duplicate wins).
- * Bad rows: the first one stops the import and nothing is written (the writer's .tmp is removed), unless
+ * Bad rows: the first one stops the import and nothing is written (the writer's temporary is removed), unless
  * --skip-bad, which skips and counts them.
  */
 #include <errno.h>
@@ -34,6 +34,7 @@
 
 #include "cli.h"
 #include "csv.h"
+#include "outfile.h"
 
 #define TABLET_ROWS 65536 /* a multiple of 8: ranges of rows start on validity-byte boundaries */
 #define MAX_REPORTED_SKIPS 10
@@ -1298,12 +1299,7 @@ int tsf_cmd_import(int argc, char **argv)
     tsf_writer_options_init(&wo);
     if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;
     wo.page_index = o.page_index;
-    tsf_error e = {0};
-    if (tsf_writer_open(&m.w, o.out, &wo, &e)) {
-        cli_err("import", "%s: %s", o.out, e.message);
-        rc = CLI_IO;
-        goto out;
-    }
+    if ((rc = cli_writer_open("import", o.out, &wo, &m.w))) goto out;
     rc = 0;
     for (size_t i = 0; i < o.nfiles && !rc; i++) rc = import_file(&m, o.files[i]);
     for (size_t i = 0; i < m.nsinks && !rc; i++) {
@@ -1317,14 +1313,10 @@ int tsf_cmd_import(int argc, char **argv)
         m.sinks[i]->tab = NULL;
     }
     if (rc) {
-        csv_writer_discard(m.w, o.out);
+        cli_writer_discard(m.w);
         goto out;
     }
-    if (tsf_writer_close(m.w, &e)) {
-        cli_err("import", "%s: %s", o.out, e.message);
-        rc = CLI_IO;
-        goto out;
-    }
+    if ((rc = cli_writer_close("import", m.w, o.out))) goto out;
     if (!o.quiet) {
         struct stat sb;
         uint64_t size = stat(o.out, &sb) ? 0 : (uint64_t)sb.st_size;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char *HELP =
     "usage: tsf index FILE|DIR... [-o OUT] [--merged]\n"
@@ -47,7 +48,9 @@ static int index_one(const char *path, const char *out)
     tsf_error e = {0};
     uint64_t np = 0, nlate = 0;
     tsf_page_index *pix = NULL;
+    int slot = cli_out_track_temp_of(ipath); /* the build writes <ipath>.<pid>.tmp, then renames it */
     tsf_status st = tsf_page_index_build(r, ipath, &np, &e);
+    cli_out_untrack(slot);
     if (!st) st = tsf_page_index_open(r, ipath, &pix, &e); /* read back: counts as stored */
     if (!st) {
         tsf_page_index_info(pix, &np, &nlate);
@@ -72,7 +75,9 @@ static int index_merged(const char *dir, const char *out)
     char *def = out ? NULL : malloc(n + 12);
     if (def) snprintf(def, n + 12, "%s/dir.tsfidx", dir);
     const char *ipath = out ? out : def;
+    int slot = ipath ? cli_out_track_temp_of(ipath) : -1;
     tsf_status st = ipath ? tsf_page_index_build_dir(dir, ipath, &np, &e) : TSF_ENOMEM;
+    cli_out_untrack(slot);
     if (!st) st = tsf_page_index_open_dir(dir, ipath, &pix, &e); /* read back: counts as stored */
     int rc = CLI_OK;
     if (!st) {

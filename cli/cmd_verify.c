@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 static const char *VERIFY_HELP =
     "usage: tsf verify FILE... [--max-problems N]\n"
@@ -161,7 +162,9 @@ int tsf_cmd_recover(int argc, char **argv)
     tsf_recover_options_init(&ro);
     ro.on_note = on_note;
     ro.ctx = &pc;
+    int slot = cli_out_track_temp_of(out); /* tsf_recover writes <out>.<pid>.tmp, then renames it */
     tsf_status st = tsf_recover_with(in, out, &ro, &rep, &e);
+    cli_out_untrack(slot);
     if (st) {
         fflush(stdout);
         cli_err_file("recover", in, e.message[0] ? e.message : tsf_status_name(st));

@@ -572,18 +572,6 @@ int csv_codec_lists_valid(const char *cmd, const csv_kvlist *enc, const csv_kvli
     return 0;
 }
 
-void csv_writer_discard(tsf_writer *w, const char *path)
-{
-    tsf_writer_abort(w);
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n);
-    if (tmp) {
-        snprintf(tmp, n, "%s.tmp", path);
-        unlink(tmp);
-        free(tmp);
-    }
-}
-
 /* ---- time ----------------------------------------------------------------------------------- */
 
 int csv_time_convert(int64_t v, int64_t from_ps, int64_t to_ps, int64_t *out)

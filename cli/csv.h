@@ -101,8 +101,6 @@ int csv_column_codec(const csv_kvlist *enc, const csv_kvlist *comp, const char *
 /* Checks that every --encoding / --compression value names a known (and built) codec; prints
  * "tsf CMD: ..." and returns -1 otherwise. */
 int csv_codec_lists_valid(const char *cmd, const csv_kvlist *enc, const csv_kvlist *comp);
-/* Abandons a writer after an error: frees it and removes the <path>.tmp it was writing. */
-void csv_writer_discard(tsf_writer *w, const char *path);
 
 /* ---- time (units as "per second": 1 = s, 1000 = ms, 1000000 = us, 1000000000 = ns; args.h) ----- */
 

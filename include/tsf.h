@@ -315,7 +315,8 @@ typedef struct tsf_writer_options {
     uint32_t page_max_points;     /* seal a page at this many points (rows when aligned); 10000 */
     size_t page_max_bytes;        /* ...or at this estimated page size; 65536 */
     size_t memory_budget;         /* flush all chunk groups when buffered data exceeds it; 32 MiB */
-    int in_place;                 /* 1: write <path> directly; 0 (default): <path>.tmp, renamed on close */
+    int in_place;                 /* 1: write <path> directly; 0 (default): a temporary, renamed on close
+                                     (tsf_writer_temp_path) */
     int fsync;                    /* 1: fsync the file (and its folder) on close */
     int sort_tablets;             /* 1: sort each tablet by time first (stable; last duplicate wins) */
     tsf_compression time_compression; /* aligned time chunks; LZ4 as the Java global compressor */
@@ -453,13 +454,22 @@ TSF_API tsf_status tsf_writer_write_row(tsf_writer *w, const char *target, int64
 /** Writes every buffered chunk group to the output (a completed chunk group survives a crash). */
 TSF_API tsf_status tsf_writer_flush(tsf_writer *w, tsf_error *err);
 /**
- * Flushes, writes the index and tail, closes the output (renaming <path>.tmp to <path>) and frees
- * the writer. On failure the writer is freed too and <path>.tmp is left for recovery. TSF_EINVAL
- * for a page refused at the last flush: the file is then complete, without that page.
+ * Flushes, writes the index and tail, closes the output (renaming the temporary to <path>) and frees
+ * the writer. With options.fsync the file is synced before the rename and its folder after it, so a
+ * TSF_OK means the data is in <path>. On failure the writer is freed too and the temporary is left
+ * for recovery (tsf_writer_temp_path names it; the caller removes it if it does not want it).
+ * TSF_EINVAL for a page refused at the last flush: the file is then complete, without that page.
  */
 TSF_API tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err);
-/** Frees a writer without finishing the file (the .tmp stays). NULL is a no-op. */
+/** Frees a writer without finishing the file (the temporary stays). NULL is a no-op. */
 TSF_API void tsf_writer_abort(tsf_writer *w);
+/**
+ * The file a tsf_writer_open writer writes until close renames it to <path>: <path>.<pid>.tmp,
+ * created exclusively (O_EXCL), so two writers of one path never share it; <path>.<pid>-<n>.tmp when
+ * a dead process with the same pid left that name. NULL for in_place and callback writers. Valid
+ * until the writer is closed or aborted.
+ */
+TSF_API const char *tsf_writer_temp_path(const tsf_writer *w);
 /** Bytes written to the output so far. */
 TSF_API uint64_t tsf_writer_bytes_written(const tsf_writer *w);
 
@@ -850,7 +860,9 @@ TSF_API void tsf_recover_options_init(tsf_recover_options *o);
  *  damaged chunks): keeps every chunk whose header and pages are wholly present and decode (the last
  *  complete chunk group too, unlike Java), drops the rest, writes index, bloom filter and tail. In an
  *  aligned device every value column keeps one chunk per kept time chunk (an empty one where its chunk is
- *  missing), as readers pair them by position (doc/reader.md, "Aligned chunk lists"). */
+ *  missing), as readers pair them by position (doc/reader.md, "Aligned chunk lists"). The output is
+ *  written to <out_path>.<pid>.tmp (as tsf_writer_temp_path), synced and renamed: out_path is whole or
+ *  untouched, and a failure leaves no temporary. */
 TSF_API tsf_status tsf_recover(const char *in_path, const char *out_path, tsf_recover_report *report,
                                tsf_error *err);
 /** tsf_recover with options (NULL = defaults). */

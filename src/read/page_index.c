@@ -27,6 +27,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/tmpfile.h"
 #include "page_index.h"
 #include "reader_internal.h"
 #include "tsf_index.h"
@@ -427,20 +428,20 @@ done:
     return st;
 }
 
-/* write_index under a temporary name, then renamed: a reader never sees a half-written index. */
+/* write_index under a temporary name (common/tmpfile.h), then renamed: a reader never sees a half-written
+   index, two builders of one path never share a file, and a failed build leaves nothing behind. */
 static tsf_status write_renamed(pix_build *b, const char *path, size_t ncols, uint64_t *hdr, const uint64_t *extra,
                                 size_t nextra, uint64_t *nlate, tsf_error *err)
 {
-    size_t pl = strlen(path);
-    char *tmp = tsf_alloc(b->a, pl + 5);
-    if (!tmp) return tsf_err(err, TSF_ENOMEM, "page index: out of memory");
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp", 5);
-    tsf_status st = write_index(b, tmp, ncols, hdr, extra, nextra, nlate, err);
-    if (!st && rename(tmp, path) != 0) st = tsf_err(err, TSF_EIO, "page index: cannot rename %s", tmp);
-    if (st) remove(tmp);
-    tsf_free(b->a, tmp, pl + 5);
-    return st;
+    tsf_tmp t;
+    tsf_status st = tsf_tmp_create("page index", path, b->a, 0, &t, err);
+    if (st) return st;
+    st = write_index(b, t.name, ncols, hdr, extra, nextra, nlate, err);
+    if (st) {
+        tsf_tmp_discard(&t, b->a);
+        return st;
+    }
+    return tsf_tmp_commit("page index", &t, path, 1, b->a, err);
 }
 
 tsf_status tsf_page_index_build(tsf_reader *r, const char *path, uint64_t *npages, tsf_error *err)

@@ -1,6 +1,6 @@
 /*
  * recover.c - tsf_recover (issue 4 item 6): makes a readable TsFile out of a crashed one (no index,
- * no tail: a killed writer's <path>.tmp, cut at any byte) or a complete one with damaged chunks.
+ * no tail: a killed writer's temporary, cut at any byte) or a complete one with damaged chunks.
  *
  * The data area is scanned as tsf_verify scans it (verify_scan.h): every chunk whose header and pages
  * are wholly present and decode is kept (an aligned value chunk also needs its group's time chunk);
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../format/index.h"
+#include "common/tmpfile.h"
 #include "verify_scan.h"
 
 /* Buffered output file. */
@@ -503,6 +504,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     memset(&tabs, 0, sizeof tabs);
     char nm[768];
     rc_out o = {-1, out_path, {0}, 0};
+    tsf_tmp tmp = {NULL, 0, -1};
     tsf_wbuf_init(&o.buf, a);
     if ((st = vs_scan_init(&s, file, len, rc_scan_problem, &notes, err))) goto out;
     s.restat = 1;
@@ -666,11 +668,9 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     }
     rep.chunks_filled = fill.n;
     /* the data area */
-    o.fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (o.fd < 0) {
-        st = tsf_err(err, TSF_EIO, "recover: cannot create %s: %s", out_path, strerror(errno));
-        goto out;
-    }
+    if ((st = tsf_tmp_create("recover", out_path, a, 1, &tmp, err))) goto out;
+    o.fd = tmp.fd;
+    o.path = tmp.name;
     static const uint8_t head[TSF_FMT_HEAD_LEN] = {'T', 's', 'F', 'i', 'l', 'e', TSF_FORMAT_VERSION};
     if ((st = rc_put(&o, head, sizeof head, err))) goto out;
     size_t fi = 0;
@@ -731,22 +731,15 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     /* the index and tail */
     if ((st = rc_index(a, &s, refs, nrefs, devs, ndev, &tabs, &o, err))) goto out;
     if ((st = rc_flush(&o, err))) goto out;
-    if (close(o.fd) != 0) {
-        o.fd = -1;
-        st = tsf_err(err, TSF_EIO, "recover: close of %s failed: %s", out_path, strerror(errno));
-        goto out;
-    }
-    o.fd = -1;
+    o.fd = -1; /* closed by the commit: synced, renamed to out_path, folder synced */
+    if ((st = tsf_tmp_commit("recover", &tmp, out_path, 1, a, err))) goto out;
     rep.notes = notes.n;
     if (report) *report = rep;
     goto out;
 oom:
     st = tsf_err(err, TSF_ENOMEM, "recover: out of memory");
 out:
-    if (o.fd >= 0) {
-        close(o.fd);
-        unlink(out_path);
-    }
+    tsf_tmp_discard(&tmp, a); /* a failed recovery leaves no output and no temporary */
     tsf_wbuf_free(&o.buf);
     for (size_t k = 0; k < fill.n; k++) tsf_wstats_free(&fill.c[k].stats, a);
     tsf_free(a, fill.c, fill.cap * sizeof *fill.c);

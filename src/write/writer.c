@@ -1,9 +1,9 @@
 /*
  * writer.c - the writer handle (spec tsfile-container-format.md §2, §4, §10, §17, §20): options,
- * output (a file written as <path>.tmp and renamed on close, or user callbacks) through a large
- * buffer, the device registry (v4 device ids: tree paths split as in §10.2, table devices
- * [table, tags...] with trailing nulls stripped), registration of tree series, aligned devices and
- * tables, and close: flush every chunk group, then hand the index area to src/format/index_*.c.
+ * output (a file written under a temporary name, common/tmpfile.c, and renamed on close, or user
+ * callbacks) through a large buffer, the device registry (v4 device ids: tree paths split as in
+ * §10.2, table devices [table, tags...] with trailing nulls stripped), registration of tree series,
+ * aligned devices and tables, and close: flush every chunk group, then hand the index area to src/format/index_*.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auto.h"
+#include "common/tmpfile.h"
 #include "writer.h"
 
 /*
@@ -141,6 +142,8 @@ tsf_status tsf_w_outv(tsf_writer *w, const tsf_w_piece *v, size_t n, tsf_error *
     }
     return s;
 }
+
+const char *tsf_writer_temp_path(const tsf_writer *w) { return w ? w->tmp_path : NULL; }
 
 uint64_t tsf_w_pos(const tsf_writer *w) { return w->flushed + w->out.len; }
 
@@ -276,23 +279,24 @@ tsf_status tsf_writer_open(tsf_writer **out, const char *path, const tsf_writer_
     tsf_writer *w;
     tsf_status s = writer_new(&w, opts, err);
     if (s) return s;
-    size_t n = strlen(path);
-    w->path = dupstr(w->alloc, path, n);
-    if (!w->opt.in_place) {
-        w->tmp_path = tsf_alloc(w->alloc, n + 5);
-        if (w->tmp_path) {
-            memcpy(w->tmp_path, path, n);
-            memcpy(w->tmp_path + n, ".tmp", 5);
-        }
-    }
-    if (!w->path || (!w->opt.in_place && !w->tmp_path)) {
+    w->path = dupstr(w->alloc, path, strlen(path));
+    if (!w->path) {
         tsf_writer_abort(w);
         return tsf_err(err, TSF_ENOMEM, "tsf_writer_open: out of memory");
     }
-    const char *target = w->opt.in_place ? w->path : w->tmp_path;
-    w->fd = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (w->fd < 0) {
-        s = tsf_err(err, TSF_EIO, "tsf_writer_open: cannot create %s: %s", target, strerror(errno));
+    if (w->opt.in_place) {
+        w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (w->fd < 0) s = tsf_err(err, TSF_EIO, "tsf_writer_open: cannot create %s: %s", path, strerror(errno));
+    } else {
+        tsf_tmp t;
+        s = tsf_tmp_create("tsf_writer_open", path, w->alloc, 1, &t, err);
+        if (!s) {
+            w->fd = t.fd;
+            w->tmp_path = t.name;
+            w->tmp_cap = t.cap;
+        }
+    }
+    if (s) {
         tsf_writer_abort(w);
         return s;
     }
@@ -800,7 +804,7 @@ static void writer_free(tsf_writer *w)
     tsf_bpool_free(&w->bodies); /* after every column and context */
     if (w->fd >= 0) close(w->fd);
     if (w->path) tsf_free(w->alloc, w->path, strlen(w->path) + 1);
-    if (w->tmp_path) tsf_free(w->alloc, w->tmp_path, strlen(w->tmp_path) + 1);
+    if (w->tmp_path) tsf_free(w->alloc, w->tmp_path, w->tmp_cap);
     const tsf_allocator *a = w->alloc;
     tsf_allocator copy;
     if (a) {
@@ -818,28 +822,6 @@ void tsf_writer_abort(tsf_writer *w)
     (void)tsf_w_out_wait(w, NULL); /* the output thread's chunk groups, then the buffer: they stay on disk */
     if (!w->failed && !w->closed) (void)out_flush(w, NULL);
     writer_free(w);
-}
-
-static tsf_status sync_dir(const char *path, tsf_error *err)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    if (!slash) {
-        dir[0] = '.';
-        dir[1] = 0;
-    } else {
-        size_t n = (size_t)(slash - path);
-        if (n == 0) n = 1;
-        if (n >= sizeof dir) return TSF_OK;
-        memcpy(dir, path, n);
-        dir[n] = 0;
-    }
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return TSF_OK;
-    int r = fsync(fd);
-    close(fd);
-    if (r != 0 && errno != EINVAL) return tsf_err(err, TSF_EIO, "writer: fsync of folder %s failed: %s", dir, strerror(errno));
-    return TSF_OK;
 }
 
 tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
@@ -868,7 +850,7 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
             s = tsf_err(err, TSF_EIO, "tsf_writer_close: rename %s -> %s failed: %s", w->tmp_path, w->path,
                         strerror(errno));
         else if (w->opt.fsync)
-            s = sync_dir(w->path, err);
+            s = tsf_sync_dir("tsf_writer_close", w->path, err);
     }
     if (!s && w->opt.page_index && w->path) { /* <path>.tsfidx from the finished file (doc/reader.md) */
         s = tsf_page_index_build_file(w->path, w->alloc, NULL, err);

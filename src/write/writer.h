@@ -152,7 +152,8 @@ struct tsf_writer {
 
     /* output */
     int fd;
-    char *path, *tmp_path;
+    char *path, *tmp_path; /* tmp_path: the temporary (common/tmpfile.h), tmp_cap bytes; NULL in place */
+    size_t tmp_cap;
     tsf_write_callbacks cb;
     int use_cb;
     tsf_wbuf out;

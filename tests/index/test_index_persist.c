@@ -414,7 +414,7 @@ static void test_full_disk(void)
         tsf_test_skip("not root: no tiny filesystem to fill (the injected case ran)");
         return;
     }
-    char mnt[128];
+    char mnt[96];
     path_of(mnt, sizeof mnt, "tiny");
     CHECK(mkdir(mnt, 0755) == 0);
     pid_t pid = fork();

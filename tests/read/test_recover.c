@@ -488,7 +488,7 @@ static void test_writer_abort(void)
 {
     char path[128], tmpf[160], out[128];
     tmp_path("abort.tsfile", path, sizeof path);
-    snprintf(tmpf, sizeof tmpf, "%s.tmp", path);
+    snprintf(tmpf, sizeof tmpf, "%s.%ld.tmp", path, (long)getpid()); /* tsf_writer_temp_path */
     tmp_path("abort.rec.tsfile", out, sizeof out);
     tsf_error e = {0};
     tsf_writer_options o;
@@ -518,7 +518,6 @@ static void test_killed_writer(void)
 {
     char path[128], tmpf[160], out[128];
     tmp_path("killed.tsfile", path, sizeof path);
-    snprintf(tmpf, sizeof tmpf, "%s.tmp", path);
     tmp_path("killed.rec.tsfile", out, sizeof out);
     int fds[2];
     CHECK(pipe(fds) == 0);
@@ -539,6 +538,7 @@ static void test_killed_writer(void)
         }
         for (;;) pause(); /* never closes */
     }
+    snprintf(tmpf, sizeof tmpf, "%s.%ld.tmp", path, (long)pid); /* the child's tsf_writer_temp_path */
     close(fds[1]);
     uint32_t flushed = 0, v;
     while (flushed < 10 * flush && read(fds[0], &v, sizeof v) == sizeof v) flushed = v;

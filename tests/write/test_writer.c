@@ -168,9 +168,9 @@ static void test_tmp_and_rename(void)
 {
     char dir[] = "/tmp/tsf_writer_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    char path[256], tmp[260];
+    char path[256], tmp[300];
     snprintf(path, sizeof path, "%s/a.tsfile", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()); /* tsf_writer_temp_path */
     tsf_error err = {0};
     tsf_writer_options o;
     tsf_writer_options_init(&o);
@@ -180,6 +180,7 @@ static void test_tmp_and_rename(void)
     CHECK_OK(tsf_writer_register_series(w, "root.sg1.d1", &S_I64, &err), &err);
     int64_t t[3] = {1, 2, 3}, v[3] = {7, 8, 9};
     CHECK_OK(put(w, "root.sg1.d1", t, v, 3, &err), &err);
+    CHECK(tsf_writer_temp_path(w) && strcmp(tsf_writer_temp_path(w), tmp) == 0);
     CHECK(access(tmp, F_OK) == 0);
     CHECK(access(path, F_OK) != 0);
     CHECK_OK(tsf_writer_close(w, &err), &err);
@@ -197,6 +198,7 @@ static void test_tmp_and_rename(void)
     o.in_place = 1;
     o.fsync = 0;
     CHECK_OK(tsf_writer_open(&w, path, &o, &err), &err);
+    CHECK(tsf_writer_temp_path(w) == NULL);
     CHECK(access(path, F_OK) == 0);
     CHECK(access(tmp, F_OK) != 0);
     CHECK_OK(tsf_writer_close(w, &err), &err);
@@ -374,9 +376,9 @@ static void test_killed_writer_tmp(void)
 {
     char dir[] = "/tmp/tsf_writer_XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    char path[256], tmp[260];
+    char path[256], tmp[300];
     snprintf(path, sizeof path, "%s/k.tsfile", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     tsf_error err = {0};
     tsf_writer *w = NULL;
     CHECK_OK(tsf_writer_open(&w, path, NULL, &err), &err);

@@ -201,6 +201,8 @@ static void usage(FILE *f)
           "  --page-points N          points per page (default 10000)\n"
           "  --page-index             also write the page-time index OUT.tsfidx (see tsf index)\n"
           "  --no-check               trust IN: do not compare decoded pages with their statistics\n"
+          "  --flush-interval MS      write complete chunk groups at least every MS milliseconds\n"
+          "                           (default 1000; 0 = by memory only)\n"
           "  -q, --quiet              no report\n"
           "exit codes: 0 ok, 1 usage, 2 damaged input, 3 I/O error\n",
           f);
@@ -209,7 +211,7 @@ static void usage(FILE *f)
 int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
-    uint64_t page_points = 0;
+    uint64_t page_points = 0, flush_ms = 1000;
     int quiet = 0, page_index = 0, checked = 1, rc = CLI_USAGE;
     cli_args a;
     cli_args_init(&a, argc, argv);
@@ -235,6 +237,11 @@ int tsf_cmd_convert(int argc, char **argv)
             page_index = 1;
         } else if (cli_is(&a, "--no-check")) {
             checked = 0;
+        } else if (cli_value(&a, "--flush-interval")) {
+            if (!a.bad && (cli_parse_u64(a.val, &flush_ms) || flush_ms > 86400000)) {
+                cli_err("convert", "--flush-interval: milliseconds from 0 to 86400000, not '%s'", a.val);
+                goto out;
+            }
         } else if (cli_positional(&a) && !c.in) {
             c.in = a.arg;
         } else if (cli_positional(&a)) {
@@ -256,6 +263,7 @@ int tsf_cmd_convert(int argc, char **argv)
     tsf_writer_options_init(&wo);
     if (page_points) wo.page_max_points = (uint32_t)page_points;
     wo.page_index = page_index;
+    wo.flush_interval_ms = (uint32_t)flush_ms;
     tsf_error e = {0};
     if ((rc = cli_writer_open("convert", c.out, &wo, &c.w))) goto out;
     size_t nt = tsf_reader_table_count(c.r);

@@ -51,6 +51,7 @@ typedef struct imp_opts {
     csv_kvlist schema, enc, comp;
     int sort, skip_bad, quiet, progress, page_index, unescape;
     uint64_t infer_rows, page_points;
+    uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
 } imp_opts;
 
 /* Type inference of a column (or long-CSV series): which types every value seen so far fits. */
@@ -125,6 +126,7 @@ typedef struct imp {
     uint64_t rows, skipped, values, csv_bytes;
     const char *path; /* current CSV */
     time_t progress_at;
+    uint64_t flushed_at; /* ms (CLOCK_MONOTONIC) of the last periodic flush */
     char msg[512];
     int failed; /* exit code of the first error */
 } imp;
@@ -1057,6 +1059,31 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     return 0;
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* --flush-interval: every interval the rows held in the sinks go to the writer, which writes them as
+   complete chunk groups (a killed import then loses at most the last interval; tsf recover keeps the
+   rest). --sort holds every row until the end. */
+static int periodic_flush(imp *m)
+{
+    if (m->o->sort || !m->o->flush_ms) return 0;
+    uint64_t now = now_ms();
+    if (now - m->flushed_at < m->o->flush_ms) return 0;
+    m->flushed_at = now;
+    for (size_t i = 0; i < m->nsinks; i++) {
+        int rc = m->sinks[i]->registered ? sink_flush(m, m->sinks[i]) : 0;
+        if (rc) return rc;
+    }
+    tsf_error e = {0};
+    if (tsf_writer_flush(m->w, &e)) return fail(m, CLI_IO, "%s", e.message);
+    return 0;
+}
+
 static int import_file(imp *m, const char *path)
 {
     const imp_opts *o = m->o;
@@ -1149,6 +1176,7 @@ static int import_file(imp *m, const char *path)
         rc = process(m, &f, &v);
         f.rowno++;
         if (show && (f.rowno & 0xffff) == 0) progress(m, &cr, total);
+        if (!rc && (f.rowno & 0xfff) == 0) rc = periodic_flush(m);
     }
     if (!rc && got < 0) rc = fail(m, CLI_DAMAGED, "%s", msg);
     if (show) fputc('\n', stderr);
@@ -1188,6 +1216,9 @@ static void usage(FILE *f)
           "  --skip-bad               skip (and count) bad rows instead of stopping\n"
           "  --page-index             also write the page-time index FILE.tsfidx (see tsf index)\n"
           "  --unescape               read tsf cat's escapes (\\xHH bytes, \\\\ backslashes) back to bytes\n"
+          "  --flush-interval MS      write the rows read so far as complete chunk groups at least every\n"
+          "                           MS milliseconds (default 1000; 0 = at the end): a killed import\n"
+          "                           loses at most the last interval (tsf recover FILE.<pid>.tmp)\n"
           "  -q, --quiet              no summary, no progress bar\n"
           "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
           f);
@@ -1200,6 +1231,7 @@ int tsf_cmd_import(int argc, char **argv)
     m.o = &o;
     o.per_second = 1000;
     o.infer_rows = 10000;
+    o.flush_ms = 1000;
     o.progress = isatty(2);
     o.files = calloc((size_t)argc + 1, sizeof *o.files);
     int rc = CLI_USAGE;
@@ -1263,6 +1295,11 @@ int tsf_cmd_import(int argc, char **argv)
             o.page_index = 1;
         } else if (cli_is(&a, "--unescape")) {
             o.unescape = 1;
+        } else if (cli_value(&a, "--flush-interval")) {
+            if (!a.bad && (cli_parse_u64(a.val, &o.flush_ms) || o.flush_ms > 86400000)) {
+                cli_err("import", "--flush-interval: milliseconds from 0 to 86400000, not '%s'", a.val);
+                goto out;
+            }
         } else if (cli_is(&a, "-q|--quiet")) {
             o.quiet = 1;
             o.progress = 0;
@@ -1299,7 +1336,9 @@ int tsf_cmd_import(int argc, char **argv)
     tsf_writer_options_init(&wo);
     if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;
     wo.page_index = o.page_index;
+    wo.flush_interval_ms = (uint32_t)o.flush_ms;
     if ((rc = cli_writer_open("import", o.out, &wo, &m.w))) goto out;
+    m.flushed_at = now_ms();
     rc = 0;
     for (size_t i = 0; i < o.nfiles && !rc; i++) rc = import_file(&m, o.files[i]);
     for (size_t i = 0; i < m.nsinks && !rc; i++) {

@@ -867,11 +867,13 @@ static void *pool_main(void *arg)
             p->obusy = 1;
             wdevice *d = p->olist[p->oi];
             size_t j = p->oj;
+            int last = j + 1 > d->ncols && p->oi + 1 == p->on;
             pthread_mutex_unlock(&p->mu);
             tsf_error e = {0};
             PROBE(uint64_t t0 = probe_ns(); int gap = !atomic_load(&p->pr.incall));
             PROBE(slept = 0);
             tsf_status s = out_piece(w, k->x, d, j, &e);
+            if (!s && last) s = tsf_w_out_flush(w, &e); /* the complete groups reach the OS now */
             PROBE(atomic_fetch_add(&p->pr.t_w_out, probe_ns() - t0));
             PROBE(if (gap) atomic_fetch_add(&p->pr.t_w_out_gap, probe_ns() - t0));
             if (s) w->failed = 1; /* a lost chunk group: only close/abort from now on */
@@ -1402,13 +1404,25 @@ tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
     return s;
 }
 
-/* The chunk groups are written once the buffered bytes reach the memory budget. */
+/*
+ * The chunk groups are written once the buffered bytes reach the memory budget, or flush_interval_ms
+ * after the last such flush; either way they reach the OS now (the output thread does that after its
+ * last piece), so a crash loses only what came after.
+ */
 static tsf_status budget_flush(tsf_writer *w, tsf_error *err)
 {
-    if (w->mem < w->opt.memory_budget) return TSF_OK;
+    uint64_t now = 0;
+    if (w->mem < w->opt.memory_budget) {
+        if (!w->opt.flush_interval_ms) return TSF_OK;
+        now = tsf_w_now_ms();
+        if (now - w->last_flush_ms < w->opt.flush_interval_ms) return TSF_OK;
+    }
+    if (w->opt.flush_interval_ms) w->last_flush_ms = now ? now : tsf_w_now_ms();
     /* AUTO chunk cuts write output from the calling thread: no output thread then */
     int async = w->pool && w->pool->nth && !w->any_auto;
-    return async ? flush_async(w, err) : tsf_w_flush_all(w, err);
+    if (async) return flush_async(w, err);
+    tsf_status s = tsf_w_flush_all(w, err);
+    return s ? s : tsf_w_out_flush(w, err);
 }
 
 tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err)

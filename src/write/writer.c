@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auto.h"
@@ -145,6 +146,13 @@ tsf_status tsf_w_outv(tsf_writer *w, const tsf_w_piece *v, size_t n, tsf_error *
 
 const char *tsf_writer_temp_path(const tsf_writer *w) { return w ? w->tmp_path : NULL; }
 
+uint64_t tsf_w_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 uint64_t tsf_w_pos(const tsf_writer *w) { return w->flushed + w->out.len; }
 
 tsf_status tsf_w_out_flush(tsf_writer *w, tsf_error *err) { return out_flush(w, err); }
@@ -221,6 +229,7 @@ static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, t
     o.allocator = w->alloc;
     w->opt = o;
     w->fd = -1;
+    if (o.flush_interval_ms) w->last_flush_ms = tsf_w_now_ms();
     tsf_wbuf_init(&w->out, w->alloc);
     tsf_wbuf_init(&w->scratch, w->alloc);
     tsf_wbuf_init(&w->scratch2, w->alloc);

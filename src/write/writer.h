@@ -158,6 +158,7 @@ struct tsf_writer {
     int use_cb;
     tsf_wbuf out;
     uint64_t flushed; /* bytes handed to the OS / callback */
+    uint64_t last_flush_ms; /* CLOCK_MONOTONIC of the last automatic flush or open (flush_interval_ms) */
     _Atomic int failed; /* an output error happened: only close/abort are allowed (set by the output thread) */
     int closed;
 
@@ -248,6 +249,8 @@ void tsf_wchunk_free(tsf_writer *w, wchunk *k);
 /* tablets (tablet.c) */
 /* Writes every chunk group now (after the output thread's pending one). */
 tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err);
+/* Milliseconds of CLOCK_MONOTONIC (the flush interval's clock). */
+uint64_t tsf_w_now_ms(void);
 /* Worker pool (threads > 1): started at open, stopped (after the pending output) on close/abort. */
 tsf_status tsf_w_pool_start(tsf_writer *w, tsf_error *err);
 void tsf_w_pool_stop(tsf_writer *w);

@@ -2,7 +2,8 @@
  * Fault injection on the writer's output (doc/writer.md "Output and failures"): a write callback that
  * fails at the N-th call for every N of a full run (one thread and with an output thread), a sync
  * callback that fails, a file size limit (EFBIG, as a full disk) at points across the file, and a
- * rename that fails at close. Every case must end in an error status, never a crash and never TSF_OK
+ * rename that fails at close; and the flush interval, after which a kill loses nothing written before.
+ * Every case must end in an error status, never a crash and never TSF_OK
  * for a file whose data did not all arrive; a file writer leaves its temporary (for tsf_recover),
  * never a damaged file under the final name.
  */
@@ -24,9 +25,7 @@
 
 static char dir[64];
 
-/* NSER INT64 series of PLAIN values from a PRNG (little to compress: ~12.6 MiB of output), chunk
-   groups flushed every 1 MiB of buffered data. */
-static tsf_status workload(tsf_writer *w, tsf_error *err)
+static tsf_status register_series(tsf_writer *w, tsf_error *err)
 {
     static const char *names[NSER] = {"a", "b", "c"};
     tsf_status s = TSF_OK;
@@ -34,26 +33,39 @@ static tsf_status workload(tsf_writer *w, tsf_error *err)
         tsf_column_schema c = {names[i], TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD};
         s = tsf_writer_register_series(w, "root.f.d", &c, err);
     }
+    return s;
+}
+
+/* Batch b: n (<= ROWS) rows of NSER PRNG values (x is the generator's state). */
+static tsf_status put_batch(tsf_writer *w, tsf_tablet *t, int b, int n, uint64_t *x, tsf_error *err)
+{
+    int64_t *times = malloc(ROWS * sizeof *times), *v = malloc(ROWS * sizeof *v);
+    tsf_status s = times && v ? TSF_OK : TSF_ENOMEM;
+    for (int r = 0; r < n && !s; r++) times[r] = (int64_t)b * n + r;
+    if (!s) s = tsf_tablet_set_times(t, times, (size_t)n, err);
+    for (int i = 0; i < NSER && !s; i++) {
+        for (int r = 0; r < n; r++) {
+            *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+            v[r] = (int64_t)*x;
+        }
+        s = tsf_tablet_set_column(t, (size_t)i, v, NULL, (size_t)n, err);
+    }
+    if (!s) s = tsf_writer_write_tablet(w, t, err);
+    free(times);
+    free(v);
+    return s;
+}
+
+/* NSER INT64 series of PLAIN values from a PRNG (little to compress: ~12.6 MiB of output), chunk
+   groups flushed every 1 MiB of buffered data. */
+static tsf_status workload(tsf_writer *w, tsf_error *err)
+{
+    tsf_status s = register_series(w, err);
     if (s) return s;
     tsf_tablet *t = NULL;
     if ((s = tsf_tablet_new(w, "root.f.d", NULL, 0, ROWS, &t, err))) return s;
-    int64_t *times = malloc(ROWS * sizeof *times), *v = malloc(ROWS * sizeof *v);
     uint64_t x = 88172645463325252ull;
-    for (int b = 0; b < BATCHES && !s && times && v; b++) {
-        for (int r = 0; r < ROWS; r++) times[r] = (int64_t)b * ROWS + r;
-        s = tsf_tablet_set_times(t, times, ROWS, err);
-        for (int i = 0; i < NSER && !s; i++) {
-            for (int r = 0; r < ROWS; r++) {
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-                v[r] = (int64_t)x;
-            }
-            s = tsf_tablet_set_column(t, (size_t)i, v, NULL, ROWS, err);
-        }
-        if (!s) s = tsf_writer_write_tablet(w, t, err);
-    }
-    if (!times || !v) s = TSF_ENOMEM;
-    free(times);
-    free(v);
+    for (int b = 0; b < BATCHES && !s; b++) s = put_batch(w, t, b, ROWS, &x, err);
     tsf_tablet_free(t);
     return s;
 }
@@ -231,6 +243,48 @@ static void test_rename_fails(void)
     rmdir(path);
 }
 
+/*
+ * flush_interval_ms: once the interval has passed, the next tablet's write puts every buffered chunk
+ * group into the file, so a process killed right after loses nothing written before (the file is
+ * recovered as it is at that moment: what a SIGKILL leaves). Without the interval, and below the
+ * memory budget, nothing would be in the file yet.
+ */
+static void test_flush_interval(void)
+{
+    for (uint32_t threads = 1; threads <= 3; threads += 2) {
+        char path[128], tmp[192], rec[128];
+        snprintf(path, sizeof path, "%s/iv.tsfile", dir);
+        snprintf(rec, sizeof rec, "%s/iv.rec.tsfile", dir);
+        tsf_writer_options o;
+        tsf_writer_options_init(&o);
+        o.threads = threads;
+        o.flush_interval_ms = 40;
+        tsf_writer *w = NULL;
+        tsf_tablet *t = NULL;
+        tsf_error err = {0};
+        CHECK_OK(tsf_writer_open(&w, path, &o, &err), &err);
+        if (!w) return;
+        snprintf(tmp, sizeof tmp, "%s", tsf_writer_temp_path(w));
+        CHECK_OK(register_series(w, &err), &err);
+        CHECK_OK(tsf_tablet_new(w, "root.f.d", NULL, 0, ROWS, &t, &err), &err);
+        uint64_t x = 1;
+        int batches = 0;
+        for (; batches < 3; batches++) {
+            usleep(60000);
+            CHECK_OK(put_batch(w, t, batches, 1000, &x, &err), &err); /* small: buffered, not written direct */
+        }
+        (void)tsf_writer_bytes_written(w); /* the output thread's last group is out */
+        tsf_recover_report rep;
+        CHECK_OK(tsf_recover(tmp, rec, &rep, &err), &err);
+        CHECK_EQ_INT(rep.points_kept, (uint64_t)batches * 1000 * NSER);
+        CHECK_EQ_INT(rep.chunk_groups_kept, batches);
+        unlink(rec);
+        tsf_tablet_free(t);
+        tsf_writer_abort(w);
+        unlink(tmp);
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/tsf_faults_XXXXXX");
@@ -238,6 +292,7 @@ int main(void)
     TSF_RUN(test_every_nth_write_fails);
     TSF_RUN(test_file_size_limit);
     TSF_RUN(test_rename_fails);
+    TSF_RUN(test_flush_interval);
     rmdir(dir);
     return tsf_test_finish();
 }

@@ -22,14 +22,16 @@ static inline int gcsv_mem_pread(void *ud, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* Reads the whole file into rows; returns 0 or -1 with why. */
+/* Reads the whole file into rows; returns 0 or -1 with why. checked: 1 or 0 sets
+ * tsf_reader_options.checked, -1 keeps the library default. */
 static inline int gcsv_read_rows(const char *path, const uint8_t *file, size_t len, int mode, tsf_codec_path cp,
-                                 size_t batch, int java, void (*on_open)(tsf_reader *r), gcsv *rows, char *why,
-                                 size_t whycap)
+                                 size_t batch, int java, int checked, void (*on_open)(tsf_reader *r), gcsv *rows,
+                                 char *why, size_t whycap)
 {
     tsf_reader_options ro;
     tsf_reader_options_init(&ro);
     ro.path = cp;
+    if (checked >= 0) ro.checked = checked;
     tsf_reader *r = NULL;
     tsf_error e = {0};
     tsf_status st;

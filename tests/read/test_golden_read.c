@@ -46,6 +46,7 @@ static int is_gorilla_v1(const char *dev, const char *meas)
 }
 
 static size_t g_gorilla_nan_rows;
+static size_t g_checked_refusals; /* checked reads refused for statistics written from the reference's reading */
 
 
 static int compare(const gcsv *got, const gcsv *want, char *why, size_t whycap)
@@ -127,8 +128,17 @@ static void check_file(const char *dir, const char *name, const char *csv_name, 
         int mode = (int)((g_files + pi) % 3);
         size_t batch = batches[(g_files + pi) % 3];
         gcsv got = {0};
-        if (gcsv_read_rows(path, file, len, mode, paths[pi], batch, java,
-                           g_allow_gorilla_nan && !g_gorilla_v1.n ? note_gorilla_v1 : NULL, &got, why, sizeof why) == 0) {
+        int rd = gcsv_read_rows(path, file, len, mode, paths[pi], batch, java, -1,
+                                g_allow_gorilla_nan && !g_gorilla_v1.n ? note_gorilla_v1 : NULL, &got, why, sizeof why);
+        if (rd != 0 && g_allow_gorilla_nan && g_gorilla_v1.n && strstr(why, "statistics")) {
+            /* The reference's recovery computed this file's statistics from its own GORILLA_V1 reading
+             * (NaN after a NaN); a checked read refuses the mismatch, an unchecked one returns the bytes. */
+            g_checked_refusals++;
+            gcsv_free(&got);
+            memset(&got, 0, sizeof got);
+            rd = gcsv_read_rows(path, file, len, mode, paths[pi], batch, java, 0, NULL, &got, why, sizeof why);
+        }
+        if (rd == 0) {
             gcsv_sort(&got);
             if (compare(&got, &want, why, sizeof why)) fail = 1;
         } else {
@@ -199,8 +209,9 @@ static void test_java_recovered(void)
     free(names);
     g_allow_gorilla_nan = 0;
     gcsv_free(&g_gorilla_v1);
-    printf("java-recovered: %zu files read, %zu GORILLA_V1 rows after a NaN read as stored (the reference: NaN)\n",
-           used, g_gorilla_nan_rows);
+    printf("java-recovered: %zu files read, %zu GORILLA_V1 rows after a NaN read as stored (the reference: NaN), "
+           "%zu checked reads refused\n",
+           used, g_gorilla_nan_rows, g_checked_refusals);
     CHECK(used >= 8);
 }
 

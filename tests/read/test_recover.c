@@ -653,7 +653,7 @@ static void test_java_cut_superset(void)
         CHECK_EQ_INT(vr.warnings, 0);
         gcsv want = {0}, got = {0};
         CHECK(gcsv_load(&want, csv, 1, why, sizeof why) == 0);
-        CHECK(gcsv_read_rows(out, NULL, 0, 0, TSF_PATH_AUTO, 4096, 1, NULL, &got, why, sizeof why) == 0);
+        CHECK(gcsv_read_rows(out, NULL, 0, 0, TSF_PATH_AUTO, 4096, 1, -1, NULL, &got, why, sizeof why) == 0);
         gcsv_sort(&want);
         gcsv_sort(&got);
         size_t g = 0, missing = 0, differ = 0, nan_latched = 0;

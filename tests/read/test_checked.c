@@ -25,6 +25,7 @@ typedef struct dump {
 
 static void put(dump *d, const void *src, size_t n)
 {
+    if (!n) return; /* an empty value may come with a NULL pointer */
     if (d->n + n > d->cap) {
         size_t c = d->cap ? d->cap * 2 : 4096;
         while (c < d->n + n) c *= 2;

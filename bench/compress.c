@@ -1,5 +1,5 @@
 /*
- * compress.c - `tsf-bench compress` (issue 3 "Benchmark"): every series of the real-data collection
+ * compress.c - `tsf-bench compress`: every series of the real-data collection
  * (../shared/datasets, listed in its MANIFEST.md) written as a one-series TsFile with the Java
  * defaults (GORILLA for DOUBLE, TS_2DIFF for integers), with TSF_ENCODING_AUTO, and with each legal
  * encoding, all with one compression (LZ4 unless --compression). Reports file bytes per point per

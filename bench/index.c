@@ -8,7 +8,7 @@
  * TSF_INDEX_LOCAL_SEARCH, a binary search over the children's first keys in every internal node),
  * pltree_btoverflow (sorted PLTree whose inserts go to a B+-tree of 256-byte nodes instead of the overflow
  * log; compared after the same inserts with the log's rows, modes "sorted+log" / "dynamic+log").
- * Row get_vs_binary (session 8): the ratio to binary search per round, PLTree and binary search timed on
+ * Row get_vs_binary: the ratio to binary search per round, PLTree and binary search timed on
  * the same probes one right after the other (extra JSON keys baseline, ratio_p10/p50/p90, rounds).
  * Data set `tsfile_pages` (not in `all`): point queries on a TsFile with and without its page-time index.
  *
@@ -702,7 +702,7 @@ static void measure(row *r, ctx *base, int threads)
 }
 
 /*
- * get_vs_binary (session 8): the ratio to binary search taken in one time window. This VM's speed drifts
+ * get_vs_binary: the ratio to binary search taken in one time window. This VM's speed drifts
  * 10-35 % between minutes (binary search alone measured 550-1400 ns per get on osm in one session), so the
  * separate get rows' ratio swings with it. Here each round times a chunk of present probes through the
  * PLTree (reader handle) and the same chunk through branchless binary search, one right after the other

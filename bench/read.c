@@ -1,5 +1,5 @@
 /*
- * read.c - E2 of ../shared/BENCHMARKS.md (issue 4 "Benchmarks"): reading a table-model file through
+ * read.c - E2 of ../shared/BENCHMARKS.md: reading a table-model file through
  * the query API, and the case A read (the file `tsf-bench write --case A --data walk` makes).
  *
  * usage: tsf-bench read [--rows N] [--threads T] [--reps R] [--json] [--keep FILE] [--select F]

@@ -1,6 +1,6 @@
 /*
  * args.c - option iteration, exit codes, error printing and value parsing shared by the `tsf`
- * subcommands (issue 5: exit codes 0/1/2/3/4; --time-unit governs --from/--to/--window).
+ * subcommands (exit codes 0/1/2/3/4; --time-unit governs --from/--to/--window).
  */
 #include "args.h"
 #include "csv.h"

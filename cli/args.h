@@ -1,6 +1,6 @@
 /*
  * args.h - small helpers shared by the `tsf` subcommands: option iteration (--name VALUE, --name=VALUE,
- * short aliases), the exit codes of issue 5, error printing that names the command, number / time-unit /
+ * short aliases), the exit codes, error printing that names the command, number / time-unit /
  * time / duration parsing (the --time-unit convention), JSON string output, and opening a reader with
  * the error mapped to an exit code.
  */
@@ -12,7 +12,7 @@
 
 #include "tsf.h"
 
-/* Exit codes of the tool (issue 5). */
+/* Exit codes of the tool. */
 enum {
     CLI_OK = 0,      /* success */
     CLI_USAGE = 1,   /* usage error (unknown command/option, bad option value) */

@@ -1,5 +1,5 @@
 /*
- * cmd_cat.c - `tsf cat FILE` and `tsf head FILE [-n N]` (issue 5): print the rows of a file.
+ * cmd_cat.c - `tsf cat FILE` and `tsf head FILE [-n N]`: print the rows of a file.
  *
  *  --format csv (default): wide; a `time` column, then (several devices) a `device` column or (one
  *    table-model table) its TAG columns, then one column per measurement; empty cells for nulls; one

@@ -1,5 +1,5 @@
 /*
- * cmd_convert.c - `tsf convert IN -o OUT [--encoding ...] [--compression ...] [--page-points N]` (issue 5):
+ * cmd_convert.c - `tsf convert IN -o OUT [--encoding ...] [--compression ...] [--page-points N]`:
  * rewrites a file through the reader (one query per device) and the writer (one tablet per batch), keeping
  * the model, devices, series, types and column categories; encodings and compressions are kept unless
  * overridden (default or per column), except that FLOAT/DOUBLE columns in a lossy precision form (TS_2DIFF,

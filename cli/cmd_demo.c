@@ -1,5 +1,5 @@
 /*
- * cmd_demo.c - `tsf demo [--rows N] [-o FILE]` (issue 5): a newcomer's first minute. Generates sensor
+ * cmd_demo.c - `tsf demo [--rows N] [-o FILE]`: a newcomer's first minute. Generates sensor
  * data (4 machines as aligned tree devices, 5 sensors each: temperature, vibration, pressure as DOUBLE,
  * humidity as FLOAT with ~2% nulls, running as BOOLEAN; one row a second with +-200 ms jitter and a 15
  * minute outage at 40%), writes it through tablets, then reads it back: a one-hour time window, a value

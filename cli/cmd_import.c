@@ -1,5 +1,5 @@
 /*
- * cmd_import.c - `tsf import CSV... -o FILE` (issue 5): CSV to TsFile, streaming through writer tablets
+ * cmd_import.c - `tsf import CSV... -o FILE`: CSV to TsFile, streaming through writer tablets
  * (bulk column setters), memory bounded by one tablet per target plus the type-inference window.
  *
  * Layouts: wide (a time column and value columns; tree model: one aligned device per CSV, --device or

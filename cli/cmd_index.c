@@ -1,5 +1,5 @@
 /*
- * cmd_index.c - `tsf index FILE|DIR... [-o OUT]` (issue 6 item 5): builds the page-time index of each
+ * cmd_index.c - `tsf index FILE|DIR... [-o OUT]`: builds the page-time index of each
  * TsFile (tsf_page_index_build: page start times -> page locations in a sorted-mode learned index) next to
  * it as FILE.tsfidx, which queries then use to start at the page holding their first time (doc/reader.md).
  * A directory stands for its *.tsfile files (one index per file), or with --merged gets one index over all

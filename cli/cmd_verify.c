@@ -1,5 +1,5 @@
 /*
- * cmd_verify.c - `tsf verify FILE...` and `tsf recover FILE -o OUT` (issue 5, reader issue item 4):
+ * cmd_verify.c - `tsf verify FILE...` and `tsf recover FILE -o OUT`:
  * thin front ends of tsf_verify (walks head, data area, index, bloom filter and tail, decodes every
  * page) and tsf_recover (keeps every chunk whose header and pages are whole and decode, writes a new
  * index and tail). verify exits 2 when any file is damaged and prints how many are.

@@ -1,5 +1,5 @@
 /*
- * csv.c - CSV for the `tsf` tool (issue 5): a streaming RFC-4180 reader (quoted fields with doubled
+ * csv.c - CSV for the `tsf` tool: a streaming RFC-4180 reader (quoted fields with doubled
  * quotes and embedded line breaks, CRLF, a UTF-8 BOM; memory bounded by the longest record), strict
  * value parsers, float printing that reads back to the same bits, and ISO-8601 time text. TsFile
  * stores no time unit; the CLI's unit (default ms) decides what the int64 times mean.

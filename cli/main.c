@@ -1,6 +1,6 @@
 /*
  * main.c - entry point of the `tsf` command-line tool: dispatches `tsf <subcommand> ...` to the
- * subcommand's function (cli.h; one file per subcommand). Exit codes: args.h (issue 5).
+ * subcommand's function (cli.h; one file per subcommand). Exit codes: args.h.
  */
 #include <stdio.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  *   IX_FG_SEPS(s, two, q) bit i set when the 32-bit separator s[i] <= q, for i < 16, and for i < 32 when
  *                        two is set (the second 16-entry line is only read then),
  *   IX_FG_EQ(blk, x)     bit 2 + 2 i set when key slot i of the 256-byte block equals x,
- * so that the kernels inline into one small function (session 8: the instructions of a get decide how many
+ * so that the kernels inline into one small function (the instructions of a get decide how many
  * consecutive gets' misses overlap; doc/index.md "Sealed fast path").
  *
  * While no write happened since the last build or open (ix->fast set), the tree fields are an immutable

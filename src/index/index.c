@@ -2025,7 +2025,7 @@ tsf_status tsf_index_bulk_load(tsf_index *ix, const uint64_t *keys, const uint64
 
 /* After a build or open: publishes the immutable tree copy of the fast path (if on and the mode fits). */
 /*
- * Routing table of the sealed fast path (session 8): the internal nodes in level order, root first, so that
+ * Routing table of the sealed fast path: the internal nodes in level order, root first, so that
  * a get routes through a few hot DRAM entries instead of reading a slot of every node on its path (the last
  * level's slots, 32 B per leaf, do not stay in cache: one dependent miss per get). Built from the nodes as
  * they are in the file (validated at open); 0 entries when a node's children are not all nodes or all

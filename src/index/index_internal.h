@@ -73,7 +73,7 @@ typedef struct ix_leaf {
  * levels of separators (level l holds the separator of every 16^l-th block, until a level has <= 32
  * entries), so that a wide error window costs one 16-entry line per level instead of a binary search
  * (0.27 B per block). After the upper levels, leaves of 65..65535 blocks whose model window spans more than
- * two lines have a radix table (session 7, 1 B per block, ix_radix_on): entry j (16 bits) is the last block
+ * two lines have a radix table (1 B per block, ix_radix_on): entry j (16 bits) is the last block
  * whose separator is below j << (L->rsh - 1) (0 if none), so the block of a key with separator q lies between
  * entries q >> (rsh - 1) and the next: where the leaf model is off (osm) that narrows a window of hundreds of
  * blocks to a few (ix_radix_window). The metadata of a leaf of >= 16 blocks starts 64-byte aligned (a

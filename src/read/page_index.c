@@ -1,5 +1,5 @@
 /*
- * page_index.c - the page-time index of one TsFile (issue 6 item 5): page start time -> page location
+ * page_index.c - the page-time index of one TsFile: page start time -> page location
  * (chunk header offset, page header offset, page number in its chunk), kept in a sorted-mode PLTree
  * (include/tsf_index.h) stored next to the file as `<file>.tsfidx`. Built after the fact from a reader by
  * walking every series' chunks and page headers (container format §6-§7; single-page chunks take the

@@ -22,7 +22,7 @@
  * yields the same rows, possibly cut into batches differently.
  * Recycled buffers go back to the thread that filled them (par_bufs), so a thread decodes into lines its own
  * core wrote last. Tasks of about 2^18 values (three E2 pages): one-page tasks cost each thread ~15 % more per
- * page when both threads decode (not on one thread alone), larger ones no better (doc/reader.md, session 7).
+ * page when both threads decode (not on one thread alone), larger ones no better (doc/reader.md).
  * The workers, the ring's slots, the recycled decode buffers and the constant buffers live in the reader
  * (rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
  * tsf_reader_close), so a query starts no thread and faults no page in once the reader is warm; a query
@@ -36,7 +36,7 @@
 
 #include "parallel.h"
 
-/* Tuning knobs, overridable at compile time for experiments (doc/reader.md "Parallel scan", session 5) */
+/* Tuning knobs, overridable at compile time for experiments (doc/reader.md "Parallel scan") */
 #ifndef PAR_TASK_VALUES
 #define PAR_TASK_VALUES (1u << 18) /* values (rows x columns) a task aims at */
 #endif

@@ -1,5 +1,5 @@
 /*
- * recover.c - tsf_recover (issue 4 item 6): makes a readable TsFile out of a crashed one (no index,
+ * recover.c - tsf_recover: makes a readable TsFile out of a crashed one (no index,
  * no tail: a killed writer's temporary, cut at any byte) or a complete one with damaged chunks.
  *
  * The data area is scanned as tsf_verify scans it (verify_scan.h): every chunk whose header and pages

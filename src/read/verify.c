@@ -1,5 +1,5 @@
 /*
- * verify.c - tsf_verify (issue 4 item 6) and the data-area scan it shares with tsf_recover.
+ * verify.c - tsf_verify and the data-area scan it shares with tsf_recover.
  *
  * The scan (verify_scan.h) walks the data area with the format walker (tsfile-container-format.md
  * §4-§6), decompresses and decodes every page (§6.3 non-aligned bodies, §6.4 aligned time and value

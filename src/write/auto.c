@@ -1,5 +1,5 @@
 /*
- * auto.c - TSF_ENCODING_AUTO (issue 3 item 5; doc/writer.md "AUTO encoding").
+ * auto.c - TSF_ENCODING_AUTO (doc/writer.md "AUTO encoding").
  *
  * A column registered with AUTO holds the Java default encoding of its type as a placeholder until
  * its first non-empty page is sealed. That page is the sample: it is encoded with every candidate

@@ -464,7 +464,7 @@ static void test_duplicates(void)
  * tsf_index_options.path): clustered and lognormal keys give leaves whose model error windows span
  * hundreds of blocks (separator levels above level 0), uniform keys one-line windows. The probes of
  * diff_all hit block and group boundaries (present keys +- 1); the test also checks that some lookups
- * really went through the upper levels, and (session 7) that clustered keys sit in leaves with a radix
+ * really went through the upper levels, and that clustered keys sit in leaves with a radix
  * table (uniform ones never: their windows are narrow).
  */
 static void test_lookup_paths(void)
@@ -506,7 +506,7 @@ static void test_lookup_paths(void)
             tsf_index_stats st;
             CHECK_OK(tsf_index_stats_get(ix, &st), (tsf_error *)NULL);
             CHECK(st.dram_bytes < m); /* <= 1 B/key with the separator levels and radix tables */
-            /* keys in leaves with a radix table (session 7; stats built every leaf's metadata) */
+            /* keys in leaves with a radix table (stats built every leaf's metadata) */
             uint64_t radix = 0;
             for (uint64_t l = 0; l < ix->n_leaves; l++)
                 if (ix->leaves[l].rsh) radix += ix->leaves[l].nbase;

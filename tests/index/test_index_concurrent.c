@@ -1,5 +1,5 @@
 /*
- * Concurrency of the learned index (doc/index.md "Concurrency", issue 6 item 4): one writer thread
+ * Concurrency of the learned index (doc/index.md "Concurrency"): one writer thread
  * (inserts, upserts, deletes, compactions) and several reader threads on one handle, both leaf modes.
  * Every reader checks that each key acknowledged before its lookup started (a base key never deleted,
  * or a new key whose insert had returned) is found by get, lower bound, floor, scan and the batched

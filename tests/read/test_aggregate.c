@@ -1,5 +1,5 @@
 /*
- * test_aggregate.c - tsf_aggregate and tsf_last_value (issue 4 item 4). For every series of files our
+ * test_aggregate.c - tsf_aggregate and tsf_last_value. For every series of files our
  * writer makes (multi-page, multi-chunk, aligned with nulls, table model) and of every golden file:
  *   - the statistics path and force_decode give bit-identical windows;
  *   - both equal an independent reference computed here from the values of a plain query (windows by

@@ -1,5 +1,5 @@
 /*
- * Large-volume writer tests (issue 3): memory stays under the budget while 100M points go through
+ * Large-volume writer tests: memory stays under the budget while 100M points go through
  * (peak measured through the allocator hooks; 10M points under sanitizers, where 100M would take
  * minutes on two cores), and a file over 4 GiB written and read back past the 4 GiB mark (64-bit
  * offsets in chunk metadata and index). The big file runs only when TSF_TEST_BIG=1 is set, the

@@ -227,11 +227,11 @@ static const pathdef PATHDEFS[] = {
     {"per_value", TSF_PATH_PER_VALUE}, {"batch", TSF_PATH_SCALAR}, {"simd", TSF_PATH_AUTO}};
 
 /* The "simd" row's path: the one the environment variable TSF_CODEC_PATH names (per_value, scalar,
-   sse41, avx2, avx512, neon), else AUTO (the best the CPU has). */
+   sse41, avx2, avx512), else AUTO (the best the CPU has). */
 static tsf_codec_path simd_path(void)
 {
     const char *env = getenv("TSF_CODEC_PATH");
-    for (int p = TSF_PATH_PER_VALUE; env && p <= TSF_PATH_NEON; p++)
+    for (int p = TSF_PATH_PER_VALUE; env && p <= TSF_PATH_AVX512; p++)
         if (strcmp(env, tsf_codec_path_name((tsf_codec_path)p)) == 0) return (tsf_codec_path)p;
     return TSF_PATH_AUTO;
 }

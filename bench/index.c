@@ -30,6 +30,7 @@
 #include "tsf.h"
 #include "index/pla.h"
 #include "tsf_index.h"
+#include "tsf_experimental.h"
 
 #define BATCH 16
 
@@ -829,7 +830,7 @@ static void run_overflow(const char *name, const uint64_t *k, const uint64_t *v,
         o.flags = TSF_INDEX_TRUNCATE;
         tsf_index *ix;
         tsf_error err;
-        if (tsf_index_open(path, &o, &ix, &err) != TSF_OK ||
+        if (tsf_index_open(&ix, path, &o, &err) != TSF_OK ||
             tsf_index_bulk_load(ix, k, v, n, &err) != TSF_OK) {
             fprintf(stderr, "index: %s\n", err.message);
             break;
@@ -968,7 +969,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
                       (local ? TSF_INDEX_LOCAL_SEARCH : 0);
             tsf_index *ix;
             tsf_error err;
-            if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) {
+            if (tsf_index_open(&ix, path, &o, &err) != TSF_OK) {
                 fprintf(stderr, "index open: %s\n", err.message);
                 return;
             }
@@ -979,7 +980,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             for (int rp = 0; rp < nrep; rp++) {
                 if (rp) {
                     tsf_index_close(ix);
-                    if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) {
+                    if (tsf_index_open(&ix, path, &o, &err) != TSF_OK) {
                         fprintf(stderr, "index open: %s\n", err.message);
                         return;
                     }
@@ -1087,7 +1088,7 @@ static void run_dataset(const char *name, size_t nkeys, size_t nops, int threads
             tsf_index_close(ix);
             o.flags &= ~(uint32_t)TSF_INDEX_TRUNCATE;
             t0 = bench_now_ns();
-            if (tsf_index_open(path, &o, &ix, &err) == TSF_OK) {
+            if (tsf_index_open(&ix, path, &o, &err) == TSF_OK) {
                 uint64_t vv;
                 tsf_index_get(ix, present[0], &vv, NULL);
                 double us = (double)(bench_now_ns() - t0);

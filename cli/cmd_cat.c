@@ -584,7 +584,7 @@ static int run(int argc, char **argv, int head)
     }
     if (c.where) {
         tsf_error e = {0};
-        if (tsf_filter_parse(c.where, &c.filter, &e)) {
+        if (tsf_filter_parse(&c.filter, c.where, &e)) {
             cli_err(c.cmd, "--where: %s", e.message);
             goto out;
         }

@@ -266,7 +266,7 @@ int tsf_cmd_demo(int argc, char **argv)
     const char *expr = "vibration > 5 and humidity < 50";
     tsf_filter *flt = NULL;
     tsf_error e = {0};
-    if (tsf_filter_parse(expr, &flt, &e)) {
+    if (tsf_filter_parse(&flt, expr, &e)) {
         cli_err("demo", "filter: %s", e.message);
         rc = CLI_IO;
         goto out;

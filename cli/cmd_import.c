@@ -175,20 +175,6 @@ static void hmap_free(hmap *m)
     free(m->e);
 }
 
-static size_t type_width(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
-    }
-}
-
 static int is_bytes(tsf_type t)
 {
     return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
@@ -248,7 +234,7 @@ static int sink_reserve(sink *s, size_t need)
     if (!l) return -1;
     s->lines = l;
     for (size_t i = 0; i < s->ncols; i++) {
-        void *v = realloc(s->vals[i], nc * type_width(s->types[i]));
+        void *v = realloc(s->vals[i], nc * tsf_type_size(s->types[i]));
         if (!v) return -1;
         s->vals[i] = v;
         uint8_t *b = realloc(s->valid[i], nc / 8 + 1);
@@ -285,10 +271,10 @@ static int sink_add(sink *s, int64_t t, uint64_t line, const tsf_value *cells)
     s->lines[r] = line;
     for (size_t i = 0; i < s->ncols; i++) {
         uint8_t *v = s->valid[i];
-        char *dst = (char *)s->vals[i] + r * type_width(s->types[i]);
+        char *dst = (char *)s->vals[i] + r * tsf_type_size(s->types[i]);
         if (cells[i].is_null) {
             v[r >> 3] &= (uint8_t) ~(1u << (r & 7));
-            memset(dst, 0, type_width(s->types[i]));
+            memset(dst, 0, tsf_type_size(s->types[i]));
             continue;
         }
         v[r >> 3] |= (uint8_t)(1u << (r & 7));
@@ -345,7 +331,7 @@ static int sink_write(imp *m, sink *s, size_t a, size_t b)
     size_t n = b - a;
     if (tsf_tablet_set_times(s->tab, s->times + a, n, &e)) goto bad;
     for (size_t i = 0; i < s->ncols; i++) {
-        size_t w = type_width(s->types[i]);
+        size_t w = tsf_type_size(s->types[i]);
         void *vals = (char *)s->vals[i] + a * w;
         if (is_bytes(s->types[i])) {
             tsf_bytes *bv = vals;
@@ -431,7 +417,7 @@ static int sink_sort_write(imp *m, sink *s, size_t ntags)
     free(s->times);
     s->times = t;
     for (size_t c = 0; c < s->ncols; c++) {
-        size_t w = type_width(s->types[c]);
+        size_t w = tsf_type_size(s->types[c]);
         char *v = malloc(k * w + 1);
         uint8_t *b = calloc(k / 8 + 1, 1);
         if (!v || !b) {

@@ -78,7 +78,7 @@ static int index_merged(const char *dir, const char *out)
     int slot = ipath ? cli_out_track_temp_of(ipath) : -1;
     tsf_status st = ipath ? tsf_page_index_build_dir(dir, ipath, &np, &e) : TSF_ENOMEM;
     cli_out_untrack(slot);
-    if (!st) st = tsf_page_index_open_dir(dir, ipath, &pix, &e); /* read back: counts as stored */
+    if (!st) st = tsf_page_index_open_dir(&pix, dir, ipath, &e); /* read back: counts as stored */
     int rc = CLI_OK;
     if (!st) {
         tsf_page_index_info(pix, &np, &nlate);

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tsf_filter *f = NULL;
     tsf_error e;
     memset(&e, 0, sizeof e);
-    tsf_status st = tsf_filter_parse(text, &f, &e);
+    tsf_status st = tsf_filter_parse(&f, text, &e);
     if (st != TSF_OK && st != TSF_EINVAL && st != TSF_ENOMEM) __builtin_trap();
     if (st == TSF_EINVAL && (f || strncmp(e.message, "filter", 6) != 0)) __builtin_trap();
     if (st == TSF_OK) {
@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!a || !b) __builtin_trap();
         if (tsf_filter_format(f, a, n + 1) != n || strlen(a) != n) __builtin_trap();
         tsf_filter *g = NULL;
-        if (tsf_filter_parse(a, &g, &e) != TSF_OK) __builtin_trap(); /* formatted text always parses */
+        if (tsf_filter_parse(&g, a, &e) != TSF_OK) __builtin_trap(); /* formatted text always parses */
         if (tsf_filter_format(g, b, n + 1) != n || memcmp(a, b, n + 1) != 0) __builtin_trap();
         tsf_filter_free(g);
         free(a);

@@ -70,24 +70,6 @@ static const tsf_type FZ_TYPES[] = {TSF_BOOLEAN, TSF_INT32, TSF_INT64,     TSF_F
                                     TSF_TEXT,    TSF_DATE,  TSF_TIMESTAMP, TSF_BLOB,  TSF_STRING};
 #define FZ_NTYPES (sizeof FZ_TYPES / sizeof FZ_TYPES[0])
 
-static inline size_t fz_width(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN:
-        return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT:
-        return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-        return 8;
-    default:
-        return sizeof(tsf_bytes);
-    }
-}
-
 static inline int fz_is_binary(tsf_type t)
 {
     return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
@@ -154,7 +136,7 @@ static inline int fz_values_equal(tsf_type t, const void *a, const void *b, size
             if (x[i].len != y[i].len || (x[i].len && memcmp(x[i].data, y[i].data, x[i].len) != 0)) return 0;
         return 1;
     }
-    if (!nan_eq || (t != TSF_FLOAT && t != TSF_DOUBLE)) return memcmp(a, b, n * fz_width(t)) == 0;
+    if (!nan_eq || (t != TSF_FLOAT && t != TSF_DOUBLE)) return memcmp(a, b, n * tsf_type_size(t)) == 0;
     for (size_t i = 0; i < n; i++) {
         if (t == TSF_FLOAT) {
             float x = ((const float *)a)[i], y = ((const float *)b)[i];
@@ -191,7 +173,7 @@ static inline tsf_status fz_decode_all_paths(tsf_type t, tsf_encoding enc, const
                                              size_t n, void *out0, size_t *consumed0)
 {
     const fz_codecs *cs = fz_get_codecs();
-    size_t w = fz_width(t);
+    size_t w = tsf_type_size(t);
     void *first = calloc(n ? n : 1, w), *other = calloc(n ? n : 1, w);
     FZ_CHECK(first && other);
     tsf_status s0 = TSF_OK;
@@ -276,7 +258,7 @@ static inline size_t fz_make_values(tsf_type t, fz_reader *r, void *values, size
         }
         return n;
     }
-    size_t w = fz_width(t);
+    size_t w = tsf_type_size(t);
     n = r->n / w;
     if (n > FZ_MAX_VALUES) n = FZ_MAX_VALUES;
     memcpy(values, r->p, n * w);
@@ -352,7 +334,7 @@ static inline int fz_roundtrip_harness(tsf_encoding enc, const uint8_t *data, si
         FZ_CHECK(tsf_codec_encode(cs->c[0], t, enc, v, 0, dst, sizeof dst, &w, NULL) == TSF_ENOTSUP);
         return 0;
     }
-    size_t wid = fz_width(t), payload;
+    size_t wid = tsf_type_size(t), payload;
     void *values = calloc(FZ_MAX_VALUES, wid);
     void *back = calloc(FZ_MAX_VALUES, wid);
     FZ_CHECK(values && back);

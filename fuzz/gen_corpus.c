@@ -201,7 +201,7 @@ static void seeds_for(const tsf_codec *c, tsf_encoding enc, const char *ename)
                     }
                     write_seed(rdir, name, &sel, 1, buf, k);
                 } else {
-                    write_seed(rdir, name, &sel, 1, values, n * fz_width(t));
+                    write_seed(rdir, name, &sel, 1, values, n * tsf_type_size(t));
                 }
             }
             /* decode seeds: a valid stream and damaged variants */

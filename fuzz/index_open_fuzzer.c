@@ -33,7 +33,7 @@ static void exercise(const char *path, uint32_t flags)
     o.flags = flags;
     tsf_index *ix = NULL;
     tsf_error err;
-    tsf_status s = tsf_index_open(path, &o, &ix, &err);
+    tsf_status s = tsf_index_open(&ix, path, &o, &err);
     if (s != TSF_OK) {
         if (s != TSF_ECORRUPT && s != TSF_EIO) abort();
         return;
@@ -96,7 +96,7 @@ static int write_seed(const char *dir, const char *name, uint32_t mode, uint32_t
     o.flags = flags;
     tsf_index *ix;
     tsf_error err;
-    if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) return 1;
+    if (tsf_index_open(&ix, path, &o, &err) != TSF_OK) return 1;
     uint64_t *k = malloc((n + 1) * 8), *v = malloc((n + 1) * 8);
     for (size_t i = 0; i < n; i++) {
         k[i] = (flags & TSF_INDEX_ALLOW_DUPLICATES) ? i / 2 * 1000 : i * i * 977 + (i % 7);
@@ -125,7 +125,7 @@ static int write_seed(const char *dir, const char *name, uint32_t mode, uint32_t
         if (truncate(path, (off_t)got) != 0) break;
         tsf_index_options_init(&o);
         o.flags = TSF_INDEX_READONLY;
-        if (tsf_index_open(path, &o, &ix, &err) != TSF_OK) continue;
+        if (tsf_index_open(&ix, path, &o, &err) != TSF_OK) continue;
         tsf_status c = tsf_index_check(ix, &err);
         tsf_index_close(ix);
         if (c == TSF_OK) break;

@@ -13,7 +13,7 @@ static void fz_compact(const uint8_t *data, size_t size)
     int legal;
     tsf_type t = fz_pick_type(TSF_ENC_GORILLA, 1, fz_u8(&r), &legal);
     if (!legal) return;
-    size_t wid = fz_width(t), payload;
+    size_t wid = tsf_type_size(t), payload;
     void *values = calloc(FZ_MAX_VALUES, wid), *back = calloc(FZ_MAX_VALUES, wid);
     FZ_CHECK(values && back);
     size_t n = fz_make_values(t, &r, values, &payload);

@@ -4,7 +4,17 @@
  * Conventions (see doc/api.md):
  *  - Every fallible function returns a tsf_status (0 = TSF_OK, negative = error) and takes an
  *    optional `tsf_error *err` (may be NULL) that receives a message naming what failed and where.
- *  - Handles are opaque; options travel in structs whose first field is their size (versioning).
+ *  - Parameter order: the handle a call acts on comes first, then its inputs, then its results
+ *    (pointers the call fills), then `err` last. A call that makes a new handle from no other handle
+ *    (tsf_codec_open, tsf_writer_open, tsf_reader_open, tsf_index_open, tsf_filter_parse, ...) takes
+ *    the address of the result first: `tsf_X_open(&x, ...)`; one made from a parent handle takes it
+ *    last, before err (`tsf_query_open(reader, opts, &q, err)`).
+ *  - Handles are opaque; options travel in structs whose first field, struct_size, is the size of the
+ *    struct the caller was compiled with: fields are only ever added at the end, and a call accepts
+ *    any size from its first published version up to its own (a smaller struct gets the defaults for
+ *    the fields it lacks; a larger or too small one is TSF_EINVAL).
+ *  - This header is the stable API. Switches for tests, benchmarks and comparisons of implementation
+ *    choices are declared apart, in tsf_experimental.h, outside any compatibility promise.
  *  - Sizes and offsets are 64-bit (size_t / uint64_t) throughout.
  *  - The library keeps no process-global mutable state and never calls exit() or abort().
  *  - Thread safety: distinct handles may be used from distinct threads; a tsf_codec may be shared
@@ -70,6 +80,10 @@ typedef struct tsf_error {
 /** Constant name of a status code ("TSF_ECORRUPT"). Never NULL. */
 TSF_API const char *tsf_status_name(tsf_status s);
 
+/* Settings outside the stable API, defined in tsf_experimental.h. */
+struct tsf_codec_experimental;
+struct tsf_query_experimental;
+
 /* ---- allocator hooks ---------------------------------------------------------------------- */
 
 /** Optional allocator; a NULL hook table (or NULL members) means the C library's malloc family. */
@@ -82,8 +96,10 @@ typedef struct tsf_allocator {
 
 /* ---- TsFile enumerations (values are the on-disk codes) ----------------------------------- */
 
+/** Data types. The comment after each names the C representation of one value, as it appears in
+ *  value arrays (codecs, tablets, batches); tsf_type_size() gives its size. */
 typedef enum tsf_type {
-    TSF_BOOLEAN = 0, /* values: uint8_t 0/1 */
+    TSF_BOOLEAN = 0, /* uint8_t 0/1 */
     TSF_INT32 = 1,   /* int32_t */
     TSF_INT64 = 2,   /* int64_t */
     TSF_FLOAT = 3,   /* float */
@@ -134,6 +150,10 @@ TSF_API const char *tsf_compression_name(tsf_compression c);
 TSF_API tsf_status tsf_type_parse(const char *name, tsf_type *out);
 TSF_API tsf_status tsf_encoding_parse(const char *name, tsf_encoding *out);
 TSF_API tsf_status tsf_compression_parse(const char *name, tsf_compression *out);
+/** Bytes of one value of the type's C representation in value arrays: 1 (BOOLEAN), 4 (INT32, DATE,
+ *  FLOAT), 8 (INT64, TIMESTAMP, DOUBLE), sizeof(tsf_bytes) (TEXT, STRING, BLOB); 0 for TSF_VECTOR
+ *  (no values) and for unknown codes. */
+TSF_API size_t tsf_type_size(tsf_type t);
 
 /** A borrowed byte string (TEXT, STRING, BLOB values). */
 typedef struct tsf_bytes {
@@ -145,8 +165,8 @@ typedef struct tsf_bytes {
 
 /**
  * Implementation paths of the codecs, chosen by the `path` field of the codec, reader, writer
- * and index options. AUTO picks the fastest the CPU supports. A path the CPU lacks falls back to the best available below it. Results are identical on
- * every path; the choice only changes speed.
+ * and index options. AUTO picks the fastest the CPU supports. A path the CPU lacks falls back to
+ * the best available below it. Results are identical on every path; the choice only changes speed.
  */
 typedef enum tsf_codec_path {
     TSF_PATH_AUTO = 0,
@@ -155,7 +175,7 @@ typedef enum tsf_codec_path {
     TSF_PATH_SSE41 = 3,
     TSF_PATH_AVX2 = 4,
     TSF_PATH_AVX512 = 5,
-    TSF_PATH_NEON = 6,
+    TSF_PATH_NEON = 6,      /* reserved: there are no NEON kernels; a request runs the SCALAR path */
 } tsf_codec_path;
 
 TSF_API const char *tsf_codec_path_name(tsf_codec_path p);
@@ -169,10 +189,8 @@ typedef struct tsf_codec_options {
        the cheaper of reusing the stored window and opening a new one; 2 = also a lookahead of 4 values
        over 8 candidate windows (smallest, slower). Every setting writes a standard GORILLA stream. */
     int32_t gorilla_compact;
-    /* Non-temporal (cache-bypassing) stores in TS_2DIFF INT32 decodes on the AVX-512 path: 1 = on,
-       -1 = off, 0 = default: off (ordinary stores measured faster at every size on AMD Zen 5). The
-       values written are the same. */
-    int32_t nt_stores;
+    /* Settings outside the stable API (tsf_experimental.h); NULL = none. Read during tsf_codec_open. */
+    const struct tsf_codec_experimental *experimental;
 } tsf_codec_options;
 
 /** Fills the defaults. */
@@ -236,7 +254,8 @@ typedef struct tsf_ts2diff_block {
     int64_t first;      /* exact first value */
     int64_t bound;      /* exact exclusive upper bound: the next block's first value; for the last
                            block, last value + 1 computed by decoding it (INT64_MAX if it overflows) */
-    int64_t bound_conservative; /* first + n*(min_delta + 2^width - 1), saturated: Plan A */
+    int64_t bound_conservative; /* an inclusive upper bound taken from the block header alone:
+                                   first + n*(min_delta + 2^width - 1), saturated */
     size_t ordinal;     /* index of the block's first value within the page */
 } tsf_ts2diff_block;
 
@@ -329,13 +348,13 @@ typedef struct tsf_writer_options {
                                      started at open, joined at close); 0/1 = none. Output bytes do not
                                      depend on it. With > 1, chunk groups are written by a worker while
                                      the next tablets are encoded: the write callback may then be called
-                                     from a worker (never two calls at once). (Added after allocator.) */
+                                     from a worker (never two calls at once). */
     int lz4_probe;                /* 1 (default): LZ4 pages whose values two 2 KiB samples show LZ4 cannot
                                      shrink store the values as the block's last literal run (valid LZ4,
                                      no match search, no copy); 0: every page via LZ4_compress_default,
                                      the Java writer's bytes. */
     int32_t gorilla_compact;      /* GORILLA window choice (tsf_codec_options.gorilla_compact): 1 (default)
-                                     = by cost (standard streams any GORILLA decoder reads, ~6% smaller),
+                                     = by cost (standard streams any GORILLA decoder reads, smaller),
                                      0 = the Java writer's bytes, 2 = by cost + lookahead (slow) */
     int page_index;               /* 1: tsf_writer_close also writes the page-time index <path>.tsfidx
                                      (tsf_page_index_build_file; tsf_writer_open only, ignored for callbacks) */
@@ -497,7 +516,6 @@ typedef struct tsf_reader_options {
     size_t struct_size;             /* sizeof(tsf_reader_options) */
     tsf_codec_path path;            /* codec implementation path; AUTO */
     const tsf_allocator *allocator; /* NULL = malloc */
-    /* -- added in 0.2 -- */
     int use_pread; /* tsf_reader_open: 1 = read with pread; 0 (default) = map the file read-only (mmap) where
                     * the system allows, falling back to pread (a mapped file must not shrink while open) */
     int page_index; /* tsf_reader_open: 1 (default) = queries use `<path>.tsfidx` when it is there and made for
@@ -628,10 +646,8 @@ typedef struct tsf_query_options {
     size_t ncolumns;
     int64_t time_min, time_max;  /* inclusive range; INT64_MIN / INT64_MAX */
     size_t batch_size;           /* most rows per batch; 4096 */
-    /* -- added in 0.2 (struct_size tells which fields a caller knows) -- */
     const struct tsf_filter *where; /* value predicate (tsf_filter_*); NULL = none. Borrowed: keep it alive
                                      * until tsf_query_close. Rows where it is not TRUE are dropped. */
-    int block_bound;             /* TSF_BLOCK_BOUND_EXACT (default) or TSF_BLOCK_BOUND_CONSERVATIVE (E3 Plan A) */
     unsigned threads;            /* decode chunks on this many threads (0/1 = the calling thread only);
                                   * batches come out in the same order as with one thread. The caller is
                                   * one of them; the threads - 1 others are kept by the reader across
@@ -641,16 +657,12 @@ typedef struct tsf_query_options {
                                         * holding time_min without walking its page headers; same rows. */
     int use_page_index; /* 1 (default): with page_index NULL, the reader's own index (tsf_reader_page_index);
                          * 0: no page index (page headers walked as without one) */
-    int filter_prune;   /* 1 (default): chunks, pages and table devices that statistics or tags show cannot
-                         * satisfy `where` are skipped unread; 0: every row is read and tested (the same rows) */
     int checked; /* -1 (default) = the reader's tsf_reader_options.checked; 1 = compare every decoded page with
                   * its statistics (a partly covered page is then decoded whole: no TS_2DIFF block pruning
                   * inside it); 0 = off */
+    /* Settings outside the stable API (tsf_experimental.h); NULL = none. Read during tsf_query_open. */
+    const struct tsf_query_experimental *experimental;
 } tsf_query_options;
-
-/** How a TS_2DIFF time block's upper bound is taken when pruning inside a page (E3). EXACT reads the next
- *  block's first value (Plan C); CONSERVATIVE bounds it from the block header (Plan A). */
-enum { TSF_BLOCK_BOUND_EXACT = 0, TSF_BLOCK_BOUND_CONSERVATIVE = 1 };
 
 TSF_API void tsf_query_options_init(tsf_query_options *o);
 
@@ -665,7 +677,9 @@ typedef struct tsf_column_batch {
 } tsf_column_batch;
 
 /** Rows of one device in ascending time order; valid until the next tsf_query_next / close. A row
- *  whose columns are all null is still returned for an aligned device (its time exists). */
+ *  whose columns are all null is still returned for an aligned device (its time exists). Columns come
+ *  in the order of tsf_query_options.columns, or, when that is NULL, in the device's series order
+ *  (measurement names ascending, as tsf_reader_series numbers them); each carries its name. */
 typedef struct tsf_batch {
     size_t device;
     size_t nrows;
@@ -732,7 +746,7 @@ TSF_API tsf_status tsf_reader_page_index(tsf_reader *r, tsf_page_index **out, ts
 TSF_API tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t *npages, tsf_error *err);
 /** Opens a directory index (path NULL = `<dir>/dir.tsfidx`): TSF_ECORRUPT when damaged, TSF_ESTATE when a
  *  file of dir it names is missing or changed. Lookups by name (tsf_page_index_lookup_name) only. */
-TSF_API tsf_status tsf_page_index_open_dir(const char *dir, const char *path, tsf_page_index **out,
+TSF_API tsf_status tsf_page_index_open_dir(tsf_page_index **out, const char *dir, const char *path,
                                            tsf_error *err);
 /** Lookup by names (series NULL or "" = an aligned device's time column) in a one-file or directory index:
  *  the page whose start is the last <= t over all files; *file (may be NULL) = its file (0 for one file;
@@ -767,7 +781,7 @@ TSF_API tsf_status tsf_filter_not(tsf_filter **out, tsf_filter *a, tsf_error *er
 /** Parses text such as `temp > 3.5 and (status = 'ok' or not humidity <= 20)`: operators = != <> < <= > >=,
  *  and/or/not (any case), parentheses, numbers, 'single-quoted' strings ('' escapes a quote), true/false;
  *  a column name is an identifier (letters, digits, _ . $) or "double-quoted". Errors name the position. */
-TSF_API tsf_status tsf_filter_parse(const char *text, tsf_filter **out, tsf_error *err);
+TSF_API tsf_status tsf_filter_parse(tsf_filter **out, const char *text, tsf_error *err);
 /** Writes the filter back as text into buf; returns the length it needs. Only needed parentheses are
  *  written (`a = 1 and b = 2 and c = 3`, `a = 1 and (b = 2 or not c = 3)`): text from tsf_filter_parse
  *  formats to text that nests no deeper and parses back to the same filter. */
@@ -786,7 +800,8 @@ typedef struct tsf_agg_options {
     int64_t time_min, time_max; /* inclusive; INT64_MIN / INT64_MAX */
     int64_t window;             /* 0 = one window over the whole range; else windows of this length */
     int64_t window_origin;      /* windows are [origin + k*window, origin + (k+1)*window); default 0 */
-    int force_decode;           /* 1 = ignore statistics, decode everything (for comparison and tests) */
+    int force_decode;           /* 1 = decode every page instead of answering from statistics (the same
+                                 * results; cross-checks a file's statistics) */
     int checked;                /* -1 (default) = the reader's tsf_reader_options.checked; 1 = every decoded page
                                  * is compared with its statistics; 0 = off */
 } tsf_agg_options;
@@ -881,6 +896,9 @@ TSF_API tsf_status tsf_cursor_next(tsf_cursor *c, int *has_row, tsf_error *err);
 TSF_API int64_t tsf_cursor_time(const tsf_cursor *c);
 TSF_API size_t tsf_cursor_device(const tsf_cursor *c);
 TSF_API size_t tsf_cursor_column_count(const tsf_cursor *c);
+/** Name of column `col` of the current row's batch (the query's column name, see tsf_batch), valid until
+ *  the next tsf_cursor_next; NULL without a current row or for col >= tsf_cursor_column_count. */
+TSF_API const char *tsf_cursor_column_name(const tsf_cursor *c, size_t col);
 /** Cell `col` of the current row (type of the column in *type; v.is_null for null). */
 TSF_API tsf_status tsf_cursor_value(const tsf_cursor *c, size_t col, tsf_type *type, tsf_value *v, tsf_error *err);
 /** Typed fast accessors for cell `col` of the current row: 1 and *out set when the cell holds a value

@@ -40,26 +40,26 @@ typedef enum tsf_index_mode {
 
 /** Durability back-ends. */
 typedef enum tsf_index_durability {
-    TSF_INDEX_DUR_NONE = 0,   /**< no flushes (benchmarks, anonymous indexes) */
+    TSF_INDEX_DUR_NONE = 0,   /**< no flushes (scratch and anonymous indexes) */
     TSF_INDEX_DUR_MSYNC = 1,  /**< page cache + msync(MS_SYNC) at persist points and group commit */
     TSF_INDEX_DUR_DAX = 2,    /**< MAP_SYNC mapping + cache-line flushes; TSF_ENOTSUP if unavailable */
-    TSF_INDEX_DUR_SHADOW = 3, /**< test mode: unsynced writes stay in a private shadow, lost at close */
+    /* 3 is taken by a simulated-crash mode for tests (tsf_experimental.h) */
 } tsf_index_durability;
 
 enum {
     TSF_INDEX_ALLOW_DUPLICATES = 1u << 0, /**< insert never overwrites; equal keys coexist */
     TSF_INDEX_READONLY = 1u << 1,         /**< open an existing file for reading only */
     TSF_INDEX_TRUNCATE = 1u << 2,         /**< discard an existing file's contents */
-    TSF_INDEX_NO_BLOCK_META = 1u << 3,    /**< ablation: no DRAM fingerprints/filters (always read) */
-    TSF_INDEX_LOCAL_SEARCH =
-        1u << 4, /**< ablation (benchmarks): binary search among the children in internal nodes */
-    TSF_INDEX_NO_FAST_PATH = 1u << 5, /**< gets always take the full protocol (tests, A/B), not the
-                                           sealed-index fast path */
+    /* bits 3..5 are taken by switches for tests and benchmarks (tsf_experimental.h) */
 };
 
-/** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen. */
+struct tsf_index_experimental; /* tsf_experimental.h */
+
+/** Options; initialise with tsf_index_options_init(). Ignored fields keep the file's values on reopen.
+ *  struct_size follows the rule of tsf.h: any size from the first version (through `alloc`) up to
+ *  sizeof(tsf_index_options) is accepted, missing fields take their defaults. */
 typedef struct tsf_index_options {
-    size_t size;           /**< sizeof(tsf_index_options) */
+    size_t struct_size;    /**< sizeof(tsf_index_options) */
     uint32_t mode;         /**< tsf_index_mode (new files only) */
     uint32_t durability;   /**< tsf_index_durability */
     uint32_t flags;        /**< TSF_INDEX_* flags */
@@ -67,13 +67,9 @@ typedef struct tsf_index_options {
     uint32_t inner_eps;    /**< PLA error of the internal layout (default 256) */
     uint32_t overflow_pct; /**< dynamic: rebuild a leaf when overflow records exceed this % (default 25) */
     const tsf_allocator *alloc; /**< DRAM allocations (NULL = libc) */
-    /* Test hooks of the shadow mode (TSF_INDEX_DUR_SHADOW): */
-    uint64_t shadow_seed;          /**< nonzero: at close each unsynced dirty page survives with p=1/2 */
-    uint64_t shadow_persist_limit; /**< nonzero: persist operations after this many are dropped */
     uint32_t path; /**< lookup kernels, a tsf_codec_path (TSF_PATH_AUTO: the best) */
-    /** Test hook: nonzero: growing the file beyond this many bytes fails as on a full disk (TSF_EIO
-     *  naming ENOSPC). File space is reserved (posix_fallocate) before the mapping is used. */
-    uint64_t grow_limit;
+    /** Settings outside the stable API (tsf_experimental.h); NULL = none. Read during tsf_index_open. */
+    const struct tsf_index_experimental *experimental;
 } tsf_index_options;
 
 TSF_API void tsf_index_options_init(tsf_index_options *opt);
@@ -81,11 +77,12 @@ TSF_API void tsf_index_options_init(tsf_index_options *opt);
 /**
  * Creates (if absent or TRUNCATE) or opens and recovers the index file at path; NULL path = anonymous
  * memory. Reopening reads the newest valid superblock; DRAM metadata is rebuilt lazily per leaf.
- * A malformed file gives TSF_ECORRUPT with the structure and byte offset.
+ * A malformed file gives TSF_ECORRUPT with the structure and byte offset. File space is reserved
+ * (posix_fallocate) before the mapping uses it, so a full disk is TSF_EIO naming ENOSPC.
  */
-TSF_API tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_index **out,
+TSF_API tsf_status tsf_index_open(tsf_index **out, const char *path, const tsf_index_options *opt,
                                   tsf_error *err);
-/** Unmaps and frees. Does not sync (in SHADOW mode, unsynced writes are lost: a simulated power cut). */
+/** Unmaps and frees. Does not sync. */
 TSF_API void tsf_index_close(tsf_index *ix);
 
 /**
@@ -133,13 +130,14 @@ typedef struct tsf_index_stats {
     uint32_t max_overflow_depth; /**< longest overflow chain (chunks) */
     uint64_t epoch;              /**< epoch of the current superblock */
     uint64_t leaf_rebuilds;      /**< copy-on-write leaf rebuilds done by this handle */
-    uint64_t persist_ops;        /**< persist operations issued by this handle (shadow-mode tests) */
+    uint64_t persist_ops;        /**< persist operations (flushes of written ranges) issued by this handle */
 } tsf_index_stats;
 
 /** Fills st; builds the DRAM metadata of every leaf first (so dram_bytes is the steady state). */
 TSF_API tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st);
 
-/** Full invariant check (routing exactness, ranges, ordering, counts, metadata); for tests. */
+/** Full invariant check (routing exactness, ranges, ordering, counts, metadata): TSF_ECORRUPT naming the
+ *  first violation. Walks the whole index. */
 TSF_API tsf_status tsf_index_check(tsf_index *ix, tsf_error *err);
 
 /**

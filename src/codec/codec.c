@@ -64,7 +64,7 @@ tsf_status tsf_codec_open(tsf_codec **out, const tsf_codec_options *opts, tsf_er
     c->path = tsf_path_resolve(o.path);
     c->float_precision = o.float_precision;
     c->gorilla_compact = o.gorilla_compact;
-    c->nt_stores = o.nt_stores > 0 ? 1 : -1;
+    c->nt_stores = o.experimental && o.experimental->nt_stores > 0 ? 1 : -1;
     if (o.allocator) c->alloc = *o.allocator;
     *out = c;
     return TSF_OK;

@@ -44,8 +44,6 @@ unsigned tsf_cpu_features(void)
             if (c & bit_AVX512VBMI) f |= TSF_CPU_AVX512VBMI;
         }
     }
-#elif defined(TSF_ARM64)
-    f |= TSF_CPU_NEON;
 #endif
     return f;
 }
@@ -63,7 +61,6 @@ static tsf_codec_path best_path(unsigned f)
     if (f & TSF_CPU_AVX512) return TSF_PATH_AVX512;
     if (f & TSF_CPU_AVX2) return TSF_PATH_AVX2;
     if (f & TSF_CPU_SSE41) return TSF_PATH_SSE41;
-    if (f & TSF_CPU_NEON) return TSF_PATH_NEON;
     return TSF_PATH_SCALAR;
 }
 
@@ -75,7 +72,6 @@ static int path_available(tsf_codec_path p, unsigned f)
     case TSF_PATH_SSE41: return (f & TSF_CPU_SSE41) != 0;
     case TSF_PATH_AVX2: return (f & TSF_CPU_AVX2) != 0;
     case TSF_PATH_AVX512: return (f & TSF_CPU_AVX512) != 0;
-    case TSF_PATH_NEON: return (f & TSF_CPU_NEON) != 0;
     default: return 0;
     }
 }
@@ -84,7 +80,7 @@ tsf_codec_path tsf_path_resolve(tsf_codec_path req)
 {
     unsigned f = tsf_cpu_features();
     if (req == TSF_PATH_AUTO) return best_path(f);
-    /* degrade a missing SIMD path to the best one below it */
+    /* degrade a missing SIMD path to the best one below it (NEON has no kernels: SCALAR) */
     while (!path_available(req, f)) {
         if (req == TSF_PATH_AVX512) req = TSF_PATH_AVX2;
         else if (req == TSF_PATH_AVX2) req = TSF_PATH_SSE41;

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "tsf.h"
+#include "tsf_experimental.h"
 #include "compiler.h"
 
 /* Records code + formatted message in err (if non-NULL) and returns code. */
@@ -26,7 +27,6 @@ enum {
     TSF_CPU_BMI2 = 1u << 2,
     TSF_CPU_AVX512 = 1u << 3, /* F + BW + VL + DQ with OS support */
     TSF_CPU_AVX512VBMI = 1u << 4,
-    TSF_CPU_NEON = 1u << 5,
 };
 unsigned tsf_cpu_features(void);
 

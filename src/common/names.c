@@ -21,6 +21,24 @@ const char *tsf_type_name(tsf_type t)
     return NULL;
 }
 
+size_t tsf_type_size(tsf_type t)
+{
+    switch (t) {
+    case TSF_BOOLEAN: return sizeof(uint8_t);
+    case TSF_INT32:
+    case TSF_DATE: return sizeof(int32_t);
+    case TSF_FLOAT: return sizeof(float);
+    case TSF_INT64:
+    case TSF_TIMESTAMP: return sizeof(int64_t);
+    case TSF_DOUBLE: return sizeof(double);
+    case TSF_TEXT:
+    case TSF_STRING:
+    case TSF_BLOB: return sizeof(tsf_bytes);
+    case TSF_VECTOR: return 0;
+    }
+    return 0;
+}
+
 const char *tsf_encoding_name(tsf_encoding e)
 {
     switch (e) {

@@ -2254,7 +2254,7 @@ tsf_status ix_walk_nodes(tsf_index *ix, uint64_t *rng, tsf_error *err)
 void tsf_index_options_init(tsf_index_options *opt)
 {
     memset(opt, 0, sizeof *opt);
-    opt->size = sizeof *opt;
+    opt->struct_size = sizeof *opt;
     opt->mode = TSF_INDEX_SORTED;
     opt->durability = TSF_INDEX_DUR_MSYNC;
 }
@@ -2294,17 +2294,24 @@ static int ix_all_zero(const uint8_t *p, size_t n)
     return 1;
 }
 
-tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_index **out, tsf_error *err)
+tsf_status tsf_index_open(tsf_index **out, const char *path, const tsf_index_options *in, tsf_error *err)
 {
-    tsf_index_options def;
+    tsf_index_options o;
+    const tsf_index_options *opt = &o;
     if (!out) return tsf_err(err, TSF_EINVAL, "index: NULL out");
     *out = NULL;
-    if (!opt) {
-        tsf_index_options_init(&def);
-        opt = &def;
+    tsf_index_options_init(&o);
+    if (in) {
+        /* the first version ends with alloc; later fields keep their defaults when the caller's struct lacks them */
+        if (in->struct_size < offsetof(tsf_index_options, alloc) + sizeof(void *) || in->struct_size > sizeof o)
+            return tsf_err(err, TSF_EINVAL, "tsf_index_open: options.struct_size %zu is not a known version",
+                           in->struct_size);
+        memcpy(&o, in, in->struct_size);
     }
-    if (opt->size < sizeof *opt || opt->mode > TSF_INDEX_DYNAMIC || opt->durability > TSF_INDEX_DUR_SHADOW)
-        return tsf_err(err, TSF_EINVAL, "index: bad options (size, mode or durability)");
+    if (o.mode > TSF_INDEX_DYNAMIC || o.durability > TSF_INDEX_DUR_SHADOW)
+        return tsf_err(err, TSF_EINVAL, "tsf_index_open: mode %u or durability %u unknown", (unsigned)o.mode,
+                       (unsigned)o.durability);
+    const struct tsf_index_experimental *xo = o.experimental;
     tsf_index *ix = tsf_calloc(opt->alloc, 1, sizeof *ix);
     if (!ix) return tsf_err(err, TSF_ENOMEM, "index: handle");
     ix->rslots_raw = tsf_calloc(opt->alloc, IX_READERS + 1, sizeof(ix_rdslot));
@@ -2328,9 +2335,11 @@ tsf_status tsf_index_open(const char *path, const tsf_index_options *opt, tsf_in
         tsf_free(opt->alloc, ix, sizeof *ix);
         return s;
     }
-    ix->pm.persist_limit = opt->shadow_persist_limit;
-    ix->pm.shadow_seed = opt->shadow_seed;
-    ix->pm.grow_limit = opt->grow_limit;
+    if (xo) {
+        ix->pm.persist_limit = xo->shadow_persist_limit;
+        ix->pm.shadow_seed = xo->shadow_seed;
+        ix->pm.grow_limit = xo->grow_limit;
+    }
     int fresh = ix->pm.size < IX_REGION0 ? ix_all_zero(ix->pm.base, ix->pm.size)
                                          : ix_all_zero(ix->pm.base, IX_REGION0);
     if (fresh && !ix->readonly) {

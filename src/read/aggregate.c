@@ -838,7 +838,7 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
     c.r = r;
     c.a = r->a;
     c.type = s->tsm.data_type;
-    c.esz = rd_value_size(c.type);
+    c.esz = rd_cell_size(c.type);
     c.tmin = o.time_min;
     c.tmax = o.time_max;
     c.w = o.window;

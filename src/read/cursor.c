@@ -125,6 +125,12 @@ size_t tsf_cursor_column_count(const tsf_cursor *c)
     return c ? c->ncols : 0;
 }
 
+const char *tsf_cursor_column_name(const tsf_cursor *c, size_t col)
+{
+    if (!c || !c->b || col >= c->b->ncolumns) return NULL;
+    return c->b->columns[col].name;
+}
+
 tsf_status tsf_cursor_value(const tsf_cursor *c, size_t col, tsf_type *type, tsf_value *v, tsf_error *err)
 {
     if (!c || !c->b || !v) return tsf_err(err, TSF_ESTATE, "tsf_cursor_value: no current row");

@@ -557,7 +557,7 @@ static tsf_status fp_or(fparser *p, tsf_filter **out)
     return st;
 }
 
-tsf_status tsf_filter_parse(const char *text, tsf_filter **out, tsf_error *err)
+tsf_status tsf_filter_parse(tsf_filter **out, const char *text, tsf_error *err)
 {
     if (!out || !text) return tsf_err(err, TSF_EINVAL, "tsf_filter_parse: text and out are required");
     *out = NULL;
@@ -1373,7 +1373,7 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
     for (size_t i = 0; i < nvisible; i++) {
         tsf_column_batch *c = &cols[i];
         if (c->type == TSF_VECTOR) continue; /* all null: the shared zero buffers stay valid */
-        size_t esz = rd_value_size(c->type);
+        size_t esz = rd_cell_size(c->type);
         if ((st = rd_buf_reserve(fs->a, &fs->vals[i], m * esz, err))) return st;
         if ((st = rd_buf_reserve(fs->a, &fs->valid[i], m / 8 + 1, err))) return st;
         const uint8_t *src = c->values, *sv = c->validity;

@@ -412,7 +412,7 @@ static tsf_status write_index(pix_build *b, const char *path, size_t ncols, uint
     o.mode = TSF_INDEX_SORTED;
     o.flags = TSF_INDEX_TRUNCATE;
     o.alloc = b->a;
-    if ((st = tsf_index_open(path, &o, &ix, err)) || (st = tsf_index_bulk_load(ix, keys, vals, n, err)))
+    if ((st = tsf_index_open(&ix, path, &o, err)) || (st = tsf_index_bulk_load(ix, keys, vals, n, err)))
         goto done;
     /* late pages in file order (on an equal key the later page wins) */
     if (nlate) qsort(b->e, nlate, sizeof *b->e, ent_cmp_g);
@@ -518,7 +518,7 @@ static tsf_status pix_new(const tsf_allocator *a, const char *path, uint64_t mag
     o.flags = TSF_INDEX_READONLY;
     o.durability = TSF_INDEX_DUR_NONE;
     o.alloc = a;
-    if ((st = tsf_index_open(path, &o, &p->ix, err))) goto fail;
+    if ((st = tsf_index_open(&p->ix, path, &o, err))) goto fail;
     for (size_t i = 0; i < H_COUNT; i++)
         if ((st = get_u64(p->ix, PIX_HDR + i, &h[i], "header word", err))) goto fail;
     if (h[H_MAGIC] != magic) {
@@ -1036,7 +1036,7 @@ static int split_names(char *s, uint64_t len, const char **v, size_t n)
     return pos == len ? 0 : -1;
 }
 
-tsf_status tsf_page_index_open_dir(const char *dir, const char *path, tsf_page_index **out, tsf_error *err)
+tsf_status tsf_page_index_open_dir(tsf_page_index **out, const char *dir, const char *path, tsf_error *err)
 {
     if (!dir || !out) return tsf_err(err, TSF_EINVAL, "tsf_page_index_open_dir: dir and out are required");
     *out = NULL;

@@ -125,6 +125,7 @@ struct rd_par {
     int own_pool;        /* pl is this query's own (the reader's was busy) */
     tsf_query_options o; /* the query; o.devices/o.columns belong to the parent tsf_query */
     tsf_query_options wo; /* the workers' queries: no threads, whole-page batches */
+    struct tsf_query_experimental wx; /* wo.experimental points here (the caller's is borrowed only during open) */
     size_t big;           /* worker batch size where slices give the one-thread batches */
     par_task *tasks;
     size_t ntasks, tasks_cap;
@@ -280,7 +281,7 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
         pc->name = p->o.columns && k < p->o.ncolumns ? p->o.columns[k] : cb->name;
         pc->type = cb->type;
         pc->vp = pc->bp = NULL;
-        size_t esz = rd_value_size(cb->type);
+        size_t esz = rd_cell_size(cb->type);
         if ((pc->boff = arena_put(p, s, cb->validity, (n + 7) / 8, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
         if ((pc->voff = arena_put(p, s, cb->values, n * esz, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
         if (!var_type(cb->type)) continue;
@@ -538,6 +539,10 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
                                            : ((PAR_BIG_BATCH - 1) / o->batch_size + 1) * o->batch_size;
     p->wo = *o;
     p->wo.threads = 0;
+    if (o->experimental) {
+        p->wx = *o->experimental;
+        p->wo.experimental = &p->wx;
+    }
     if (!o->where) p->wo.batch_size = p->big; /* a task's batch size is at most this (rd_query_retarget) */
     /* threads - 1 pool workers; the caller decodes too (below) */
     size_t want = (o->threads > PAR_MAX_THREADS ? PAR_MAX_THREADS : o->threads) - 1;
@@ -684,7 +689,7 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
         } else {
             b += r0 >> 3;
         }
-        p->cb[k] = (tsf_column_batch){pc->name, pc->type, v + r0 * rd_value_size(pc->type), b};
+        p->cb[k] = (tsf_column_batch){pc->name, pc->type, v + r0 * rd_cell_size(pc->type), b};
     }
     const int64_t *t = pb->tp ? pb->tp : (const int64_t *)(base + pb->toff);
     p->out = (tsf_batch){pb->device, m, t + r0, pb->ncols, p->cb};

@@ -100,7 +100,6 @@ void tsf_query_options_init(tsf_query_options *o)
     o->time_max = INT64_MAX;
     o->batch_size = 4096;
     o->use_page_index = 1;
-    o->filter_prune = 1;
     o->checked = -1;
 }
 
@@ -121,7 +120,7 @@ static void col_reset(qcol *c, const char *name, const rd_series *s)
     c->name = name;
     c->s = s;
     c->type = s ? s->tsm.data_type : TSF_VECTOR;
-    c->esz = s ? rd_value_size(c->type) : 1;
+    c->esz = s ? rd_cell_size(c->type) : 1;
     c->done = s == NULL;
 }
 
@@ -252,11 +251,13 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
             memcpy(q->names[i], o.columns[i], n);
         }
     }
-    if (o.block_bound != TSF_BLOCK_BOUND_EXACT && o.block_bound != TSF_BLOCK_BOUND_CONSERVATIVE) {
-        st = tsf_err(err, TSF_EINVAL, "tsf_query_open: block_bound %d unknown", o.block_bound);
+    int block_bound = o.experimental ? o.experimental->block_bound : TSF_BLOCK_BOUND_EXACT;
+    int filter_prune = !(o.experimental && o.experimental->no_filter_prune);
+    if (block_bound != TSF_BLOCK_BOUND_EXACT && block_bound != TSF_BLOCK_BOUND_CONSERVATIVE) {
+        st = tsf_err(err, TSF_EINVAL, "tsf_query_open: block_bound %d unknown", block_bound);
         goto fail;
     }
-    q->block_bound = o.block_bound;
+    q->block_bound = block_bound;
     if ((q->checked = rd_checked_of(r, o.checked)) < 0) {
         st = tsf_err(err, TSF_EINVAL, "tsf_query_open: checked %d: -1, 0 or 1", o.checked);
         goto fail;
@@ -264,7 +265,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     q->level = rd_check_level(tsf_codec_get_path(r->codec));
     if (o.page_index && rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
     else if (!o.page_index && o.use_page_index && o.time_min != INT64_MIN) q->pix = rd_pix_get(r);
-    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, o.filter_prune != 0, &q->fs, err))) goto fail;
+    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, filter_prune, &q->fs, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
     if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
     memset(q->zeros.p, 0, q->zeros.cap);

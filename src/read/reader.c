@@ -42,20 +42,6 @@ void rd_buf_free(const tsf_allocator *a, rd_buf *b)
     b->cap = 0;
 }
 
-size_t rd_value_size(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return 8;
-    default: return sizeof(tsf_bytes);
-    }
-}
-
 int rd_lossy(tsf_type type, tsf_encoding enc)
 {
     if (type != TSF_FLOAT && type != TSF_DOUBLE) return 0;

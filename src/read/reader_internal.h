@@ -105,7 +105,13 @@ tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, 
 /* Loads the index once (thread-safe). */
 tsf_status rd_ensure_index(tsf_reader *r, tsf_error *err);
 /* Bytes of one value in the C representation of tsf.h. */
-size_t rd_value_size(tsf_type t);
+/* Bytes per cell of a batch column: tsf_type_size(), and sizeof(tsf_bytes) for a column the device lacks
+ * (type TSF_VECTOR: all null, its values a run of zeros as wide as the widest cell). */
+static inline size_t rd_cell_size(tsf_type t)
+{
+    size_t n = tsf_type_size(t);
+    return n ? n : sizeof(tsf_bytes);
+}
 /* 1 if statistics of `type` encoded with `enc` cannot be trusted (lossy float forms). */
 int rd_lossy(tsf_type type, tsf_encoding enc);
 

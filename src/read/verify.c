@@ -300,7 +300,7 @@ static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding
 static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8_t *p, size_t len, size_t n,
                                 tsf_error *err)
 {
-    size_t esz = rd_value_size(it->chunk.data_type);
+    size_t esz = tsf_type_size(it->chunk.data_type);
     if (!esz)
         return tsf_err(err, TSF_ENOTSUP, "chunk at %llu: data type %d has no values",
                        (unsigned long long)it->chunk_offset, (int)it->chunk.data_type);
@@ -493,7 +493,7 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
                    (unsigned long long)c->offset, (int)it->chunk.data_type, it->chunk.marker);
         c->ok = 0;
     }
-    if (c->ok && c->kind != TSF_CHUNK_TIME && !rd_value_size(it->chunk.data_type)) {
+    if (c->ok && c->kind != TSF_CHUNK_TIME && !tsf_type_size(it->chunk.data_type)) {
         vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported",
                    (unsigned long long)c->offset, (int)it->chunk.data_type);
         c->ok = 0;

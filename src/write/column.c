@@ -19,20 +19,7 @@
 
 size_t tsf_type_width(tsf_type t)
 {
-    switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-    case TSF_VECTOR: return 8;
-    case TSF_TEXT:
-    case TSF_STRING:
-    case TSF_BLOB: return sizeof(tsf_bytes);
-    default: return 0;
-    }
+    return t == TSF_VECTOR ? sizeof(int64_t) : tsf_type_size(t);
 }
 
 static int is_binary(tsf_type t) { return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB; }

@@ -128,24 +128,6 @@ static int profile(tsf_type t, tsf_encoding e)
     return PROFILE_EDGE;
 }
 
-static size_t elem_size(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN:
-        return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT:
-        return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-        return 8;
-    default:
-        return sizeof(tsf_bytes);
-    }
-}
-
 static uint8_t text_pool[4096];
 
 /* n values of type t for the profile; edge values first, then smooth runs and random noise. */
@@ -247,15 +229,15 @@ static int same(tsf_type t, int prof, const void *in, const void *out, size_t i,
         return a->len == b->len && (a->len == 0 || !memcmp(a->data, b->data, a->len));
     }
     default:
-        return !memcmp((const uint8_t *)in + i * elem_size(t), (const uint8_t *)out + i * elem_size(t),
-                       elem_size(t));
+        return !memcmp((const uint8_t *)in + i * tsf_type_size(t), (const uint8_t *)out + i * tsf_type_size(t),
+                       tsf_type_size(t));
     }
 }
 
 static void roundtrip(tsf_codec *c, tsf_type t, tsf_encoding e, size_t n, uint64_t seed, int *skipped)
 {
     int prof = profile(t, e);
-    size_t es = elem_size(t);
+    size_t es = tsf_type_size(t);
     void *in = malloc(n * es + 1), *out = malloc(n * es + 1);
     gen(t, prof, n, in, seed);
     size_t var = 0;
@@ -397,7 +379,7 @@ static void golden_page(tsf_codec *c, const char *file, int type, int enc, const
     if (stat_count >= 0 && (long)n != stat_count)
         fprintf(stderr, "  %s: count %zu vs %ld\n", file, n, stat_count);
     if (stat_count >= 0) CHECK_EQ_INT(n, stat_count);
-    size_t es = elem_size((tsf_type)type), used = 0, var = 0, w = 0;
+    size_t es = tsf_type_size((tsf_type)type), used = 0, var = 0, w = 0;
     void *vals = malloc(n * es + 1);
     tsf_status s = tsf_codec_decode(c, (tsf_type)type, (tsf_encoding)enc, v, vlen, vals, n, &used, &err);
     CHECK_OK(s, &err);

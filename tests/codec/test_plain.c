@@ -100,34 +100,16 @@ static void test_nan(void)
     tsf_codec_close(c);
 }
 
-static size_t elem_size(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN:
-        return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT:
-        return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-        return 8;
-    default:
-        return sizeof(tsf_bytes);
-    }
-}
-
 /* Round trip through an exact-size copy (so ASan sees any over-read); checks count() too. */
 static void roundtrip(tsf_type t, const void *v, size_t n)
 {
     tsf_codec *c = codec_open();
     tsf_error err;
     size_t var = 0;
-    if (elem_size(t) == sizeof(tsf_bytes))
+    if (tsf_type_size(t) == sizeof(tsf_bytes))
         for (size_t i = 0; i < n; i++) var += ((const tsf_bytes *)v)[i].len;
     size_t cap = tsf_codec_encode_bound(t, TSF_ENC_PLAIN, n, var);
-    uint8_t *buf = malloc(cap + 1), *out = malloc(n * elem_size(t) + 1);
+    uint8_t *buf = malloc(cap + 1), *out = malloc(n * tsf_type_size(t) + 1);
     size_t w = 0, used = 0, cnt = 0;
     CHECK_OK(tsf_codec_encode(c, t, TSF_ENC_PLAIN, v, n, buf, cap, &w, &err), &err);
     uint8_t *exact = malloc(w + 1);
@@ -136,7 +118,7 @@ static void roundtrip(tsf_type t, const void *v, size_t n)
     CHECK_EQ_INT(used, w);
     CHECK_OK(tsf_codec_count(t, TSF_ENC_PLAIN, exact, w, &cnt, &err), &err);
     CHECK_EQ_INT(cnt, n);
-    if (elem_size(t) == sizeof(tsf_bytes)) {
+    if (tsf_type_size(t) == sizeof(tsf_bytes)) {
         const tsf_bytes *a = (const tsf_bytes *)v, *b = (const tsf_bytes *)out;
         for (size_t i = 0; i < n; i++) {
             CHECK_EQ_INT(b[i].len, a[i].len);
@@ -144,7 +126,7 @@ static void roundtrip(tsf_type t, const void *v, size_t n)
             CHECK(b[i].data >= exact && b[i].data + b[i].len <= exact + w); /* borrowed from src */
         }
     } else if (t != TSF_BOOLEAN) {
-        CHECK_MEM(out, v, n * elem_size(t));
+        CHECK_MEM(out, v, n * tsf_type_size(t));
     }
     /* truncation anywhere makes n values impossible */
     for (size_t cut = 0; cut < w; cut += 1 + w / 300) {

@@ -10,6 +10,7 @@
 #include "codec_paths.h"
 #include "common/bytes.h"
 #include "test.h"
+#include "tsf_experimental.h"
 
 static int is64(tsf_type t)
 {
@@ -441,7 +442,7 @@ static uint8_t *mixed_blocks_stream(int32_t **vals, size_t *nv, size_t *len)
 }
 
 /*
- * The AVX-512 whole-block INT32 loop, with ordinary and with streaming stores (nt_stores 1 / -1;
+ * The AVX-512 whole-block INT32 loop, with ordinary and with streaming stores (experimental nt_stores 1 / 0;
  * the scalar path is the twin): the mixed stream into an output at each of the 16 int32 offsets of
  * a 64-byte line, for value counts that end anywhere, on every byte cut of the stream (the values
  * of the blocks the cut holds, then the whole count: the same status as the scalar path); guard
@@ -467,7 +468,8 @@ static void test_whole_blocks(void)
         tsf_codec_options o;
         tsf_codec_options_init(&o);
         o.path = TSF_PATH_AVX512;
-        o.nt_stores = k ? 1 : -1;
+        struct tsf_codec_experimental x = {.nt_stores = k};
+        o.experimental = &x;
         CHECK_OK(tsf_codec_open(&cs[2 + k], &o, NULL), NULL);
     }
     int32_t *buf = aligned_alloc(64, ((n + 64) * 4 + 63) & ~(size_t)63);

@@ -117,6 +117,63 @@ static void test_path_resolve(void)
     unsigned f = tsf_cpu_features();
     if (!(f & TSF_CPU_AVX512)) CHECK(p != TSF_PATH_AVX512);
     CHECK(tsf_path_resolve(TSF_PATH_AUTO) != TSF_PATH_AUTO);
+    /* NEON has no kernels: never chosen, and a request for it runs the scalar path */
+    CHECK(tsf_path_resolve(TSF_PATH_AUTO) != TSF_PATH_NEON);
+    CHECK(tsf_path_resolve(TSF_PATH_NEON) == TSF_PATH_SCALAR);
+    tsf_codec *c = NULL;
+    tsf_codec_options o;
+    tsf_codec_options_init(&o);
+    o.path = TSF_PATH_NEON;
+    CHECK_OK(tsf_codec_open(&c, &o, NULL), NULL);
+    CHECK(c && tsf_codec_get_path(c) == TSF_PATH_SCALAR);
+    tsf_codec_close(c);
+}
+
+/* tsf_type_size: the size of each type's C representation as tsf.h lists it. */
+static void test_type_size(void)
+{
+    CHECK_EQ_INT(tsf_type_size(TSF_BOOLEAN), sizeof(uint8_t));
+    CHECK_EQ_INT(tsf_type_size(TSF_INT32), sizeof(int32_t));
+    CHECK_EQ_INT(tsf_type_size(TSF_DATE), sizeof(int32_t));
+    CHECK_EQ_INT(tsf_type_size(TSF_FLOAT), sizeof(float));
+    CHECK_EQ_INT(tsf_type_size(TSF_INT64), sizeof(int64_t));
+    CHECK_EQ_INT(tsf_type_size(TSF_TIMESTAMP), sizeof(int64_t));
+    CHECK_EQ_INT(tsf_type_size(TSF_DOUBLE), sizeof(double));
+    CHECK_EQ_INT(tsf_type_size(TSF_TEXT), sizeof(tsf_bytes));
+    CHECK_EQ_INT(tsf_type_size(TSF_STRING), sizeof(tsf_bytes));
+    CHECK_EQ_INT(tsf_type_size(TSF_BLOB), sizeof(tsf_bytes));
+    CHECK_EQ_INT(tsf_type_size(TSF_VECTOR), 0); /* no values */
+    CHECK_EQ_INT(tsf_type_size((tsf_type)7), 0); /* unknown codes */
+    CHECK_EQ_INT(tsf_type_size((tsf_type)12), 0);
+    CHECK_EQ_INT(tsf_type_size((tsf_type)-1), 0);
+    /* every type that has values round-trips through a codec with arrays of that size */
+    tsf_codec *c = NULL;
+    CHECK_OK(tsf_codec_open(&c, NULL, NULL), NULL);
+    for (int t = 0; t <= TSF_STRING && c; t++) {
+        size_t es = tsf_type_size((tsf_type)t);
+        if (!tsf_codec_can_encode((tsf_type)t, TSF_ENC_PLAIN)) {
+            CHECK(es == 0 || t == TSF_VECTOR);
+            continue;
+        }
+        CHECK(es > 0);
+        uint8_t in[4 * 16], out[4 * 16 + 1], buf[256];
+        memset(in, 0, sizeof in);
+        for (size_t i = 0; i < 4; i++) {
+            if (es == sizeof(tsf_bytes)) {
+                tsf_bytes b = {(const uint8_t *)"abc", i};
+                memcpy(in + i * es, &b, sizeof b);
+            } else {
+                in[i * es] = (uint8_t)(i & (t == TSF_BOOLEAN ? 1 : 0x7f));
+            }
+        }
+        memset(out, 0xee, sizeof out);
+        size_t w = 0, used = 0;
+        CHECK_OK(tsf_codec_encode(c, (tsf_type)t, TSF_ENC_PLAIN, in, 4, buf, sizeof buf, &w, NULL), NULL);
+        CHECK_OK(tsf_codec_decode(c, (tsf_type)t, TSF_ENC_PLAIN, buf, w, out, 4, &used, NULL), NULL);
+        CHECK_EQ_INT(out[4 * es], 0xee); /* the decoder wrote exactly 4 values of es bytes */
+        if (es != sizeof(tsf_bytes)) CHECK(memcmp(in, out, 4 * es) == 0);
+    }
+    tsf_codec_close(c);
 }
 
 static void test_names(void)
@@ -143,5 +200,6 @@ int main(void)
     TSF_RUN(test_bitio_msb_first);
     TSF_RUN(test_path_resolve);
     TSF_RUN(test_names);
+    TSF_RUN(test_type_size);
     return tsf_test_finish();
 }

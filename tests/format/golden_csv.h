@@ -345,25 +345,6 @@ static inline void gcsv_format(gcsv_buf *b, tsf_type type, const void *vals, siz
     }
 }
 
-/* Bytes of one value in the C representation of tsf.h. */
-static inline size_t gcsv_value_size(tsf_type type)
-{
-    switch (type) {
-    case TSF_BOOLEAN:
-        return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT:
-        return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-        return 8;
-    default:
-        return sizeof(tsf_bytes);
-    }
-}
-
 static inline int gcsv_cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

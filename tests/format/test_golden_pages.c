@@ -161,7 +161,7 @@ static int decode_values(ctx *c, const tsf_walk_item *it, const uint8_t *p, size
 {
     tsf_error e = {0};
     tsf_type t = it->chunk.data_type;
-    c->vals = grow(c->vals, &c->vals_cap, n * gcsv_value_size(t), 1);
+    c->vals = grow(c->vals, &c->vals_cap, n * tsf_type_size(t), 1);
     tsf_status st = tsf_codec_decode(c->codec, t, it->chunk.encoding, p, len, c->vals, n, NULL, &e);
     if (st)
         return failed(c, st, &e, !tsf_codec_can_decode(t, it->chunk.encoding), "decode values", it->offset);

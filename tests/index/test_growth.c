@@ -29,7 +29,7 @@ static void run_growth(uint32_t mode, size_t nload, size_t nins, size_t rounds, 
     o.durability = TSF_INDEX_DUR_NONE;
     tsf_index *ix = NULL;
     tsf_error err;
-    CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+    CHECK_OK(tsf_index_open(&ix, NULL, &o, &err), &err);
     if (!ix) goto out;
     CHECK_OK(tsf_index_bulk_load(ix, k, v, n, &err), &err);
     uint64_t s = 99 + mode;

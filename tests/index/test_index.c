@@ -10,6 +10,7 @@
 #include "common/internal.h"
 #include "index/index_internal.h"
 #include "index_ref.h"
+#include "tsf_experimental.h"
 
 static uint64_t val_of(uint64_t k)
 {
@@ -113,7 +114,7 @@ static tsf_index *open_mem(uint32_t mode, uint32_t flags)
     o.flags = flags;
     tsf_index *ix = NULL;
     tsf_error err;
-    tsf_status s = tsf_index_open(NULL, &o, &ix, &err);
+    tsf_status s = tsf_index_open(&ix, NULL, &o, &err);
     CHECK_OK(s, &err);
     return ix;
 }
@@ -483,7 +484,7 @@ static void test_lookup_paths(void)
             o.path = paths[p];
             tsf_index *ix = NULL;
             tsf_error err;
-            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            CHECK_OK(tsf_index_open(&ix, NULL, &o, &err), &err);
             if (!ix) continue;
             CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
             ref_map r;
@@ -542,7 +543,7 @@ static void test_get_many(void)
             o.path = p ? TSF_PATH_AVX2 : TSF_PATH_SCALAR;
             tsf_index *ix = NULL;
             tsf_error err;
-            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            CHECK_OK(tsf_index_open(&ix, NULL, &o, &err), &err);
             if (!ix) continue;
             CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
             tsf_index_reader *rd = NULL;
@@ -621,7 +622,7 @@ static void test_dram_layout(void)
         o.flags = reopen ? 0 : TSF_INDEX_TRUNCATE;
         tsf_index *ix = NULL;
         tsf_error err;
-        CHECK_OK(tsf_index_open(path, &o, &ix, &err), &err);
+        CHECK_OK(tsf_index_open(&ix, path, &o, &err), &err);
         if (!ix) break;
         if (!reopen) {
             CHECK_OK(tsf_index_bulk_load(ix, k, v, m, &err), &err);
@@ -700,7 +701,7 @@ static void test_fast_path(void)
             o.path = vpath[variant / 2];
             tsf_index *ix = NULL;
             tsf_error err;
-            CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+            CHECK_OK(tsf_index_open(&ix, NULL, &o, &err), &err);
             if (!ix) continue;
             CHECK(off ? ix->fast == NULL : ix->fast != NULL); /* the empty index is sealed too */
             /* the kernels asked for, where the CPU has them */
@@ -750,6 +751,54 @@ static void test_fast_path(void)
     free(v);
 }
 
+/*
+ * tsf_index_options.struct_size: a caller compiled against the first version (fields through alloc)
+ * is accepted and its missing fields take their defaults (the bytes after its struct are never read:
+ * here an experimental grow limit that would make the load fail); sizes below the first version or
+ * above the current one are TSF_EINVAL.
+ */
+static void test_options_size(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/tsf_index_optsize_%d.ix", (int)getpid());
+    uint64_t k[2000], v[2000];
+    for (size_t i = 0; i < 2000; i++) k[i] = i * 3, v[i] = i;
+    struct tsf_index_experimental x = {.grow_limit = 1}; /* any growth fails as on a full disk */
+    tsf_index_options o;
+    tsf_index_options_init(&o);
+    CHECK_EQ_INT(o.struct_size, sizeof o);
+    o.flags = TSF_INDEX_TRUNCATE;
+    o.durability = TSF_INDEX_DUR_NONE;
+    o.experimental = &x;
+    const size_t first = offsetof(tsf_index_options, alloc) + sizeof(void *);
+    for (int older = 0; older < 2; older++) {
+        o.struct_size = older ? first : sizeof o;
+        tsf_index *ix = NULL;
+        tsf_error err;
+        tsf_status st = tsf_index_open(&ix, path, &o, &err);
+        if (st == TSF_OK) st = tsf_index_bulk_load(ix, k, v, 2000, &err);
+        if (older) {
+            CHECK_OK(st, &err);
+            uint64_t got = 0;
+            if (ix) CHECK_OK(tsf_index_get(ix, 2 * 3, &got, &err), &err);
+            CHECK_EQ_INT(got, 2);
+        } else {
+            CHECK_EQ_INT(st, TSF_EIO); /* the current size reads the experimental settings */
+        }
+        tsf_index_close(ix);
+    }
+    const size_t bad[] = {0, sizeof(size_t), first - 1, sizeof o + 1, sizeof o + 64};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.struct_size = bad[i];
+        tsf_index *ix = (tsf_index *)&o;
+        tsf_error err = {0};
+        CHECK_EQ_INT(tsf_index_open(&ix, path, &o, &err), TSF_EINVAL);
+        CHECK(ix == NULL);
+        CHECK(strstr(err.message, "struct_size") != NULL);
+    }
+    unlink(path);
+}
+
 /* Optional argument: run only the tests whose name contains it. */
 #define RUN(fn)                                                                                              \
     if (argc < 2 || strstr(#fn, argv[1])) TSF_RUN(fn)
@@ -757,6 +806,7 @@ static void test_fast_path(void)
 int main(int argc, char **argv)
 {
     RUN(test_edges);
+    RUN(test_options_size);
     RUN(test_duplicates);
     RUN(test_static_1e3);
     RUN(test_static_1e5);

@@ -158,7 +158,7 @@ static void run(uint32_t mode)
     o.mode = mode;
     tsf_index *ix = NULL;
     tsf_error err;
-    CHECK_OK(tsf_index_open(NULL, &o, &ix, &err), &err);
+    CHECK_OK(tsf_index_open(&ix, NULL, &o, &err), &err);
     if (!ix) return;
     CHECK_OK(tsf_index_bulk_load(ix, base, vals, NBASE, &err), &err);
     shared sh = {ix, base, fresh, 0, 0, 0};

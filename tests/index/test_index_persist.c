@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "index_ref.h"
+#include "tsf_experimental.h"
 
 static char dir[64];
 
@@ -31,11 +32,11 @@ static tsf_index *open_file(const char *path, uint32_t mode, uint32_t dur, uint3
     o.mode = mode;
     o.durability = dur;
     o.flags = flags;
-    o.shadow_seed = seed;
-    o.shadow_persist_limit = limit;
+    struct tsf_index_experimental x = {.shadow_seed = seed, .shadow_persist_limit = limit};
+    o.experimental = &x;
     tsf_index *ix = NULL;
     tsf_error err;
-    *st = tsf_index_open(path, &o, &ix, &err);
+    *st = tsf_index_open(&ix, path, &o, &err);
     if (*st != TSF_OK && *st != TSF_ECORRUPT) fprintf(stderr, "open: %s\n", err.message);
     return ix;
 }
@@ -385,9 +386,10 @@ static tsf_status load_big(const char *p, uint64_t grow_limit, tsf_error *err)
     tsf_index_options o;
     tsf_index_options_init(&o);
     o.flags = TSF_INDEX_TRUNCATE;
-    o.grow_limit = grow_limit;
+    struct tsf_index_experimental x = {.grow_limit = grow_limit};
+    o.experimental = &x;
     tsf_index *ix = NULL;
-    tsf_status st = tsf_index_open(p, &o, &ix, err);
+    tsf_status st = tsf_index_open(&ix, p, &o, err);
     if (!st) st = tsf_index_bulk_load(ix, k, v, N, err);
     tsf_index_close(ix);
     free(k);

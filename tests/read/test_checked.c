@@ -54,7 +54,7 @@ static void put_batch(dump *d, const tsf_batch *b)
             if (!valid || c->type == TSF_VECTOR) continue;
             size_t esz = c->type == TSF_TEXT || c->type == TSF_STRING || c->type == TSF_BLOB
                              ? 0
-                             : rd_value_size(c->type);
+                             : tsf_type_size(c->type);
             if (esz) {
                 put(d, (const uint8_t *)c->values + i * esz, esz);
             } else {

@@ -12,6 +12,7 @@
 
 #include "gen_file.h"
 #include "test.h"
+#include "tsf_experimental.h"
 
 static char *fmt(const tsf_filter *f)
 {
@@ -26,7 +27,7 @@ static void parse_as(const char *text, const char *want)
 {
     tsf_filter *f = NULL;
     tsf_error e;
-    CHECK_OK(tsf_filter_parse(text, &f, &e), &e);
+    CHECK_OK(tsf_filter_parse(&f, text, &e), &e);
     if (!f) {
         fprintf(stderr, "  text: %s\n", text);
         return;
@@ -38,7 +39,7 @@ static void parse_as(const char *text, const char *want)
         tsf_test_failures++;
     }
     tsf_filter *g = NULL;
-    CHECK_OK(tsf_filter_parse(got, &g, &e), &e);
+    CHECK_OK(tsf_filter_parse(&g, got, &e), &e);
     if (g && strcmp(fmt(g), got)) {
         fprintf(stderr, "  round trip of %s gave %s\n", got, fmt(g));
         tsf_test_failures++;
@@ -95,7 +96,7 @@ static void parse_fails(const char *text, const char *want)
     tsf_filter *f = (tsf_filter *)1;
     tsf_error e;
     memset(&e, 0, sizeof e);
-    tsf_status st = tsf_filter_parse(text, &f, &e);
+    tsf_status st = tsf_filter_parse(&f, text, &e);
     CHECK_EQ_INT(st, TSF_EINVAL);
     CHECK(f == NULL);
     if (!strstr(e.message, want)) {
@@ -153,7 +154,7 @@ static size_t round_trips(const char *text, const char *want)
 {
     tsf_filter *f = NULL, *g = NULL;
     tsf_error e;
-    CHECK_OK(tsf_filter_parse(text, &f, &e), &e);
+    CHECK_OK(tsf_filter_parse(&f, text, &e), &e);
     if (!f) return 0;
     size_t n = tsf_filter_format(f, NULL, 0);
     char *a = malloc(n + 1), *b = malloc(n + 1);
@@ -163,7 +164,7 @@ static size_t round_trips(const char *text, const char *want)
         fprintf(stderr, "  formatted %.200s\n  want      %.200s\n", a, want);
         tsf_test_failures++;
     }
-    CHECK_OK(tsf_filter_parse(a, &g, &e), &e);
+    CHECK_OK(tsf_filter_parse(&g, a, &e), &e);
     if (g) {
         CHECK_EQ_INT(tsf_filter_format(g, b, n + 1), n);
         CHECK(!strcmp(a, b));
@@ -290,7 +291,7 @@ static void test_literal_round_trip(void)
         CHECK_OK(tsf_filter_cmp(&f, "x", TSF_CMP_EQ, lt, &v, &e), &e);
         char text[256];
         tsf_filter_format(f, text, sizeof text);
-        CHECK_OK(tsf_filter_parse(text, &g, &e), &e);
+        CHECK_OK(tsf_filter_parse(&g, text, &e), &e);
         if (!g) {
             fprintf(stderr, "  text %s\n", text);
             tsf_filter_free(f);
@@ -568,7 +569,7 @@ typedef struct tquery {
     int64_t tmin, tmax;
     size_t batch;
     int bound;
-    int no_prune; /* tsf_query_options.filter_prune = 0 */
+    int no_prune; /* experimental no_filter_prune */
 } tquery;
 
 /* Runs the query with `where` (NULL = none) and returns its rows as text; *stats filled. */
@@ -587,8 +588,8 @@ static int run_query(tsf_reader *r, const tquery *tq, const char *const *cols, s
     o.time_max = tq->tmax;
     o.batch_size = tq->batch;
     o.where = where;
-    o.block_bound = tq->bound;
-    o.filter_prune = !tq->no_prune;
+    struct tsf_query_experimental x = {.block_bound = tq->bound, .no_filter_prune = tq->no_prune};
+    o.experimental = &x;
     o.threads = tq->batch == 4096 && tq->bound ? 2 : 0; /* the parallel scan filters the same way */
     tsf_query *q = NULL;
     tsf_error e;
@@ -620,7 +621,7 @@ static void check_filter(tsf_reader *r, const tquery *tq, const tfilter *tf, tsf
     tf_text(tf, tf->root, text, sizeof text);
     tsf_filter *f = NULL;
     tsf_error e;
-    CHECK_OK(tsf_filter_parse(text, &f, &e), &e);
+    CHECK_OK(tsf_filter_parse(&f, text, &e), &e);
     if (!f) {
         fprintf(stderr, "  filter: %s\n", text);
         return;
@@ -1033,7 +1034,7 @@ static void test_filter_errors(void)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         tsf_filter *f = NULL;
-        CHECK_OK(tsf_filter_parse(cases[k].where, &f, &e), &e);
+        CHECK_OK(tsf_filter_parse(&f, cases[k].where, &e), &e);
         tsf_query_options o;
         tsf_query_options_init(&o);
         o.table = cases[k].table;
@@ -1058,7 +1059,7 @@ static void test_filter_errors(void)
     }
     for (int k = 0; k < 2; k++) {
         tsf_filter *f = NULL;
-        CHECK_OK(tsf_filter_parse(cases2[k], &f, &e), &e);
+        CHECK_OK(tsf_filter_parse(&f, cases2[k], &e), &e);
         tsf_query_options o;
         tsf_query_options_init(&o);
         o.devices = &a1;
@@ -1075,15 +1076,16 @@ static void test_filter_errors(void)
     }
     tsf_query_options o;
     tsf_query_options_init(&o);
-    o.block_bound = 7;
+    struct tsf_query_experimental x = {.block_bound = 7};
+    o.experimental = &x;
     tsf_query *q = NULL;
     CHECK_EQ_INT(tsf_query_open(r, &o, &q, &e), TSF_EINVAL);
     tsf_reader_close(r);
     free(fb.p);
 }
 
-/* Plan A (conservative) and Plan C (exact) give the same rows; on jittered times Plan A decodes at
- * least as many blocks. */
+/* Conservative and exact TS_2DIFF block bounds give the same rows; on jittered times the conservative
+ * bound decodes at least as many blocks. */
 static void test_block_bound(void)
 {
     gen_buf fb = {0};

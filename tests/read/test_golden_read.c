@@ -85,13 +85,6 @@ static int compare(const gcsv *got, const gcsv *want, char *why, size_t whycap)
 
 static int g_files;
 
-/* golden_csv.h helpers this suite does not need */
-static void unused_helpers(void) __attribute__((unused));
-static void unused_helpers(void)
-{
-    (void)gcsv_value_size;
-}
-
 static void check_file(const char *dir, const char *name, const char *csv_name, int java)
 {
     char path[1024], csv[1100], why[600] = "";

@@ -331,7 +331,7 @@ static tsf_status run_query(tsf_reader *r, tsf_page_index *pix, size_t dev, int6
                 mix(s, c->name, strlen(c->name));
                 mix(s, &v, 1);
                 if (!v) continue;
-                size_t esz = rd_value_size(c->type);
+                size_t esz = tsf_type_size(c->type);
                 if (c->type == TSF_TEXT || c->type == TSF_STRING || c->type == TSF_BLOB) {
                     tsf_bytes x = ((const tsf_bytes *)c->values)[i];
                     mix(s, x.data, x.len);
@@ -884,7 +884,7 @@ static void test_dir_index(void)
     if (np != sum || np != n) fprintf(stderr, "  dir index: %llu pages, files %llu, reference %zu\n", (unsigned long long)np, (unsigned long long)sum, n);
     CHECK(np == sum && np == n && n > 100);
     tsf_page_index *p = NULL;
-    CHECK_OK(tsf_page_index_open_dir(dir, NULL, &p, &e), &e);
+    CHECK_OK(tsf_page_index_open_dir(&p, dir, NULL, &e), &e);
     if (!p) return;
     tsf_page_index_info(p, NULL, &nlate);
     CHECK(tsf_page_index_file_count(p) == 3 && tsf_page_index_file(p, 3) == NULL);
@@ -931,7 +931,7 @@ static void test_dir_index(void)
         for (int k = 0; k < 1 + round % 3; k++)
             m[tsf_test_rand(&seed) % len] ^= (uint8_t)(1u << (tsf_test_rand(&seed) % 8));
         write_file(ipath, m, len);
-        tsf_status st = tsf_page_index_open_dir(dir, NULL, &p, &e);
+        tsf_status st = tsf_page_index_open_dir(&p, dir, NULL, &e);
         CHECK(st == TSF_OK || st == TSF_ECORRUPT || st == TSF_ESTATE);
         counts[st == TSF_OK ? 0 : st == TSF_ECORRUPT ? 1 : 2]++;
         for (size_t k = 0; !st && k < 40; k++) {
@@ -944,15 +944,15 @@ static void test_dir_index(void)
     printf("  damaged directory indexes: %d opened, %d ECORRUPT, %d ESTATE\n", counts[0], counts[1], counts[2]);
     CHECK(counts[1] > 0);
     write_file(ipath, "TSFPXD01 garbage", 16);
-    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ECORRUPT);
+    CHECK_EQ_INT(tsf_page_index_open_dir(&p, dir, NULL, &e), TSF_ECORRUPT);
     /* stale: a file rewritten, a file removed */
     if (orig) write_file(ipath, orig, len);
-    CHECK_OK(tsf_page_index_open_dir(dir, NULL, &p, &e), &e);
+    CHECK_OK(tsf_page_index_open_dir(&p, dir, NULL, &e), &e);
     tsf_page_index_close(p);
     write_rows_file(path[2], 8000, 9001);
-    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ESTATE);
+    CHECK_EQ_INT(tsf_page_index_open_dir(&p, dir, NULL, &e), TSF_ESTATE);
     remove(path[2]);
-    CHECK_EQ_INT(tsf_page_index_open_dir(dir, NULL, &p, &e), TSF_ESTATE);
+    CHECK_EQ_INT(tsf_page_index_open_dir(&p, dir, NULL, &e), TSF_ESTATE);
     CHECK(p == NULL);
     free(orig);
     free(m);
@@ -1042,7 +1042,7 @@ static void test_stale_and_damaged(void)
         uint64_t span = 0, hoff = 0;
         const uint64_t hdr = UINT64_MAX - 15;
         write_file(junk, orig, len);
-        CHECK_OK(tsf_index_open(junk, &io, &ix, &e), &e);
+        CHECK_OK(tsf_index_open(&ix, junk, &io, &e), &e);
         CHECK_OK(tsf_index_get(ix, hdr + 5, &span, &e), &e); /* the page table starts at the key span T */
         uint64_t g = 7;
         CHECK_OK(tsf_index_get(ix, span + 3 * g + 1, &hoff, &e), &e);

@@ -48,24 +48,6 @@ static void put(dump *d, const void *src, size_t n)
     d->n += n;
 }
 
-static size_t value_size(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN:
-        return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT:
-        return 4;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE:
-        return 8;
-    default:
-        return 0;
-    }
-}
-
 /* Appends one batch: with `shape`, its row count first (so batch boundaries must match too). */
 static void dump_batch(dump *d, const tsf_batch *b, int shape)
 {
@@ -80,8 +62,8 @@ static void dump_batch(dump *d, const tsf_batch *b, int shape)
             put(d, &c->type, sizeof c->type);
             put(d, &v, 1);
             if (!v) continue;
-            size_t esz = value_size(c->type);
-            if (esz) {
+            size_t esz = tsf_type_size(c->type);
+            if (c->type != TSF_TEXT && c->type != TSF_STRING && c->type != TSF_BLOB) {
                 put(d, (const uint8_t *)c->values + i * esz, esz);
             } else {
                 tsf_bytes x = ((const tsf_bytes *)c->values)[i];

@@ -192,9 +192,16 @@ static void test_table_and_cursor(void)
     o.batch_size = 333;
     tsf_cursor *c = NULL;
     CHECK_OK(tsf_cursor_open(r, &o, &c, &e), &e);
+    CHECK(tsf_cursor_column_name(c, 0) == NULL); /* no current row yet */
     int has = 0;
     size_t rows[2] = {0, 0}, bad = 0;
     while (tsf_cursor_next(c, &has, &e) == TSF_OK && has) {
+        /* the columns as requested, named, in the requested order */
+        if (tsf_cursor_column_count(c) != 3 || tsf_cursor_column_name(c, 3)) bad++;
+        for (size_t k = 0; k < 3; k++) {
+            const char *nm = tsf_cursor_column_name(c, k);
+            if (!nm || strcmp(nm, cols[k])) bad++;
+        }
         tsf_device_info di;
         tsf_reader_device(r, tsf_cursor_device(c), &di, NULL);
         int south = strcmp(di.name, "t1.south") == 0;
@@ -223,6 +230,27 @@ static void test_table_and_cursor(void)
     CHECK_EQ_INT(bad, 0);
     CHECK_EQ_INT(rows[0], N_ROWS);
     CHECK_EQ_INT(rows[1], N_ROWS);
+    CHECK(tsf_cursor_column_name(c, 0) == NULL); /* past the end */
+    tsf_cursor_close(c);
+    /* columns NULL: every series of the device, named, in series order (tsf_reader_series) */
+    o.columns = NULL;
+    o.ncolumns = 0;
+    CHECK_OK(tsf_cursor_open(r, &o, &c, &e), &e);
+    size_t checked = 0;
+    while (tsf_cursor_next(c, &has, &e) == TSF_OK && has && checked < 2 * N_ROWS) {
+        tsf_device_info di;
+        CHECK_OK(tsf_reader_device(r, tsf_cursor_device(c), &di, &e), &e);
+        if (tsf_cursor_column_count(c) != di.nseries || di.nseries < 2) bad++;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_series_info si;
+            CHECK_OK(tsf_reader_series(r, tsf_cursor_device(c), j, &si, &e), &e);
+            const char *nm = tsf_cursor_column_name(c, j);
+            if (!nm || strcmp(nm, si.measurement)) bad++;
+        }
+        checked++;
+    }
+    CHECK_EQ_INT(checked, 2 * N_ROWS);
+    CHECK_EQ_INT(bad, 0);
     tsf_cursor_close(c);
     tsf_reader_close(r);
 }

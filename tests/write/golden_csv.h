@@ -28,20 +28,6 @@ typedef struct gcsv {
     size_t ncols;
 } gcsv;
 
-static size_t gcsv_width(tsf_type t)
-{
-    switch (t) {
-    case TSF_BOOLEAN: return 1;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return 4;
-    case TSF_TEXT:
-    case TSF_STRING:
-    case TSF_BLOB: return sizeof(tsf_bytes);
-    default: return 8;
-    }
-}
-
 static size_t gcsv_heap_put(gcol *c, const void *p, size_t n)
 {
     if (c->heap_len + n > c->heap_cap || !c->heap) {
@@ -159,10 +145,10 @@ static int gcsv_parse(const char *text, gcsv *g)
         if (c->n == c->cap) {
             c->cap = c->cap ? c->cap * 2 : 1024;
             c->times = realloc(c->times, c->cap * 8);
-            c->vals = realloc(c->vals, c->cap * gcsv_width(type));
+            c->vals = realloc(c->vals, c->cap * tsf_type_size(type));
         }
         c->times[c->n] = t;
-        uint8_t *v = c->vals + c->n * gcsv_width(type);
+        uint8_t *v = c->vals + c->n * tsf_type_size(type);
         switch (type) {
         case TSF_BOOLEAN: *v = field[0] == 't'; break;
         case TSF_INT32: {

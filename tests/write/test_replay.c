@@ -199,7 +199,7 @@ static void fill(tsf_tablet *t, size_t row, size_t col, gcol *c, size_t *cur, in
     if (!c) return;
     while (*cur < c->n && c->times[*cur] < time) (*cur)++;
     if (*cur >= c->n || c->times[*cur] != time) return;
-    size_t w = gcsv_width(c->type);
+    size_t w = tsf_type_size(c->type);
     const uint8_t *v = c->vals + *cur * w;
     tsf_error err = {0};
     int32_t i32;

@@ -7,8 +7,8 @@
  * runs on a partly covered page with statistics (query.c decode_times): select the blocks that can meet
  * the window while walking the headers, stopping at the first block after it (tsf_td_window_select),
  * decode them as one run, and binary-search the window's rows. --listing full runs the earlier path
- * instead (list every block with tsf_ts2diff_blocks, then rd_blocks_select), for comparison. Plan A
- * bounds a block by its header (first + n * (min_delta + 2^width - 1)); Plan C by the next block's first
+ * instead (list every block with tsf_ts2diff_blocks, then rd_blocks_select), for comparison. The conservative
+ * bound takes a block's bound from its header (first + n * (min_delta + 2^width - 1)); the exact one from the next block's first
  * value. Reported per plan: skip_rate (blocks skipped / blocks wholly outside the window; blocks after
  * the walk's stop count as skipped), phantom_blocks (decoded blocks with no value in the window) and
  * p50/p90 latency over --runs runs (default 1000).
@@ -34,7 +34,7 @@ static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, size
 {
     tsf_td_window w;
     tsf_error e;
-    if (full) { /* --listing full: every header listed, then selected (the session-4 path) */
+    if (full) { /* --listing full: every header listed, then selected */
         size_t n = 0;
         if (tsf_ts2diff_blocks(src, len, full, nb, &n, &e) || n != nb) {
             fprintf(stderr, "filter: block listing failed\n");

@@ -703,8 +703,8 @@ static void measure(row *r, ctx *base, int threads)
 }
 
 /*
- * get_vs_binary: the ratio to binary search taken in one time window. This VM's speed drifts
- * 10-35 % between minutes (binary search alone measured 550-1400 ns per get on osm in one session), so the
+ * get_vs_binary: the ratio to binary search taken in one time window. A shared machine's speed can drift
+ * between minutes, so the
  * separate get rows' ratio swings with it. Here each round times a chunk of present probes through the
  * PLTree (reader handle) and the same chunk through branchless binary search, one right after the other
  * (the order alternates by round), each after a warm-up of its own structure; a chunk is timed whole

@@ -1,5 +1,5 @@
 /*
- * recover_fuzzer.c - libFuzzer harness for tsf_verify and tsf_recover (issue 4 item 6): any bytes are
+ * recover_fuzzer.c - libFuzzer harness for tsf_verify and tsf_recover: any bytes are
  * written to a private temporary file, verified, and recovered into a second file. Seeds: small files our
  * writer makes, complete and cut (fuzz/corpora/recover_fuzzer). Oracles (a failure traps):
  *  - verify returns TSF_OK only with no problem reported (warnings aside), else TSF_ECORRUPT (or ENOTSUP)

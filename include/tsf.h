@@ -591,7 +591,7 @@ TSF_API tsf_status tsf_reader_device(tsf_reader *r, size_t i, tsf_device_info *o
 TSF_API tsf_status tsf_reader_device_segment(tsf_reader *r, size_t i, size_t s, tsf_bytes *out, tsf_error *err);
 TSF_API tsf_status tsf_reader_find_device(tsf_reader *r, const char *name, size_t *index, tsf_error *err);
 
-/** Statistics of a series, a chunk or a page (§7). Values of TEXT/STRING/BLOB borrow from the reader. */
+/** Statistics of a series, a chunk or a page (doc/format.md, "Statistics"). Values of TEXT/STRING/BLOB borrow from the reader. */
 typedef struct tsf_stats {
     tsf_type type;
     uint64_t count; /* non-null values */

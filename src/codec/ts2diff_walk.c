@@ -29,7 +29,7 @@ static int64_t td_sat64(td_i128 x)
     return (int64_t)x;
 }
 
-/* Plan A: first + n * (minDelta + 2^w - 1), saturated; a single-value block is bounded by its value. */
+/* Conservative bound: first + n * (minDelta + 2^w - 1), saturated; a single-value block is bounded by its value. */
 static int64_t td_bound_conservative(uint32_t nd, unsigned w, uint64_t mind, uint64_t first)
 {
     if (nd == 0) return (int64_t)first;
@@ -37,7 +37,7 @@ static int64_t td_bound_conservative(uint32_t nd, unsigned w, uint64_t mind, uin
     return td_sat64((td_i128)(int64_t)first + (td_i128)nd * span);
 }
 
-/* Plan C bound of a stream's last block: its last value + 1 (INT64_MAX if that overflows), decoded in the
+/* Exact bound of a stream's last block: its last value + 1 (INT64_MAX if that overflows), decoded in the
  * decoder's wrapping arithmetic from the checked header h. */
 static int64_t td_last_bound(const uint8_t *src, const td_hdr *h)
 {
@@ -140,7 +140,7 @@ tsf_status tsf_td_window_select(const uint8_t *src, size_t len, int64_t tmin, in
         pos += step;
         k++;
     }
-    if (have && pfirst <= tmax) { /* the last block: Plan C decodes it for its bound */
+    if (have && pfirst <= tmax) { /* the last block: the exact bound decodes it */
         int meets;
         if (conservative) {
             meets = pbc >= tmin;

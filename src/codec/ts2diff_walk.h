@@ -39,8 +39,8 @@ typedef struct tsf_td_window {
 /*
  * Selects the blocks of a TS_2DIFF INT64 stream that can hold values in [tmin, tmax], reading block
  * headers only (the last block is decoded when its bound is needed). A block meets the window when its
- * first value is <= tmax and its bound reaches tmin: Plan C (conservative = 0) the exclusive bound
- * "next block's first value" (the last block: its last value + 1, saturated), Plan A (conservative = 1)
+ * first value is <= tmax and its bound reaches tmin: with conservative = 0 the exclusive exact bound
+ * "next block's first value" (the last block: its last value + 1, saturated), with conservative = 1
  * the inclusive header bound first + n * (minDelta + 2^w - 1), saturated. The selection is the run from
  * the first to the last meeting block, as rd_blocks_select gives over tsf_ts2diff_blocks.
  * With to_end = 0 the walk stops at the first block whose first value exceeds tmax (its header gives the

@@ -1,6 +1,6 @@
 /*
  * aggregate.c - count, sum, min, max, first, last of one series over a time range and optional windows
- * (issue "Reader and queries" item 4), answered from statistics (tsfile-container-format.md §7) where a
+ * answered from statistics (tsfile-container-format.md §7) where a
  * whole unit lies in one window and in the range: ChunkMetadata statistics (§8.2) for whole chunks, page
  * header statistics (§6.1) for whole pages of multi-page chunks; only the other pages are decoded. Lossy
  * FLOAT/DOUBLE encodings (TS_2DIFF, RLE, SPRINTZ, RLBE: statistics describe the writer's input, not what

@@ -1,8 +1,8 @@
 /*
  * cursor.c - the row cursor: a thin layer over the batch iterator of query.c that walks the rows
- * of each batch and hands out one cell at a time as a tsf_value (issue "Reader and queries" item 2).
+ * of each batch and hands out one cell at a time as a tsf_value.
  *
- * Per-row cost matters (E2 `row` path): at each new batch the cursor caches, per column, the values and
+ * Per-row cost matters (`tsf-bench read`, row path): at each new batch the cursor caches, per column, the values and
  * validity pointers and a small kind code, so tsf_cursor_next is a compare and an increment within a batch
  * and the typed accessors are one bounds check, one validity bit and one load.
  */

@@ -1,5 +1,5 @@
 /*
- * filter.c - value filters of queries (issue "Reader and queries" items 2-3; tsf.h "value filters").
+ * filter.c - value filters of queries (tsf.h "value filters").
  *
  * A filter is an immutable tree of comparisons `column op literal` joined by AND / OR / NOT, built by the
  * tsf_filter_* constructors or parsed from text, and written back with only the parentheses it needs.

@@ -1,5 +1,5 @@
 /*
- * parallel.c - the parallel scan behind tsf_query_options.threads (issue "Reader and queries" item 5).
+ * parallel.c - the parallel scan behind tsf_query_options.threads.
  *
  * The query's time range is cut, per device, into consecutive tasks [tmin, b1-1], [b1, b2-1], ...,
  * [bn, tmax] at the start times of chunks and, in chunks larger than a task, of pages of the series that
@@ -21,8 +21,8 @@
  * filter give batches identical to one thread's; a non-aligned device with several columns (or a filter)
  * yields the same rows, possibly cut into batches differently.
  * Recycled buffers go back to the thread that filled them (par_bufs), so a thread decodes into lines its own
- * core wrote last. Tasks of about 2^18 values (three E2 pages): one-page tasks cost each thread ~15 % more per
- * page when both threads decode (not on one thread alone), larger ones no better (doc/reader.md).
+ * core wrote last. Tasks hold about 2^18 values: much smaller tasks cost each thread more per page when both
+ * threads decode, larger ones gain nothing (bench/RESULTS.md, "Parallel scan").
  * The workers, the ring's slots, the recycled decode buffers and the constant buffers live in the reader
  * (rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
  * tsf_reader_close), so a query starts no thread and faults no page in once the reader is warm; a query

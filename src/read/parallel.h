@@ -1,5 +1,5 @@
 /*
- * parallel.h - the parallel scan behind tsf_query_options.threads (issue "Reader and queries" item 5):
+ * parallel.h - the parallel scan behind tsf_query_options.threads:
  * a query split into time-range tasks that worker threads decode ahead, handed out in task order.
  */
 #ifndef TSF_READ_PARALLEL_H

@@ -1,5 +1,5 @@
 /*
- * query.c - the batch iterator (issue "Reader and queries" items 2-3): for each selected device,
+ * query.c - the batch iterator: for each selected device,
  * the requested columns are scanned chunk by chunk and page by page (tsfile-container-format.md
  * §5-§8.5) and returned as column batches (times, values in the C representation of tsf.h,
  * validity bitmaps).
@@ -651,8 +651,8 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
          * it walks every header to count the values. */
         tsf_td_window w;
         int known = c->ph.has_stats;
-        int plan_a = q->block_bound == TSF_BLOCK_BOUND_CONSERVATIVE;
-        if ((st = tsf_td_window_select(p, len, q->tmin, q->tmax, plan_a, !known, &w, err))) return st;
+        int conservative = q->block_bound == TSF_BLOCK_BOUND_CONSERVATIVE;
+        if ((st = tsf_td_window_select(p, len, q->tmin, q->tmax, conservative, !known, &w, err))) return st;
         tot = w.complete ? w.nvalues : (size_t)c->ph.stats.count;
         if (implausible(tot, len))
             return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",

@@ -3,7 +3,7 @@
  * of Java-sized, short and wide blocks with and without jitter, every window edge at and around each
  * block's first and last value, both plans and both walk modes, the selection equals the full listing
  * (tsf_ts2diff_blocks + rd_blocks_select) and a brute-force reference over the values: every block with a
- * value in the window is selected, Plan C decodes at most one phantom block at the lower edge and none at
+ * value in the window is selected, the exact bound decodes at most one phantom block at the lower edge and none at
  * the upper one, the walk stops at the first block after the window, and the selected bytes decode to
  * the reference values. Hostile input: every byte cut and random garbage give the same status as the full
  * listing (or a clean stop before the damage), never an access outside the buffer (ASan).
@@ -111,7 +111,7 @@ static void check_window(const wstream *s, const tsf_ts2diff_block *blk, size_t 
     } else if (sel && !conservative) {
         CHECK_EQ_INT(w.b1, w.b0); /* a window in a gap: one phantom at most */
     }
-    /* blocks wholly outside the window are skipped (Plan C) but for that one phantom */
+    /* blocks wholly outside the window are skipped (exact bound) but for that one phantom */
     if (sel && !conservative)
         for (size_t k = w.b0 + 1; k <= w.b1; k++) CHECK(blk[k].first <= tmax && blk[k - 1].bound > tmin);
     if (sel) { /* the selected bytes decode to the reference values */
@@ -182,7 +182,7 @@ static void test_windows(void)
     tsf_codec_close(codec);
 }
 
-/* The last value INT64_MAX: Plan C's last bound saturates and still meets a window reaching it. */
+/* The last value INT64_MAX: the exact last bound saturates and still meets a window reaching it. */
 static void test_saturated_end(void)
 {
     tsf_codec *codec = NULL;

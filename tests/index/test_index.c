@@ -146,7 +146,7 @@ static void run_static(size_t n, int gens_mask)
             if (mode == TSF_INDEX_SORTED && m >= 100000) CHECK(st.dram_bytes < m); /* <= 1 B/key */
             if (mode == TSF_INDEX_DYNAMIC && m >= 100000 && st.dram_bytes >= m * 9 / 2)
                 fprintf(stderr, "dram %.2f B/key (%s)\n", (double)st.dram_bytes / m, GEN_NAMES[g]);
-            /* the issue's target (<= 4.5 B/key dynamic) on smooth data; clustered data measures ~4.55
+            /* the space target (<= 4.5 B/key dynamic) on smooth data; clustered data measures ~4.55
                at 1e5 keys (overflow chunk metadata), see doc/index.md */
             if (mode == TSF_INDEX_DYNAMIC && m >= 100000)
                 CHECK(st.dram_bytes < (g == GEN_CLUSTERED ? m * 5 : m * 9 / 2));

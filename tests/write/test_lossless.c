@@ -393,7 +393,7 @@ static tsf_status write_one(tsf_type t, tsf_encoding enc, const void *vals, size
     return s;
 }
 
-/* The INT32 SPRINTZ case: Java and the format overflow on these residuals. */
+/* An INT32 SPRINTZ case: Java and the format overflow on these residuals. */
 static void test_sprintz_extremes_refused(void)
 {
     int32_t v[9] = {INT32_MIN, INT32_MAX, 0, -1, 1, INT32_MIN + 1, INT32_MAX - 1, 5, 6};

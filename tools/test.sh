@@ -23,6 +23,8 @@ run_ctest() {
   fi
   rm -f "$log"
 }
+echo "== include directions (tools/check_layers.sh)"
+bash tools/check_layers.sh
 echo "== Release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/tmpfile.h"
+#include "tmpfile.h"
 
 tsf_status tsf_tmp_create(const char *what, const char *path, const tsf_allocator *a, int keep_open, tsf_tmp *t,
                           tsf_error *err)

@@ -2,7 +2,7 @@
 #ifndef TSF_TMPFILE_H
 #define TSF_TMPFILE_H
 
-#include "common/internal.h"
+#include "internal.h"
 
 typedef struct tsf_tmp {
     char *name; /* <path>.<pid>.tmp (or <path>.<pid>-<n>.tmp when that was taken) */

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "index/index_internal.h"
-#include "index/pla.h"
+#include "index_internal.h"
+#include "pla.h"
 
 uint64_t ix_mul_for(uint64_t f, uint64_t span)
 {
@@ -1210,7 +1210,7 @@ static inline uint64_t ix_fg_seps_scalar(const uint32_t *s, int two, uint32_t q)
 #define IX_FG_ATTR
 #define IX_FG_SEPS(s, two, q) ix_fg_seps_scalar(s, two, q)
 #define IX_FG_EQ(blk, x) ix_eq_block_scalar(blk, x)
-#include "index/fast_get.h"
+#include "fast_get.h"
 #undef IX_FG_NAME
 #undef IX_FG_ATTR
 #undef IX_FG_SEPS
@@ -1226,7 +1226,7 @@ TSF_TARGET("avx2") static inline uint64_t ix_fg_seps_avx2(const uint32_t *s, int
 #define IX_FG_ATTR TSF_TARGET("avx2")
 #define IX_FG_SEPS(s, two, q) ix_fg_seps_avx2(s, two, q)
 #define IX_FG_EQ(blk, x) ix_eq_block_avx2(blk, x)
-#include "index/fast_get.h"
+#include "fast_get.h"
 #undef IX_FG_NAME
 #undef IX_FG_ATTR
 #undef IX_FG_SEPS
@@ -1254,7 +1254,7 @@ TSF_TARGET("avx512f,avx2") static inline uint64_t ix_fg_eq_avx512(const uint8_t 
 #define IX_FG_ATTR TSF_TARGET("avx512f,avx2")
 #define IX_FG_SEPS(s, two, q) ix_fg_seps_avx512(s, two, q)
 #define IX_FG_EQ(blk, x) ix_fg_eq_avx512(blk, x)
-#include "index/fast_get.h"
+#include "fast_get.h"
 #undef IX_FG_NAME
 #undef IX_FG_ATTR
 #undef IX_FG_SEPS

@@ -6,8 +6,8 @@
 #ifndef TSF_INDEX_INTERNAL_H
 #define TSF_INDEX_INTERNAL_H
 
-#include "index/layout.h"
-#include "index/pmem.h"
+#include "layout.h"
+#include "pmem.h"
 
 /* DRAM metadata of one overflow chunk: its offset and one fingerprint per record. */
 typedef struct ix_chunk {

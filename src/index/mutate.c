@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/index_internal.h"
+#include "index_internal.h"
 
 /* Appends one record to the leaf's overflow log (a new chunk when the newest is full). */
 static tsf_status ix_ovf_append(tsf_index *ix, ix_leaf *L, uint64_t k, uint64_t v, int tomb, tsf_error *err)

@@ -8,7 +8,7 @@
  * Doubles are fine here: the layout only shapes the partition, exact
  * routing comes from the integer models built afterwards.
  */
-#include "index/pla.h"
+#include "pla.h"
 
 size_t tsf_pla_segments(const uint64_t *keys, size_t n, uint32_t eps, size_t *starts)
 {

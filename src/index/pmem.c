@@ -11,7 +11,7 @@
  *   NONE   - MAP_SHARED, no flushes.
  * Dirty pages are tracked in a bitmap so that a sync (group commit) persists exactly what changed.
  */
-#include "index/pmem.h"
+#include "pmem.h"
 
 #include <errno.h>
 #include <fcntl.h>

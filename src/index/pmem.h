@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/internal.h"
+#include "../common/internal.h"
 #include "tsf_index.h"
 
 #define PM_PAGE 4096u

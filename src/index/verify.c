@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "index/index_internal.h"
+#include "index_internal.h"
 
 tsf_status tsf_index_stats_get(tsf_index *ix, tsf_index_stats *st)
 {

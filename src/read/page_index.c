@@ -27,7 +27,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "common/tmpfile.h"
+#include "../common/tmpfile.h"
 #include "page_index.h"
 #include "reader_internal.h"
 #include "tsf_index.h"

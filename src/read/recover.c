@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "../format/index.h"
-#include "common/tmpfile.h"
+#include "../common/tmpfile.h"
 #include "verify_scan.h"
 
 /* Buffered output file. */

@@ -8,7 +8,7 @@
 #ifndef TSF_READ_VERIFY_SCAN_H
 #define TSF_READ_VERIFY_SCAN_H
 
-#include "../write/stats.h"
+#include "../format/stats.h"
 #include "reader_internal.h"
 
 typedef struct vs_chunk {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "auto.h"
-#include "common/tmpfile.h"
+#include "../common/tmpfile.h"
 #include "writer.h"
 
 /*

@@ -8,7 +8,7 @@
 #include "../codec/codec.h"
 #include "../format/index.h"
 #include "bodypool.h"
-#include "stats.h"
+#include "../format/stats.h"
 
 struct wdevice;
 

@@ -1,13 +1,13 @@
 /*
- * stats.h - statistics of the writer (spec tsfile-container-format.md §7): accumulated per page
+ * stats.h - page, chunk and series statistics (spec tsfile-container-format.md §7): accumulated per page
  * in the same pass that buffers the values, merged page -> chunk -> series exactly as Java merges
  * them (so double sums round identically), and serialized for page headers, chunk metadata and
  * TimeseriesMetadata. Binary first/last/min/max are owned copies (tablet memory is borrowed).
  */
-#ifndef TSF_WRITE_STATS_H
-#define TSF_WRITE_STATS_H
+#ifndef TSF_FORMAT_STATS_H
+#define TSF_FORMAT_STATS_H
 
-#include "../format/index.h"
+#include "index.h"
 
 typedef struct tsf_sbin {
     uint8_t *p;

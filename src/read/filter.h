@@ -11,6 +11,22 @@
 
 struct tsf_reader;
 
+/* The filter tree (immutable once built; filter_parse.c builds, parses and formats it). */
+enum { FN_CMP = 0, FN_AND = 1, FN_OR = 2, FN_NOT = 3 };
+
+struct tsf_filter {
+    int kind;
+    tsf_cmp op;
+    tsf_type lit; /* TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN or TSF_STRING */
+    char *column; /* NUL-terminated copy */
+    int64_t i;
+    double d;
+    int b;
+    uint8_t *s; /* string literal (slen bytes, NUL-terminated copy) */
+    size_t slen;
+    tsf_filter *l, *r;
+};
+
 /* Per-query state of a filter: bindings of its leaves for the current device, scratch bitmaps and the
  * compacted output buffers. Owned by one query. */
 typedef struct rd_fstate rd_fstate;

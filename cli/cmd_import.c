@@ -335,7 +335,9 @@ static int sink_write(imp *m, sink *s, size_t a, size_t b)
         void *vals = (char *)s->vals[i] + a * w;
         if (is_bytes(s->types[i])) {
             tsf_bytes *bv = vals;
-            for (size_t r = 0; r < n; r++) bv[r].data = (const uint8_t *)s->arena + (uintptr_t)bv[r].data;
+            /* offsets into the arena; with only empty values there is no arena and every offset is 0 */
+            const uint8_t *base = s->arena ? (const uint8_t *)s->arena : (const uint8_t *)"";
+            for (size_t r = 0; r < n; r++) bv[r].data = base + (uintptr_t)bv[r].data;
         }
         if (tsf_tablet_set_column(s->tab, i, vals, s->valid[i] + a / 8, n, &e)) goto bad;
         if (i >= s->ntags)

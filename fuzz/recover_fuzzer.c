@@ -18,7 +18,10 @@
 
 #define RF_CHECK(cond)                                                                                       \
     do {                                                                                                     \
-        if (!(cond)) __builtin_trap();                                                                       \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "recover_fuzzer.c:%d: check failed: %s\n", __LINE__, #cond);                      \
+            __builtin_trap();                                                                                \
+        }                                                                                                    \
     } while (0)
 
 /* ctx: uint64_t[2], problems and warnings seen */

@@ -493,6 +493,12 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
                    (unsigned long long)c->offset, (int)it->chunk.data_type, it->chunk.marker);
         c->ok = 0;
     }
+    if (c->ok && c->kind != TSF_CHUNK_TIME && it->chunk.measurement.len == 0) {
+        /* readers take a device's first series named "" for its time column */
+        vs_problem(s, c->offset, "chunk at %llu: empty measurement name outside a time chunk",
+                   (unsigned long long)c->offset);
+        c->ok = 0;
+    }
     if (c->ok && c->kind != TSF_CHUNK_TIME && !tsf_type_size(it->chunk.data_type)) {
         vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported",
                    (unsigned long long)c->offset, (int)it->chunk.data_type);

@@ -373,7 +373,7 @@ static int cmp_bytes_cell(const sink *s, size_t col, size_t a, size_t b)
     if (!va) return 0;
     const tsf_bytes *x = (const tsf_bytes *)s->vals[col] + a, *y = (const tsf_bytes *)s->vals[col] + b;
     size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(s->arena + (uintptr_t)x->data, s->arena + (uintptr_t)y->data, n);
+    int c = n ? memcmp(s->arena + (uintptr_t)x->data, s->arena + (uintptr_t)y->data, n) : 0;
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 

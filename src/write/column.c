@@ -293,6 +293,21 @@ tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const 
     return TSF_OK;
 }
 
+/* Where a binary value's arena offset points; with only empty values there is no arena, and the
+ * offsets (all 0) point at a static empty string instead of offsetting a null pointer. */
+static const uint8_t *arena_at(const wcol *c, size_t off)
+{
+    return c->arena.p ? c->arena.p + off : (const uint8_t *)"";
+}
+
+/* Points binary value descriptors at their arena copies. */
+static void fix_binary(wcol *c)
+{
+    if (!is_binary(c->type)) return;
+    tsf_bytes *b = (tsf_bytes *)c->vals;
+    for (size_t i = 0; i < c->nvals; i++) b[i].data = arena_at(c, c->boff[i]);
+}
+
 tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
                              const uint8_t *valid, size_t vbit0, size_t k, uint64_t g, tsf_error *err)
 {
@@ -362,7 +377,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             if (is_binary(c->type)) {
                 /* statistics read the tablet's bytes: rebuild pointers into the arena */
                 tsf_bytes *b = (tsf_bytes *)c->vals;
-                for (size_t i = start; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
+                for (size_t i = start; i < c->nvals; i++) b[i].data = arena_at(c, c->boff[i]);
             }
             tsf_wstats_update(&c->pstat, t0, t1, pv, c->nvals - start, w->alloc);
             if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
@@ -454,13 +469,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
     return TSF_OK;
 }
 
-/* Points binary value descriptors at their arena copies. */
-static void fix_binary(wcol *c)
-{
-    if (!is_binary(c->type)) return;
-    tsf_bytes *b = (tsf_bytes *)c->vals;
-    for (size_t i = 0; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
-}
+
 
 /* Records a page whose body is [body, body + csize), committed to block blk (NULL: empty page). */
 static tsf_status add_page(tsf_writer *w, wctx *x, wcol *c, const uint8_t *body, tsf_bblock *blk, size_t usize,

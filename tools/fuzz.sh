@@ -8,7 +8,7 @@
 #                                  sanitizer report, leak, timeout (-timeout=$FUZZ_TIMEOUT, default 30 s) or
 #                                  out-of-memory; the input is kept as $FUZZ_WORK/<harness>/artifacts/*.
 #   tools/fuzz.sh merge            adds to fuzz/corpora/<harness>/ the inputs of $FUZZ_WORK/<harness>/corpus
-#                                  that add coverage (libFuzzer -merge=1), then prints what was added
+#                                  that reach edges the committed corpus does not, then prints the counts
 # Harnesses can be chosen with FUZZ_ONLY='regex' (matched against the harness name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,11 @@ build)
     CC=${CC:-clang} cmake -S . -B "$build" -DCMAKE_C_COMPILER="${CC:-clang}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DTSF_BUILD_FUZZERS=ON -DTSF_BUILD_TESTS=OFF -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF -DTSF_SHARED=OFF \
         ${CMAKE_C_COMPILER_LAUNCHER:+-DCMAKE_C_COMPILER_LAUNCHER=$CMAKE_C_COMPILER_LAUNCHER} >/dev/null
-    cmake --build "$build" -j"$jobs" --target $(harnesses)
+    if [ -z "${FUZZ_ONLY:-}" ]; then
+        cmake --build "$build" -j"$jobs" # every target of this configuration is a harness or what they link
+    else
+        cmake --build "$build" -j"$jobs" --target $(harnesses)
+    fi
     ;;
 run)
     mkdir -p "$work"
@@ -68,10 +72,31 @@ run)
     exit $fail
     ;;
 merge)
+    # Keeps only inputs that reach code (edges, not just counters) the committed corpus does not: libFuzzer's
+    # merge runs the committed files first, then the new ones smallest first, and its control file lists for
+    # each input the edges it covered first (COV); of the inputs with such edges and at most FUZZ_MERGE_MAX_LEN
+    # bytes (default 16384), the FUZZ_MERGE_KEEP (default 40) with the most are copied in under their sha1.
     for h in $(harnesses); do
         [ -d "$work/$h/corpus" ] || continue
         before=$(ls "fuzz/corpora/$h" | wc -l)
-        "$root/$build/$h" -merge=1 -close_fd_mask=3 "$root/fuzz/corpora/$h" "$work/$h/corpus" > "$work/$h/merge.log" 2>&1
+        base=$(mktemp -d) && cp "fuzz/corpora/$h"/* "$base"/
+        "$root/$build/$h" -merge=1 -merge_control_file="$work/$h/merge.ctl" -close_fd_mask=3 "$base" \
+            "$work/$h/corpus" > "$work/$h/merge.log" 2>&1
+        python3 - "$work/$h/merge.ctl" "fuzz/corpora/$h" "${FUZZ_MERGE_MAX_LEN:-16384}" "${FUZZ_MERGE_KEEP:-40}" <<'PY'
+import hashlib, os, shutil, sys
+ctl, dest, maxlen, keep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+lines = open(ctl).read().splitlines()
+n, first = int(lines[0]), int(lines[1])
+files = lines[2:2 + n]
+new = []
+for ln in lines[2 + n:]:
+    f = ln.split()
+    if len(f) > 2 and f[0] == "COV" and int(f[1]) >= first and os.path.getsize(files[int(f[1])]) <= maxlen:
+        new.append((len(f) - 2, files[int(f[1])]))
+for _, src in sorted(new, key=lambda e: -e[0])[:keep]:
+    shutil.copyfile(src, os.path.join(dest, hashlib.sha1(open(src, "rb").read()).hexdigest()))
+PY
+        rm -rf "$base"
         echo "$h: $before -> $(ls "fuzz/corpora/$h" | wc -l) files"
     done
     ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test twice: Release, then ASan+UBSan; then the concurrency tests under
-# ThreadSanitizer; then, when FUZZ_SECONDS is set (not 0), fuzzes every libFuzzer harness for that many
-# seconds with clang, ASan and UBSan (tools/fuzz.sh). Exits non-zero on any failure, and on any test
+# ThreadSanitizer; then fuzzes every libFuzzer harness for FUZZ_SECONDS seconds each (default 20; 0 skips)
+# with clang, ASan and UBSan, every sanitizer report fatal (tools/fuzz.sh); any finding fails the run. Exits non-zero on any failure, and on any test
 # that ctest reports skipped or not run: every test's data ships in tests/data, so a skip means a check
 # silently did not happen.
 set -euo pipefail
@@ -40,8 +40,9 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_B
 cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads
 TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan \
     -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads)$'
-if [ "${FUZZ_SECONDS:-0}" != 0 ]; then
-    echo "== libFuzzer + ASan + UBSan: every harness for $FUZZ_SECONDS s"
+fuzz_seconds=${FUZZ_SECONDS:-20}
+if [ "$fuzz_seconds" != 0 ]; then
+    echo "== libFuzzer + ASan + UBSan: every harness for $fuzz_seconds s"
     bash tools/fuzz.sh build
-    bash tools/fuzz.sh run "$FUZZ_SECONDS"
+    bash tools/fuzz.sh run "$fuzz_seconds"
 fi

@@ -34,58 +34,10 @@
 
 #include "cli.h"
 #include "csv.h"
+#include "import.h"
 #include "outfile.h"
 
-#define TABLET_ROWS 65536 /* a multiple of 8: ranges of rows start on validity-byte boundaries */
 #define MAX_REPORTED_SKIPS 10
-
-/* ---- options ---------------------------------------------------------------------------------- */
-
-typedef struct imp_opts {
-    const char **files;
-    size_t nfiles;
-    const char *out;
-    const char *table, *tags, *device, *time_col, *input_unit;
-    int64_t per_second; /* the file's time unit */
-    int32_t tz;
-    csv_kvlist schema, enc, comp;
-    int sort, skip_bad, quiet, progress, page_index, unescape;
-    uint64_t infer_rows, page_points;
-    uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
-} imp_opts;
-
-/* Type inference of a column (or long-CSV series): which types every value seen so far fits. */
-typedef struct inference {
-    int seen, b, in, num;
-    int lex;               /* every value reads as a number (exactly or not) */
-    uint64_t inexact_line; /* the first number that no numeric type holds exactly */
-    char inexact[48];
-} inference;
-
-/* ---- per-target row buffers (one tablet's worth, or everything with --sort) -------------------- */
-
-typedef struct sink {
-    char *target;       /* tree device path or table name */
-    char *key;          /* long CSV: "device\nmeasurement"; table: NULL */
-    size_t ncols, ntags; /* table model: the first ntags columns are the TAG columns */
-    char **names;
-    tsf_type *types;
-    tsf_encoding *encs;
-    tsf_compression *comps;
-    size_t n, cap;
-    int64_t *times;
-    uint64_t *lines; /* --sort: the line of each row (the last duplicate wins) */
-    void **vals;
-    uint8_t **valid;
-    char *arena; /* TEXT/STRING/BLOB bytes; tsf_bytes.data holds an offset until the flush */
-    size_t alen, acap;
-    tsf_tablet *tab;
-    int registered;
-    int64_t last_time;
-    uint64_t last_line;
-    int has_last;
-    inference inf; /* long CSV: type inference of this series */
-} sink;
 
 /* A record: field texts (NUL-terminated, mutable), lengths, quoted flags. */
 typedef struct rec {
@@ -103,347 +55,6 @@ typedef struct col {
     int given;
     inference inf;
 } col;
-
-typedef struct hentry {
-    char *key;
-    int64_t time;
-    uint64_t line;
-    size_t sink; /* long CSV */
-} hentry;
-
-typedef struct hmap {
-    hentry *e;
-    size_t cap, n;
-} hmap;
-
-typedef struct imp {
-    imp_opts *o;
-    tsf_writer *w;
-    sink **sinks;
-    size_t nsinks;
-    hmap order;  /* table model: last time per tag combination */
-    hmap series; /* long CSV: sink per device/measurement */
-    uint64_t rows, skipped, values, csv_bytes;
-    const char *path; /* current CSV */
-    time_t progress_at;
-    uint64_t flushed_at; /* ms (CLOCK_MONOTONIC) of the last periodic flush */
-    char msg[512];
-    int failed; /* exit code of the first error */
-} imp;
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Finds key; with create, inserts it (key copied). NULL when absent (or out of memory). */
-static hentry *hmap_get(hmap *m, const char *key, int create, int *created)
-{
-    if (created) *created = 0;
-    if (create && (m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        hentry *ne = calloc(nc, sizeof *ne);
-        if (!ne) return NULL;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].key) continue;
-            size_t j = hash_str(m->e[i].key) & (nc - 1);
-            while (ne[j].key) j = (j + 1) & (nc - 1);
-            ne[j] = m->e[i];
-        }
-        free(m->e);
-        m->e = ne;
-        m->cap = nc;
-    }
-    if (!m->cap) return NULL;
-    size_t j = hash_str(key) & (m->cap - 1);
-    while (m->e[j].key) {
-        if (!strcmp(m->e[j].key, key)) return &m->e[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (!create) return NULL;
-    if (!(m->e[j].key = strdup(key))) return NULL;
-    m->n++;
-    if (created) *created = 1;
-    return &m->e[j];
-}
-
-static void hmap_free(hmap *m)
-{
-    for (size_t i = 0; i < m->cap; i++) free(m->e[i].key);
-    free(m->e);
-}
-
-static int is_bytes(tsf_type t)
-{
-    return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
-}
-
-static void sink_free(sink *s)
-{
-    if (!s) return;
-    for (size_t i = 0; i < s->ncols; i++) {
-        free(s->names[i]);
-        if (s->vals) free(s->vals[i]);
-        if (s->valid) free(s->valid[i]);
-    }
-    free(s->names);
-    free(s->types);
-    free(s->encs);
-    free(s->comps);
-    free(s->vals);
-    free(s->valid);
-    free(s->times);
-    free(s->lines);
-    free(s->arena);
-    free(s->target);
-    free(s->key);
-    tsf_tablet_free(s->tab);
-    free(s);
-}
-
-static sink *sink_new(const char *target, size_t ncols)
-{
-    sink *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->target = strdup(target);
-    s->ncols = ncols;
-    s->names = calloc(ncols, sizeof *s->names);
-    s->types = calloc(ncols, sizeof *s->types);
-    s->encs = calloc(ncols, sizeof *s->encs);
-    s->comps = calloc(ncols, sizeof *s->comps);
-    s->vals = calloc(ncols, sizeof *s->vals);
-    s->valid = calloc(ncols, sizeof *s->valid);
-    if (!s->target || !s->names || !s->types || !s->encs || !s->comps || !s->vals || !s->valid) {
-        sink_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-static int sink_reserve(sink *s, size_t need)
-{
-    if (need <= s->cap) return 0;
-    size_t nc = s->cap ? s->cap : 1024;
-    while (nc < need) nc *= 2;
-    int64_t *t = realloc(s->times, nc * sizeof *t);
-    if (!t) return -1;
-    s->times = t;
-    uint64_t *l = realloc(s->lines, nc * sizeof *l);
-    if (!l) return -1;
-    s->lines = l;
-    for (size_t i = 0; i < s->ncols; i++) {
-        void *v = realloc(s->vals[i], nc * tsf_type_size(s->types[i]));
-        if (!v) return -1;
-        s->vals[i] = v;
-        uint8_t *b = realloc(s->valid[i], nc / 8 + 1);
-        if (!b) return -1;
-        memset(b + (s->cap + 7) / 8, 0, nc / 8 + 1 - (s->cap + 7) / 8);
-        s->valid[i] = b;
-    }
-    s->cap = nc;
-    return 0;
-}
-
-static int arena_put(sink *s, const void *p, size_t n, size_t *off)
-{
-    if (s->alen + n > s->acap) {
-        size_t nc = s->acap ? s->acap : 4096;
-        while (nc < s->alen + n) nc *= 2;
-        char *a = realloc(s->arena, nc);
-        if (!a) return -1;
-        s->arena = a;
-        s->acap = nc;
-    }
-    if (n) memcpy(s->arena + s->alen, p, n);
-    *off = s->alen;
-    s->alen += n;
-    return 0;
-}
-
-/* Appends one row; cells[i] in the C representation of types[i] (bytes borrowed, copied here). */
-static int sink_add(sink *s, int64_t t, uint64_t line, const tsf_value *cells)
-{
-    if (sink_reserve(s, s->n + 1)) return -1;
-    size_t r = s->n;
-    s->times[r] = t;
-    s->lines[r] = line;
-    for (size_t i = 0; i < s->ncols; i++) {
-        uint8_t *v = s->valid[i];
-        char *dst = (char *)s->vals[i] + r * tsf_type_size(s->types[i]);
-        if (cells[i].is_null) {
-            v[r >> 3] &= (uint8_t) ~(1u << (r & 7));
-            memset(dst, 0, tsf_type_size(s->types[i]));
-            continue;
-        }
-        v[r >> 3] |= (uint8_t)(1u << (r & 7));
-        switch (s->types[i]) {
-        case TSF_BOOLEAN: *(uint8_t *)dst = (uint8_t)cells[i].v.b; break;
-        case TSF_INT32:
-        case TSF_DATE: memcpy(dst, &cells[i].v.i32, 4); break;
-        case TSF_FLOAT: memcpy(dst, &cells[i].v.f, 4); break;
-        case TSF_INT64:
-        case TSF_TIMESTAMP: memcpy(dst, &cells[i].v.i64, 8); break;
-        case TSF_DOUBLE: memcpy(dst, &cells[i].v.d, 8); break;
-        default: {
-            size_t off;
-            if (arena_put(s, cells[i].v.bytes.data, cells[i].v.bytes.len, &off)) return -1;
-            tsf_bytes b = {(const uint8_t *)(uintptr_t)off, cells[i].v.bytes.len};
-            memcpy(dst, &b, sizeof b);
-        }
-        }
-    }
-    s->n++;
-    return 0;
-}
-
-/* ---- writer side -------------------------------------------------------------------------------- */
-
-static int fail(imp *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(imp *m, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->msg, sizeof m->msg, fmt, ap);
-    va_end(ap);
-    if (!m->failed) {
-        cli_err("import", "%s", m->msg);
-        m->failed = code;
-    }
-    return code;
-}
-
-static int oom(imp *m)
-{
-    return fail(m, CLI_IO, "out of memory");
-}
-
-/* Writes rows [a, b) of a sink (a multiple of 8) as one tablet. */
-static int sink_write(imp *m, sink *s, size_t a, size_t b)
-{
-    tsf_error e = {0};
-    if (!s->tab) {
-        const char **names = (const char **)s->names;
-        if (tsf_tablet_new(m->w, s->target, names, s->ncols, TABLET_ROWS, &s->tab, &e))
-            return fail(m, CLI_USAGE, "%s: %s", m->o->out, e.message);
-    }
-    size_t n = b - a;
-    if (tsf_tablet_set_times(s->tab, s->times + a, n, &e)) goto bad;
-    for (size_t i = 0; i < s->ncols; i++) {
-        size_t w = tsf_type_size(s->types[i]);
-        void *vals = (char *)s->vals[i] + a * w;
-        if (is_bytes(s->types[i])) {
-            tsf_bytes *bv = vals;
-            /* offsets into the arena; with only empty values there is no arena and every offset is 0 */
-            const uint8_t *base = s->arena ? (const uint8_t *)s->arena : (const uint8_t *)"";
-            for (size_t r = 0; r < n; r++) bv[r].data = base + (uintptr_t)bv[r].data;
-        }
-        if (tsf_tablet_set_column(s->tab, i, vals, s->valid[i] + a / 8, n, &e)) goto bad;
-        if (i >= s->ntags)
-            for (size_t r = a; r < b; r++) m->values += (s->valid[i][r >> 3] >> (r & 7)) & 1;
-    }
-    if (tsf_writer_write_tablet(m->w, s->tab, &e)) goto bad;
-    return 0;
-bad:
-    return fail(m, e.code == TSF_EIO ? CLI_IO : CLI_DAMAGED, "%s: %s", m->o->out, e.message);
-}
-
-/* Streaming: writes the whole buffer and empties it. */
-static int sink_flush(imp *m, sink *s)
-{
-    for (size_t a = 0; a < s->n; a += TABLET_ROWS) {
-        size_t b = a + TABLET_ROWS < s->n ? a + TABLET_ROWS : s->n;
-        int rc = sink_write(m, s, a, b);
-        if (rc) return rc;
-    }
-    s->n = 0;
-    s->alen = 0;
-    return 0;
-}
-
-/* --sort: order rows by (tags, time, line); the last row of equal (tags, time) wins. */
-static const sink *g_sort_sink; /* qsort has no context argument; the CLI is single-threaded */
-static size_t g_sort_ntags;
-
-static int cmp_bytes_cell(const sink *s, size_t col, size_t a, size_t b)
-{
-    int va = (s->valid[col][a >> 3] >> (a & 7)) & 1, vb = (s->valid[col][b >> 3] >> (b & 7)) & 1;
-    if (va != vb) return va - vb; /* null tags first */
-    if (!va) return 0;
-    const tsf_bytes *x = (const tsf_bytes *)s->vals[col] + a, *y = (const tsf_bytes *)s->vals[col] + b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = n ? memcmp(s->arena + (uintptr_t)x->data, s->arena + (uintptr_t)y->data, n) : 0;
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static int cmp_rows(const void *pa, const void *pb)
-{
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    const sink *s = g_sort_sink;
-    for (size_t t = 0; t < g_sort_ntags; t++) {
-        int c = cmp_bytes_cell(s, t, a, b);
-        if (c) return c;
-    }
-    if (s->times[a] != s->times[b]) return s->times[a] < s->times[b] ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
-static int same_key(const sink *s, size_t ntags, size_t a, size_t b)
-{
-    if (s->times[a] != s->times[b]) return 0;
-    for (size_t t = 0; t < ntags; t++)
-        if (cmp_bytes_cell(s, t, a, b)) return 0;
-    return 1;
-}
-
-static int sink_sort_write(imp *m, sink *s, size_t ntags)
-{
-    if (!s->n) return 0;
-    size_t *perm = malloc(s->n * sizeof *perm);
-    if (!perm) return oom(m);
-    for (size_t i = 0; i < s->n; i++) perm[i] = i;
-    g_sort_sink = s;
-    g_sort_ntags = ntags;
-    qsort(perm, s->n, sizeof *perm, cmp_rows);
-    size_t k = 0; /* keep the last of each run of equal keys */
-    for (size_t i = 0; i < s->n; i++)
-        if (i + 1 == s->n || !same_key(s, ntags, perm[i], perm[i + 1])) perm[k++] = perm[i];
-    /* gather into new arrays */
-    int64_t *t = malloc(k * sizeof *t + 1);
-    if (!t) {
-        free(perm);
-        return oom(m);
-    }
-    for (size_t i = 0; i < k; i++) t[i] = s->times[perm[i]];
-    free(s->times);
-    s->times = t;
-    for (size_t c = 0; c < s->ncols; c++) {
-        size_t w = tsf_type_size(s->types[c]);
-        char *v = malloc(k * w + 1);
-        uint8_t *b = calloc(k / 8 + 1, 1);
-        if (!v || !b) {
-            free(v);
-            free(b);
-            free(perm);
-            return oom(m);
-        }
-        for (size_t i = 0; i < k; i++) {
-            size_t p = perm[i];
-            memcpy(v + i * w, (char *)s->vals[c] + p * w, w);
-            if ((s->valid[c][p >> 3] >> (p & 7)) & 1) b[i >> 3] |= (uint8_t)(1u << (i & 7));
-        }
-        free(s->vals[c]);
-        free(s->valid[c]);
-        s->vals[c] = v;
-        s->valid[c] = b;
-    }
-    free(perm);
-    m->rows -= s->n - k;
-    s->n = k;
-    s->cap = k;
-    return sink_flush(m, s);
-}
 
 /* ---- option values ------------------------------------------------------------------------------ */
 
@@ -465,7 +76,7 @@ static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int qu
         v->is_null = 1;
         return NULL;
     }
-    if (!is_bytes(type) && strlen(s) != len) return "cut by a NUL byte";
+    if (!imp_is_bytes(type) && strlen(s) != len) return "cut by a NUL byte";
     int64_t i;
     double d;
     int r;
@@ -571,7 +182,7 @@ static int column_codec(imp *m, const char *name, tsf_type type, tsf_encoding *e
     *enc = csv_default_encoding(type);
     *comp = TSF_LZ4;
     if (csv_column_codec(&m->o->enc, &m->o->comp, name, type, enc, comp, msg, sizeof msg))
-        return fail(m, CLI_USAGE, "%s", msg);
+        return imp_fail(m, CLI_USAGE, "%s", msg);
     return 0;
 }
 
@@ -579,7 +190,7 @@ static int given_type(imp *m, const char *name, tsf_type *t)
 {
     const char *s = csv_kv_lookup(&m->o->schema, name, NULL);
     if (!s) return 0;
-    if (tsf_type_parse(s, t) || *t == TSF_VECTOR) return -fail(m, CLI_USAGE, "--schema: unknown type '%s'", s);
+    if (tsf_type_parse(s, t) || *t == TSF_VECTOR) return -imp_fail(m, CLI_USAGE, "--schema: unknown type '%s'", s);
     return 1;
 }
 
@@ -669,7 +280,7 @@ static int bad_row(imp *m, const rec *r, const char *column, const char *text, c
             cli_err("import", "%s: line %" PRIu64 "%s %s (skipped)", m->path, r->line, where, why);
         return 0;
     }
-    return fail(m, CLI_DAMAGED, "%s: line %" PRIu64 "%s %s (nothing written; --skip-bad skips such rows)", m->path,
+    return imp_fail(m, CLI_DAMAGED, "%s: line %" PRIu64 "%s %s (nothing written; --skip-bad skips such rows)", m->path,
                 r->line, where, why);
 }
 
@@ -749,7 +360,7 @@ static sink *long_sink(imp *m, file_ctx *f, const char *dev, const char *meas)
     if (!key) return NULL;
     snprintf(key, dl + ml + 8, "%s%s\n%s", prefix ? "root." : "", dev, meas);
     int created;
-    hentry *h = hmap_get(&m->series, key, 1, &created);
+    hentry *h = imp_hmap_get(&m->series, key, 1, &created);
     if (!h) {
         free(key);
         return NULL;
@@ -759,11 +370,11 @@ static sink *long_sink(imp *m, file_ctx *f, const char *dev, const char *meas)
         return m->sinks[h->sink];
     }
     *strchr(key, '\n') = 0;
-    sink *s = sink_new(key, 1);
+    sink *s = imp_sink_new(key, 1);
     key[strlen(key)] = '\n';
     sink **ns = s ? realloc(m->sinks, (m->nsinks + 1) * sizeof *ns) : NULL;
     if (!ns) {
-        sink_free(s);
+        imp_sink_free(s);
         free(key);
         return NULL;
     }
@@ -793,7 +404,7 @@ static int long_register(imp *m, sink *s)
     tsf_column_schema cs = {s->names[0], t, s->encs[0], s->comps[0], TSF_COLUMN_FIELD};
     tsf_error e = {0};
     if (tsf_writer_register_series(m->w, s->target, &cs, &e))
-        return fail(m, CLI_USAGE, "%s: series %s.%s: %s", m->path, s->target, s->names[0], e.message);
+        return imp_fail(m, CLI_USAGE, "%s: series %s.%s: %s", m->path, s->target, s->names[0], e.message);
     s->registered = 1;
     return 0;
 }
@@ -816,7 +427,7 @@ static int process(imp *m, file_ctx *f, rec *r)
         if (has_nul(r, f->li_dev) || has_nul(r, f->li_meas))
             return bad_row(m, r, NULL, NULL, "a NUL byte in the device or measurement");
         sink *s = long_sink(m, f, dev, meas);
-        if (!s) return oom(m);
+        if (!s) return imp_oom(m);
         char *vs = r->text + r->off[f->li_val];
         if (!s->registered) {
             infer(&s->inf, vs, r->len[f->li_val], r->q[f->li_val], r->line);
@@ -830,9 +441,9 @@ static int process(imp *m, file_ctx *f, rec *r)
         snprintf(what, sizeof what, "series %s.%s", s->target, s->names[0]);
         int o = check_order(m, r, t, &s->last_time, &s->last_line, &s->has_last, what);
         if (o) return o < 0 ? m->failed : 0;
-        if (sink_add(s, t, r->line, &v)) return oom(m);
+        if (imp_sink_add(s, t, r->line, &v)) return imp_oom(m);
         m->rows++;
-        if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
+        if (!m->o->sort && s->n == TABLET_ROWS) return imp_sink_flush(m, s);
         return 0;
     }
     for (size_t i = 0; i < f->ncols; i++) {
@@ -858,17 +469,17 @@ static int process(imp *m, file_ctx *f, rec *r)
             key[k++] = '\x1f';
         }
         key[k] = 0;
-        hentry *h = m->o->sort ? NULL : hmap_get(&m->order, key, 1, NULL);
-        if (!m->o->sort && !h) return oom(m);
+        hentry *h = m->o->sort ? NULL : imp_hmap_get(&m->order, key, 1, NULL);
+        if (!m->o->sort && !h) return imp_oom(m);
         int has = h && h->line != 0;
         o = h ? check_order(m, r, t, &h->time, &h->line, &has, "its tag combination") : 0;
     } else {
         o = check_order(m, r, t, &s->last_time, &s->last_line, &s->has_last, s->target);
     }
     if (o) return o < 0 ? m->failed : 0;
-    if (sink_add(s, t, r->line, f->cells)) return oom(m);
+    if (imp_sink_add(s, t, r->line, f->cells)) return imp_oom(m);
     m->rows++;
-    if (!m->o->sort && s->n == TABLET_ROWS) return sink_flush(m, s);
+    if (!m->o->sort && s->n == TABLET_ROWS) return imp_sink_flush(m, s);
     return 0;
 }
 
@@ -912,7 +523,7 @@ static int wide_target(imp *m, file_ctx *f)
 {
     const imp_opts *o = m->o;
     char *target = o->table ? strdup(o->table) : o->device ? strdup(o->device) : default_device(m->path);
-    if (!target) return oom(m);
+    if (!target) return imp_oom(m);
     sink *s = find_target(m, target);
     if (s) {
         int same = s->ncols == f->ncols;
@@ -920,28 +531,28 @@ static int wide_target(imp *m, file_ctx *f)
             same = !strcasecmp(s->names[i], f->cols[i].name) && s->types[i] == f->cols[i].type;
         free(target);
         if (!same)
-            return fail(m, CLI_USAGE, "%s: its columns or types differ from those of an earlier CSV for %s", m->path,
+            return imp_fail(m, CLI_USAGE, "%s: its columns or types differ from those of an earlier CSV for %s", m->path,
                         s->target);
         f->sink = s;
         return 0;
     }
-    s = sink_new(target, f->ncols);
+    s = imp_sink_new(target, f->ncols);
     free(target);
     sink **ns = s ? realloc(m->sinks, (m->nsinks + 1) * sizeof *ns) : NULL;
     if (!ns) {
-        sink_free(s);
-        return oom(m);
+        imp_sink_free(s);
+        return imp_oom(m);
     }
     m->sinks = ns;
     m->sinks[m->nsinks++] = s;
     f->sink = s;
     s->ntags = f->ntags;
     tsf_column_schema *cs = calloc(f->ncols, sizeof *cs);
-    if (!cs) return oom(m);
+    if (!cs) return imp_oom(m);
     for (size_t i = 0; i < f->ncols; i++) {
         if (!(s->names[i] = strdup(f->cols[i].name))) {
             free(cs);
-            return oom(m);
+            return imp_oom(m);
         }
         s->types[i] = f->cols[i].type;
         if (i >= f->ntags && column_codec(m, s->names[i], s->types[i], &s->encs[i], &s->comps[i])) {
@@ -959,7 +570,7 @@ static int wide_target(imp *m, file_ctx *f)
     tsf_status st = o->table ? tsf_writer_register_table(m->w, s->target, cs, f->ncols, &e)
                              : tsf_writer_register_aligned(m->w, s->target, cs, f->ncols, &e);
     free(cs);
-    if (st) return fail(m, CLI_USAGE, "%s: %s", m->path, e.message);
+    if (st) return imp_fail(m, CLI_USAGE, "%s: %s", m->path, e.message);
     s->registered = 1;
     return 0;
 }
@@ -970,12 +581,12 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     const imp_opts *o = m->o;
     f->nfields = h->n;
     f->header = calloc(h->n, sizeof *f->header);
-    if (!f->header) return oom(m);
+    if (!f->header) return imp_oom(m);
     for (size_t i = 0; i < h->n; i++) {
         const char *s = h->text + h->off[i];
-        if (has_nul(h, i)) return fail(m, CLI_DAMAGED, "%s: the name of column %zu holds a NUL byte", m->path, i + 1);
+        if (has_nul(h, i)) return imp_fail(m, CLI_DAMAGED, "%s: the name of column %zu holds a NUL byte", m->path, i + 1);
         while (*s == ' ') s++;
-        if (!(f->header[i] = strdup(s))) return oom(m);
+        if (!(f->header[i] = strdup(s))) return imp_oom(m);
         size_t n = strlen(f->header[i]);
         while (n && f->header[i][n - 1] == ' ') f->header[i][--n] = 0;
     }
@@ -990,7 +601,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     }
     if (h->n == 4 && d >= 0 && me >= 0 && t >= 0 && v >= 0 && !o->time_col) {
         if (o->table || o->device)
-            return fail(m, CLI_USAGE, "%s: a long CSV (device,measurement,time,value) imports into the tree "
+            return imp_fail(m, CLI_USAGE, "%s: a long CSV (device,measurement,time,value) imports into the tree "
                                       "model; --table/--device do not apply", m->path);
         f->longfmt = 1;
         f->li_dev = (size_t)d;
@@ -1005,23 +616,23 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     if (o->time_col && strcmp(o->time_col, "none")) {
         for (size_t i = 0; i < h->n && f->tcol < 0; i++)
             if (!strcmp(f->header[i], o->time_col)) f->tcol = (long)i;
-        if (f->tcol < 0) return fail(m, CLI_USAGE, "%s: no column named '%s' (--time-column)", m->path, o->time_col);
+        if (f->tcol < 0) return imp_fail(m, CLI_USAGE, "%s: no column named '%s' (--time-column)", m->path, o->time_col);
     } else if (!o->time_col) {
         for (size_t i = 0; i < h->n && f->tcol < 0; i++)
             if (is_time_name(f->header[i])) f->tcol = (long)i;
     }
     f->cols = calloc(h->n, sizeof *f->cols);
     f->cells = calloc(h->n, sizeof *f->cells);
-    if (!f->cols || !f->cells) return oom(m);
+    if (!f->cols || !f->cells) return imp_oom(m);
     /* tags first (table model), then the value columns in CSV order */
     if (o->tags) {
         char *dup = strdup(o->tags);
-        if (!dup) return oom(m);
+        if (!dup) return imp_oom(m);
         for (char *p = strtok(dup, ","); p; p = strtok(NULL, ",")) {
             size_t i = 0;
             while (i < h->n && strcmp(f->header[i], p)) i++;
             if (i == h->n || (long)i == f->tcol) {
-                fail(m, CLI_USAGE, "%s: no column named '%s' for --tags", m->path, p);
+                imp_fail(m, CLI_USAGE, "%s: no column named '%s' for --tags", m->path, p);
                 free(dup);
                 return m->failed;
             }
@@ -1035,7 +646,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
         int tag = 0;
         for (size_t k = 0; k < f->ntags; k++) tag |= f->cols[k].field == i;
         if (tag) continue;
-        if (!f->header[i][0]) return fail(m, CLI_USAGE, "%s: column %zu has no name in the header", m->path, i + 1);
+        if (!f->header[i][0]) return imp_fail(m, CLI_USAGE, "%s: column %zu has no name in the header", m->path, i + 1);
         col *c = &f->cols[f->ncols++];
         c->name = f->header[i];
         c->field = i;
@@ -1043,7 +654,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
         if (g < 0) return m->failed;
         c->given = g;
     }
-    if (f->ncols == f->ntags) return fail(m, CLI_USAGE, "%s: no value column", m->path);
+    if (f->ncols == f->ntags) return imp_fail(m, CLI_USAGE, "%s: no value column", m->path);
     return 0;
 }
 
@@ -1064,11 +675,11 @@ static int periodic_flush(imp *m)
     if (now - m->flushed_at < m->o->flush_ms) return 0;
     m->flushed_at = now;
     for (size_t i = 0; i < m->nsinks; i++) {
-        int rc = m->sinks[i]->registered ? sink_flush(m, m->sinks[i]) : 0;
+        int rc = m->sinks[i]->registered ? imp_sink_flush(m, m->sinks[i]) : 0;
         if (rc) return rc;
     }
     tsf_error e = {0};
-    if (tsf_writer_flush(m->w, &e)) return fail(m, CLI_IO, "%s", e.message);
+    if (tsf_writer_flush(m->w, &e)) return imp_fail(m, CLI_IO, "%s", e.message);
     return 0;
 }
 
@@ -1077,7 +688,7 @@ static int import_file(imp *m, const char *path)
     const imp_opts *o = m->o;
     csv_reader cr;
     m->path = path;
-    if (csv_open(&cr, path)) return fail(m, CLI_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (csv_open(&cr, path)) return imp_fail(m, CLI_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     uint64_t total = !strcmp(path, "-") || stat(path, &sb) ? 0 : (uint64_t)sb.st_size;
     int show = o->progress && total > (32u << 20);
@@ -1097,11 +708,11 @@ static int import_file(imp *m, const char *path)
     char msg[256];
     rec hv;
     if ((got = csv_next(&cr, msg, sizeof msg)) <= 0) {
-        rc = got < 0 ? fail(m, CLI_DAMAGED, "%s", msg) : fail(m, CLI_DAMAGED, "%s: empty (no header line)", path);
+        rc = got < 0 ? imp_fail(m, CLI_DAMAGED, "%s", msg) : imp_fail(m, CLI_DAMAGED, "%s: empty (no header line)", path);
         goto done;
     }
     if (cr.nfields == 1 && strchr(cr.rec, '\t') && !cr.quoted[0]) { /* a tab-separated header */
-        rc = fail(m, CLI_USAGE, "%s: the header has tabs but no commas; only comma-separated files are read", path);
+        rc = imp_fail(m, CLI_USAGE, "%s: the header has tabs but no commas; only comma-separated files are read", path);
         goto done;
     }
     if (o->unescape) rec_unescape(&cr);
@@ -1110,7 +721,7 @@ static int import_file(imp *m, const char *path)
     /* the inference window */
     win = calloc(o->infer_rows ? o->infer_rows : 1, sizeof *win);
     if (!win) {
-        rc = oom(m);
+        rc = imp_oom(m);
         goto done;
     }
     while (nwin < o->infer_rows && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
@@ -1120,7 +731,7 @@ static int import_file(imp *m, const char *path)
         if (blank_record(&v)) continue;
         if (rec_copy(&v, &win[nwin])) {
             rec_free(&win[nwin]);
-            rc = oom(m);
+            rc = imp_oom(m);
             goto done;
         }
         nwin++;
@@ -1129,7 +740,7 @@ static int import_file(imp *m, const char *path)
             if (has_nul(&v, f.li_dev) || has_nul(&v, f.li_meas)) continue; /* a bad row, reported later */
             sink *s = long_sink(m, &f, v.text + v.off[f.li_dev], v.text + v.off[f.li_meas]);
             if (!s) {
-                rc = oom(m);
+                rc = imp_oom(m);
                 goto done;
             }
             if (!s->registered) infer(&s->inf, v.text + v.off[f.li_val], v.len[f.li_val], v.q[f.li_val], v.line);
@@ -1141,7 +752,7 @@ static int import_file(imp *m, const char *path)
         }
     }
     if (got < 0) {
-        rc = fail(m, CLI_DAMAGED, "%s", msg);
+        rc = imp_fail(m, CLI_DAMAGED, "%s", msg);
         goto done;
     }
     if (!f.longfmt) {
@@ -1166,7 +777,7 @@ static int import_file(imp *m, const char *path)
         if (show && (f.rowno & 0xffff) == 0) progress(m, &cr, total);
         if (!rc && (f.rowno & 0xfff) == 0) rc = periodic_flush(m);
     }
-    if (!rc && got < 0) rc = fail(m, CLI_DAMAGED, "%s", msg);
+    if (!rc && got < 0) rc = imp_fail(m, CLI_DAMAGED, "%s", msg);
     if (show) fputc('\n', stderr);
     m->csv_bytes += cr.bytes;
 done:
@@ -1332,9 +943,9 @@ int tsf_cmd_import(int argc, char **argv)
     for (size_t i = 0; i < m.nsinks && !rc; i++) {
         sink *s = m.sinks[i];
         if (!s->registered) continue;
-        rc = o.sort ? sink_sort_write(&m, s, s->ntags) : sink_flush(&m, s);
+        rc = o.sort ? imp_sink_sort_write(&m, s, s->ntags) : imp_sink_flush(&m, s);
     }
-    if (!rc && m.rows == 0) rc = fail(&m, CLI_DAMAGED, "no data rows in the input; nothing written");
+    if (!rc && m.rows == 0) rc = imp_fail(&m, CLI_DAMAGED, "no data rows in the input; nothing written");
     for (size_t i = 0; i < m.nsinks; i++) { /* tablets belong to the writer: free them first */
         tsf_tablet_free(m.sinks[i]->tab);
         m.sinks[i]->tab = NULL;
@@ -1355,10 +966,10 @@ int tsf_cmd_import(int argc, char **argv)
         if (m.skipped) printf("skipped %" PRIu64 " bad rows\n", m.skipped);
     }
 out:
-    for (size_t i = 0; i < m.nsinks; i++) sink_free(m.sinks[i]);
+    for (size_t i = 0; i < m.nsinks; i++) imp_sink_free(m.sinks[i]);
     free(m.sinks);
-    hmap_free(&m.order);
-    hmap_free(&m.series);
+    imp_hmap_free(&m.order);
+    imp_hmap_free(&m.series);
     csv_kv_free(&o.schema);
     csv_kv_free(&o.enc);
     csv_kv_free(&o.comp);

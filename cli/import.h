@@ -1,0 +1,113 @@
+/*
+ * import.h - what `tsf import` shares between its CSV side (cmd_import.c) and its row buffers and writer
+ * side (import_sink.c): options, per-target row buffers (sinks), the key maps and the command state.
+ */
+#ifndef TSF_CLI_IMPORT_H
+#define TSF_CLI_IMPORT_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include "cli.h"
+#include "csv.h"
+
+#define TABLET_ROWS 65536 /* a multiple of 8: ranges of rows start on validity-byte boundaries */
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+typedef struct imp_opts {
+    const char **files;
+    size_t nfiles;
+    const char *out;
+    const char *table, *tags, *device, *time_col, *input_unit;
+    int64_t per_second; /* the file's time unit */
+    int32_t tz;
+    csv_kvlist schema, enc, comp;
+    int sort, skip_bad, quiet, progress, page_index, unescape;
+    uint64_t infer_rows, page_points;
+    uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
+} imp_opts;
+
+/* Type inference of a column (or long-CSV series): which types every value seen so far fits. */
+typedef struct inference {
+    int seen, b, in, num;
+    int lex;               /* every value reads as a number (exactly or not) */
+    uint64_t inexact_line; /* the first number that no numeric type holds exactly */
+    char inexact[48];
+} inference;
+
+/* ---- per-target row buffers (one tablet's worth, or everything with --sort) -------------------- */
+
+
+typedef struct sink {
+    char *target;       /* tree device path or table name */
+    char *key;          /* long CSV: "device\nmeasurement"; table: NULL */
+    size_t ncols, ntags; /* table model: the first ntags columns are the TAG columns */
+    char **names;
+    tsf_type *types;
+    tsf_encoding *encs;
+    tsf_compression *comps;
+    size_t n, cap;
+    int64_t *times;
+    uint64_t *lines; /* --sort: the line of each row (the last duplicate wins) */
+    void **vals;
+    uint8_t **valid;
+    char *arena; /* TEXT/STRING/BLOB bytes; tsf_bytes.data holds an offset until the flush */
+    size_t alen, acap;
+    tsf_tablet *tab;
+    int registered;
+    int64_t last_time;
+    uint64_t last_line;
+    int has_last;
+    inference inf; /* long CSV: type inference of this series */
+} sink;
+
+typedef struct hentry {
+    char *key;
+    int64_t time;
+    uint64_t line;
+    size_t sink; /* long CSV */
+} hentry;
+
+typedef struct hmap {
+    hentry *e;
+    size_t cap, n;
+} hmap;
+
+typedef struct imp {
+    imp_opts *o;
+    tsf_writer *w;
+    sink **sinks;
+    size_t nsinks;
+    hmap order;  /* table model: last time per tag combination */
+    hmap series; /* long CSV: sink per device/measurement */
+    uint64_t rows, skipped, values, csv_bytes;
+    const char *path; /* current CSV */
+    time_t progress_at;
+    uint64_t flushed_at; /* ms (CLOCK_MONOTONIC) of the last periodic flush */
+    char msg[512];
+    int failed; /* exit code of the first error */
+} imp;
+
+/* Key maps (open addressing, keys copied): finds key; with create, inserts it. NULL when absent or out of
+ * memory. */
+hentry *imp_hmap_get(hmap *m, const char *key, int create, int *created);
+void imp_hmap_free(hmap *m);
+
+int imp_is_bytes(tsf_type t);
+
+/* Row buffers of one target (tree device, table or long-CSV series) of ncols columns. */
+sink *imp_sink_new(const char *target, size_t ncols);
+void imp_sink_free(sink *s);
+/* Appends a row (cells: one per column, TSF_NULL for a null); -1 when out of memory. */
+int imp_sink_add(sink *s, int64_t t, uint64_t line, const tsf_value *cells);
+/* Streaming: writes the buffered rows as tablets and empties the buffer. */
+int imp_sink_flush(imp *m, sink *s);
+/* --sort: sorts the held rows by (tags, time), keeps the last of equal keys, and writes them. */
+int imp_sink_sort_write(imp *m, sink *s, size_t ntags);
+
+/* Records the first error (message printed once) and returns its exit code. */
+int imp_fail(imp *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int imp_oom(imp *m);
+
+#endif

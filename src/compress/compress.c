@@ -12,18 +12,49 @@
  * accept: concatenated gzip members (bytes after a member that do not start another member are
  * ignored, as GZIPInputStream does) and concatenated .xz streams with stream padding.
  * A tsf_compressor keeps the library contexts (zlib, zstd, liblzma) between pages.
+ * Each library but zlib (the indexes need its crc32) can be left out of a build (CMake TSF_WITH_LZMA,
+ * _ZSTD, _LZ4, _SNAPPY = OFF, which define TSF_WITH_<X>=0 here): its compression is then unsupported (tsf_compression_supported 0) and
+ * every call naming it is TSF_ENOTSUP saying so.
  */
 #include <limits.h>
 #include <string.h>
 
+#ifndef TSF_WITH_LZMA
+#define TSF_WITH_LZMA 1
+#endif
+#ifndef TSF_WITH_ZSTD
+#define TSF_WITH_ZSTD 1
+#endif
+#ifndef TSF_WITH_LZ4
+#define TSF_WITH_LZ4 1
+#endif
+#ifndef TSF_WITH_SNAPPY
+#define TSF_WITH_SNAPPY 1
+#endif
+
+#if TSF_WITH_LZ4
 #include <lz4.h>
+#endif
+#if TSF_WITH_LZMA
 #include <lzma.h>
+#endif
+#if TSF_WITH_SNAPPY
 #include <snappy-c.h>
+#endif
 #include <zlib.h>
+#if TSF_WITH_ZSTD
 #include <zstd.h>
 #include <zstd_errors.h>
+#endif
 
 #include "../common/internal.h"
+
+/* Helpers some reduced builds (TSF_WITH_<X>=0) leave without a caller. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TSF_MAYBE_UNUSED __attribute__((unused))
+#else
+#define TSF_MAYBE_UNUSED
+#endif
 
 #define ZSTD_LEVEL 3
 #define XZ_PRESET 6
@@ -39,11 +70,15 @@ struct tsf_compressor {
     int inflate_ready;
     z_stream deflate;
     int deflate_ready;
+#if TSF_WITH_ZSTD
     ZSTD_DCtx *zdctx;
     ZSTD_CCtx *zcctx;
+#endif
+#if TSF_WITH_LZMA
     lzma_allocator xz_alloc;
     lzma_stream xz; /* decoder or encoder, re-initialised per call (liblzma reuses its memory) */
     int xz_used;
+#endif
 };
 
 /* ---- allocator bridge: the libraries free without a size, tsf_free wants one ---------------------- */
@@ -77,6 +112,8 @@ static void z_free_cb(voidpf opaque, voidpf address)
 {
     bridge_free(opaque, address);
 }
+
+#if TSF_WITH_LZMA
 static void *xz_alloc_cb(void *opaque, size_t nmemb, size_t size)
 {
     if (size != 0 && nmemb > SIZE_MAX / size) return NULL;
@@ -86,6 +123,8 @@ static void xz_free_cb(void *opaque, void *ptr)
 {
     bridge_free(opaque, ptr);
 }
+
+#endif
 
 static void z_stream_setup(const tsf_compressor *h, z_stream *z)
 {
@@ -97,14 +136,15 @@ static void z_stream_setup(const tsf_compressor *h, z_stream *z)
     }
 }
 
+
 /* ---- common helpers ------------------------------------------------------------------------------- */
 
-static size_t min_sz(size_t a, size_t b)
+TSF_MAYBE_UNUSED static size_t min_sz(size_t a, size_t b)
 {
     return a < b ? a : b;
 }
 
-static tsf_status too_small(tsf_error *err, const char *codec, size_t cap, size_t n)
+TSF_MAYBE_UNUSED static tsf_status too_small(tsf_error *err, const char *codec, size_t cap, size_t n)
 {
     return tsf_err(err, TSF_ERANGE,
                    "%s compress: output capacity %zu too small for %zu input bytes (use "
@@ -112,7 +152,7 @@ static tsf_status too_small(tsf_error *err, const char *codec, size_t cap, size_
                    codec, cap, n);
 }
 
-static tsf_status wrong_size(tsf_error *err, const char *codec, size_t got, size_t want)
+TSF_MAYBE_UNUSED static tsf_status wrong_size(tsf_error *err, const char *codec, size_t got, size_t want)
 {
     return tsf_err(err, TSF_ECORRUPT, "%s page: decompressed to %zu bytes, page header says %zu", codec, got,
                    want);
@@ -121,16 +161,23 @@ static tsf_status wrong_size(tsf_error *err, const char *codec, size_t got, size
 int tsf_compression_supported(tsf_compression c)
 {
     switch (c) {
-    case TSF_UNCOMPRESSED:
-    case TSF_SNAPPY:
-    case TSF_GZIP:
-    case TSF_LZ4:
-    case TSF_ZSTD:
-    case TSF_LZMA2:
-        return 1;
-    default:
-        return 0;
+    case TSF_UNCOMPRESSED: return 1;
+    case TSF_SNAPPY: return TSF_WITH_SNAPPY;
+    case TSF_GZIP: return 1;
+    case TSF_LZ4: return TSF_WITH_LZ4;
+    case TSF_ZSTD: return TSF_WITH_ZSTD;
+    case TSF_LZMA2: return TSF_WITH_LZMA;
+    default: return 0;
     }
+}
+
+/* The CMake switch that leaves out the library of a TsFile compression this build lacks. */
+TSF_MAYBE_UNUSED static tsf_status left_out(tsf_error *err, const char *what, tsf_compression c)
+{
+    static const char *const SWITCH[] = {[TSF_SNAPPY] = "SNAPPY", [TSF_LZ4] = "LZ4",
+                                         [TSF_ZSTD] = "ZSTD", [TSF_LZMA2] = "LZMA"};
+    return tsf_err(err, TSF_ENOTSUP, "%s: %s is not available in this build (built with TSF_WITH_%s=OFF)", what,
+                   tsf_compression_name(c), SWITCH[c]);
 }
 
 size_t tsf_compress_bound(tsf_compression c, size_t n)
@@ -139,23 +186,32 @@ size_t tsf_compress_bound(tsf_compression c, size_t n)
     switch (c) {
     case TSF_UNCOMPRESSED:
         return n;
+#if TSF_WITH_SNAPPY
     case TSF_SNAPPY:
         return snappy_max_compressed_length(n);
+#endif
     case TSF_GZIP:
         return (size_t)compressBound((uLong)n) + 18; /* zlib bound + gzip header/trailer */
+#if TSF_WITH_LZ4
     case TSF_LZ4:
         return n > (size_t)LZ4_MAX_INPUT_SIZE ? 0 : (size_t)LZ4_compressBound((int)n);
+#endif
+#if TSF_WITH_ZSTD
     case TSF_ZSTD: {
         size_t b = ZSTD_compressBound(n);
         return ZSTD_isError(b) ? 0 : b;
     }
+#endif
+#if TSF_WITH_LZMA
     case TSF_LZMA2:
         return lzma_stream_buffer_bound(n);
+#endif
     default:
         return 0;
     }
 }
 
+#if TSF_WITH_SNAPPY
 /* ---- SNAPPY --------------------------------------------------------------------------------------- */
 
 static tsf_status snappy_enc(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *written,
@@ -187,6 +243,9 @@ static tsf_status snappy_dec(const uint8_t *src, size_t n, uint8_t *dst, size_t 
     return TSF_OK;
 }
 
+#endif
+
+#if TSF_WITH_LZ4
 /* ---- LZ4 ------------------------------------------------------------------------------------------ */
 
 static tsf_status lz4_enc(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, size_t *written,
@@ -217,6 +276,9 @@ static tsf_status lz4_dec(const uint8_t *src, size_t n, uint8_t *dst, size_t dst
     return TSF_OK;
 }
 
+#endif
+
+#if TSF_WITH_ZSTD
 /* ---- ZSTD ----------------------------------------------------------------------------------------- */
 
 static tsf_status zstd_enc(tsf_compressor *h, const uint8_t *src, size_t n, uint8_t *dst, size_t cap,
@@ -275,6 +337,8 @@ static tsf_status zstd_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint
     if (r != dst_len) return wrong_size(err, "ZSTD", r, dst_len);
     return TSF_OK;
 }
+
+#endif
 
 /* ---- GZIP ----------------------------------------------------------------------------------------- */
 
@@ -402,6 +466,8 @@ done:
     return st;
 }
 
+
+#if TSF_WITH_LZMA
 /* ---- LZMA2 (.xz) ---------------------------------------------------------------------------------- */
 
 static lzma_stream *xz_stream(tsf_compressor *h, lzma_stream *local)
@@ -529,6 +595,8 @@ static tsf_status xz_dec(tsf_compressor *h, const uint8_t *src, size_t n, uint8_
     return st;
 }
 
+#endif
+
 /* ---- dispatch ------------------------------------------------------------------------------------- */
 
 static tsf_status compress_any(tsf_compressor *h, tsf_compression c, const uint8_t *src, size_t n,
@@ -544,15 +612,31 @@ static tsf_status compress_any(tsf_compressor *h, tsf_compression c, const uint8
         *written = n;
         return TSF_OK;
     case TSF_SNAPPY:
+#if TSF_WITH_SNAPPY
         return snappy_enc(src, n, dst, cap, written, err);
+#else
+        return left_out(err, "compress", c);
+#endif
     case TSF_GZIP:
         return gzip_enc(h, src, n, dst, cap, written, err);
     case TSF_LZ4:
+#if TSF_WITH_LZ4
         return lz4_enc(src, n, dst, cap, written, err);
+#else
+        return left_out(err, "compress", c);
+#endif
     case TSF_ZSTD:
+#if TSF_WITH_ZSTD
         return zstd_enc(h, src, n, dst, cap, written, err);
+#else
+        return left_out(err, "compress", c);
+#endif
     case TSF_LZMA2:
+#if TSF_WITH_LZMA
         return xz_enc(h, src, n, dst, cap, written, err);
+#else
+        return left_out(err, "compress", c);
+#endif
     default: {
         const char *name = tsf_compression_name(c);
         return tsf_err(err, TSF_ENOTSUP, "compress: compression %s (%d) is not supported", name ? name : "?",
@@ -573,15 +657,31 @@ static tsf_status decompress_any(tsf_compressor *h, tsf_compression c, const uin
         if (n) memcpy(dst, src, n);
         return TSF_OK;
     case TSF_SNAPPY:
+#if TSF_WITH_SNAPPY
         return snappy_dec(src, n, dst, dst_len, err);
+#else
+        return left_out(err, "decompress", c);
+#endif
     case TSF_GZIP:
         return gzip_dec(h, src, n, dst, dst_len, err);
     case TSF_LZ4:
+#if TSF_WITH_LZ4
         return lz4_dec(src, n, dst, dst_len, err);
+#else
+        return left_out(err, "decompress", c);
+#endif
     case TSF_ZSTD:
+#if TSF_WITH_ZSTD
         return zstd_dec(h, src, n, dst, dst_len, err);
+#else
+        return left_out(err, "decompress", c);
+#endif
     case TSF_LZMA2:
+#if TSF_WITH_LZMA
         return xz_dec(h, src, n, dst, dst_len, err);
+#else
+        return left_out(err, "decompress", c);
+#endif
     default: {
         const char *name = tsf_compression_name(c);
         return tsf_err(err, TSF_ENOTSUP, "decompress: compression %s (%d) is not supported",
@@ -624,9 +724,13 @@ void tsf_compressor_close(tsf_compressor *h)
     if (!h) return;
     if (h->inflate_ready) inflateEnd(&h->inflate);
     if (h->deflate_ready) deflateEnd(&h->deflate);
+#if TSF_WITH_ZSTD
     ZSTD_freeDCtx(h->zdctx);
     ZSTD_freeCCtx(h->zcctx);
+#endif
+#if TSF_WITH_LZMA
     if (h->xz_used) lzma_end(&h->xz);
+#endif
     tsf_allocator a = h->alloc;
     tsf_free(h->hooks ? &a : NULL, h, sizeof *h);
 }

@@ -12,7 +12,12 @@
  */
 #include <string.h>
 
+#ifndef TSF_WITH_LZ4
+#define TSF_WITH_LZ4 1
+#endif
+#if TSF_WITH_LZ4
 #include <lz4.h>
+#endif
 
 #include "lz4lit.h"
 
@@ -83,6 +88,7 @@ void tsf_lz4lit_put_head(uint8_t *dst, const uint8_t *z, size_t seq_len, const u
     memcpy(dst + o, prefix + plen - lit, lit);
 }
 
+#if TSF_WITH_LZ4
 /* 1 if LZ4 shrinks a PROBE_BYTES sample at `p` at all (random bytes grow by the block framing). */
 static int sample_shrinks(LZ4_stream_t *st, const uint8_t *p, uint8_t *out, size_t cap)
 {
@@ -113,3 +119,11 @@ int tsf_lz4lit_incompressible(const uint8_t *v, size_t n, tsf_wbuf *tmp)
     /* the start and the middle of the stream: both must be incompressible */
     return !sample_shrinks(st, v, out, cap) && !sample_shrinks(st, v + n / 2 - PROBE_BYTES / 2, out, cap);
 }
+#else
+/* A build without LZ4 writes no LZ4 page (tsf_compression_supported refuses it): never called. */
+int tsf_lz4lit_incompressible(const uint8_t *v, size_t n, tsf_wbuf *tmp)
+{
+    (void)v, (void)n, (void)tmp;
+    return 0;
+}
+#endif

@@ -36,7 +36,7 @@ void tsf_writer_options_init(tsf_writer_options *o)
     o->page_max_points = 10000;
     o->page_max_bytes = 65536;
     o->memory_budget = (size_t)32 << 20; /* chunk data still in the CPU caches when written: ~1.7x vs 128 MiB */
-    o->time_compression = TSF_LZ4;
+    o->time_compression = tsf_compression_supported(TSF_LZ4) ? TSF_LZ4 : TSF_UNCOMPRESSED;
     o->float_precision = 2;
     o->bloom_error_rate = 0.05;
     o->max_index_degree = 256;

@@ -1,12 +1,14 @@
 /*
- * auto.h - TSF_ENCODING_AUTO: the writer picks each column's encoding from a sample (its first
- * page) and keeps precision-based FLOAT/DOUBLE encodings only while they are lossless
- * (doc/writer.md "AUTO encoding").
+ * auto.h - TSF_ENCODING_AUTO: the writer picks each chunk's encoding from the sizes its pages take,
+ * compressed, under every candidate encoding, and keeps the chunk's encoding within 1/64 of the best
+ * single one over the chunk, cutting the chunk otherwise (doc/writer.md "AUTO encoding").
  */
 #ifndef TSF_WRITE_AUTO_H
 #define TSF_WRITE_AUTO_H
 
 #include "writer.h"
+
+typedef struct tsf_wauto tsf_wauto;
 
 /* wcol.autoc states */
 enum {
@@ -20,21 +22,30 @@ enum {
 tsf_encoding tsf_wauto_default(tsf_type t);
 /* Marks a column registered with TSF_ENCODING_AUTO. */
 void tsf_wauto_init(wcol *c);
+/* Frees the column's AUTO state. */
+void tsf_wauto_free(tsf_writer *w, wcol *c);
 /*
  * Called by tsf_wcol_seal for a non-empty page of an AUTO column (binary values already point at
  * their arena copies; `times` = the page's times when non-aligned, else NULL; `rows` = the aligned
- * page's rows, else 0): decides the encoding from this page if undecided; for a non-aligned
- * precision column whose page does not survive the precision, writes the chunk built so far as a
- * chunk group of its own and decides again among lossless encodings.
+ * page's rows, else 0), on the calling thread's context x: encodes and compresses the page with the
+ * chunk's encoding (tsf_wauto_body then gives it), and with the other candidates as needed; a
+ * non-aligned column whose chunk must end first writes it as a chunk group of its own and starts
+ * its next chunk with this page. An aligned column's page was prepared by tsf_wauto_seal_device.
  */
-tsf_status tsf_wauto_seal(tsf_writer *w, wcol *c, const int64_t *times, size_t rows, tsf_error *err);
+tsf_status tsf_wauto_seal(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, size_t rows, tsf_error *err);
+/* The page body tsf_wauto_seal committed to the body pool (block blk): usize bytes before
+ * compression, csize stored. */
+void tsf_wauto_body(const wcol *c, const uint8_t **body, tsf_bblock **blk, size_t *usize, size_t *csize);
+/* Frees the AUTO buffers of an encoding context. */
+void tsf_wauto_ctx_free(wctx *x);
 /*
- * Called by tsf_w_seal_device for an aligned device before its page is sealed: when a precision
- * column's pending values do not survive the precision, writes the device's chunks built so far
- * as one chunk group (time and value chunks stay paired) and moves those columns to lossless
- * encodings.
+ * Called by tsf_w_seal_device for an aligned device before its page is sealed: prepares the page of
+ * every AUTO column; when one of them must end its chunk, writes the device's chunks built so far as
+ * one chunk group (time and value chunks stay paired) and every AUTO column starts a chunk.
  */
 tsf_status tsf_wauto_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
+/* Pages prepared and candidate trials made so far by an AUTO column (tests, benchmark). */
+void tsf_wauto_counters(const wcol *c, uint64_t *pages, uint64_t *trials);
 /* The codec to encode c's pages with: w->codec, or a copy at c's precision in *tmp. */
 const tsf_codec *tsf_wauto_codec(const tsf_writer *w, const wcol *c, tsf_codec *tmp);
 /* Replaces TSF_ENCODING_AUTO in a table schema by the type's default (the schema is on disk). */

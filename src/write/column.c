@@ -71,6 +71,7 @@ void tsf_wcol_free(tsf_writer *w, wcol *c)
     const tsf_allocator *a = w->alloc;
     if (c->name) tsf_free(a, c->name, c->name_len + 1);
     if (c->refusal) tsf_free(a, c->refusal, strlen(c->refusal) + 1);
+    tsf_wauto_free(w, c);
     if (c->vals && !c->vpool) tsf_free(a, c->vals, c->vcap * c->width);
     if (c->times && !c->tpool) tsf_free(a, c->times, c->tcap * sizeof(int64_t));
     if (c->boff) tsf_free(a, c->boff, c->vcap * sizeof(size_t));
@@ -691,6 +692,17 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     return add_page(w, x, c, d0, blk, u, csize, err);
 }
 
+/* Appends the page an AUTO column prepared (tsf_wauto_body). */
+static tsf_status put_body(tsf_writer *w, wctx *x, wcol *c, tsf_error *err)
+{
+    const uint8_t *b;
+    tsf_bblock *blk;
+    size_t usize, csize;
+    tsf_wauto_body(c, &b, &blk, &usize, &csize);
+    c->blen += csize;
+    return add_page(w, x, c, b, blk, usize, csize, err);
+}
+
 tsf_status tsf_wcol_seal(tsf_writer *w, wcol *c, size_t rows, tsf_error *err)
 {
     tsf_status s = tsf_wcol_seal_x(w, &w->ctx, c, rows, err);
@@ -721,8 +733,12 @@ static tsf_status seal_x2(tsf_writer *w, wctx *x, wcol *c, size_t rows, const vo
     fix_binary(c);
     {
         const int64_t *times = c->mask != 0 ? NULL : c->dense ? c->dev->dt + (c->g0 - c->dev->dt_base) : c->times;
-        if (c->autoc && (s = tsf_wauto_seal(w, c, times, rows, err))) return s; /* AUTO: decide / check */
-        s = seal_page(w, x, c, rows, c->vals, times, n + n2, vals2, n2, err);
+        if (c->autoc) { /* AUTO: the page as its decision encoded and compressed it */
+            if ((s = tsf_wauto_seal(w, x, c, times, rows, err))) return s;
+            s = put_body(w, x, c, err);
+        } else {
+            s = seal_page(w, x, c, rows, c->vals, times, n + n2, vals2, n2, err);
+        }
         if ((s = drop_refused(w, x, c, s, err))) return s;
     }
 reset:

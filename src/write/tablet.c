@@ -1281,7 +1281,7 @@ tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
         return TSF_OK;
     }
     if (!d->rows) return TSF_OK;
-    if ((s = tsf_wauto_seal_device(w, d, err))) return s; /* AUTO: a lossy precision page ends the chunks */
+    if ((s = tsf_wauto_seal_device(w, d, err))) return s; /* AUTO pages first: they may end the chunks */
     if (w->pool && d->ncols) {
         wjobs j = {.w = w, .d = d, .seal = 1, .n = 1 + d->ncols};
         if ((s = jobs_run(w, &j, err))) return s;

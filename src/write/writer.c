@@ -213,6 +213,7 @@ void tsf_wctx_free(wctx *x)
     tsf_wbuf_free(&x->ghead);
     tsf_compressor_close(x->cz);
     x->cz = NULL;
+    tsf_wauto_ctx_free(x);
 }
 
 static tsf_status writer_new(tsf_writer **out, const tsf_writer_options *opts, tsf_error *err)

@@ -32,6 +32,7 @@ typedef struct wctx {
     tsf_wbuf ghead; /* chunk-group header being written (output) */
     tsf_bblock *body; /* current block of the page-body pool (w->bodies) */
     tsf_bblock *pend; /* pool block of pending-page arrays (kept until close) */
+    struct tsf_wauto_scratch *autos; /* AUTO trial buffers (auto.c) */
 } wctx;
 
 /* A sealed page of the chunk being built. */
@@ -63,10 +64,10 @@ typedef struct wcol {
     tsf_compression comp;
     uint8_t mask; /* 0, 0x80 time, 0x40 value */
     uint8_t autoc;       /* TSF_ENCODING_AUTO state (auto.h); 0 = the encoding is fixed */
-    uint8_t auto_noprec; /* AUTO: a page did not survive the precision: lossless encodings only */
     uint8_t lz4_lit;     /* lz4_probe: the last measured page gained < 0.5% from LZ4 match search */
     uint16_t lz4_wait;   /* lz4_probe: pages until the next measured page */
     int32_t auto_prec;   /* AUTO: max_point_number when autoc == TSF_AUTO_PRECISION */
+    struct tsf_wauto *au; /* AUTO: the chunk's candidates and totals (auto.c) */
     uint8_t refused_now; /* the page being sealed was refused (exact.c): its values are dropped */
     char *refusal;       /* the first refused page's message, until a call reports it (tsf_w_refusal) */
     size_t width; /* C width of one value (tsf_bytes for binary) */

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz_entry.h"
+
 static char cli_fuzz_dir[512];
 
 /* Removes the files of the scratch folder except those named in keep (NULL-terminated). */

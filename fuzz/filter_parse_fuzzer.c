@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tsf.h"
+#include "fuzz_entry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -30,6 +30,8 @@
 
 #include "tsf.h"
 
+#include "fuzz_entry.h"
+
 #define FZ_MAX_VALUES 4096
 #define FZ_MAX_DECOMPRESSED (1u << 20)
 

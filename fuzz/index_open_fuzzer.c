@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tsf_index.h"
+#include "fuzz_entry.h"
 
 #ifndef INDEX_FUZZ_MAKE_SEEDS
 

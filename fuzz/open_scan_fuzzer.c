@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tsf.h"
+#include "fuzz_entry.h"
 
 #define OS_CHECK(cond)                                                                                       \
     do {                                                                                                     \

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "tsf.h"
+#include "fuzz_entry.h"
 
 #define RF_CHECK(cond)                                                                                       \
     do {                                                                                                     \

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_entry.h"
 
 /* The input being replayed, named when a harness traps or crashes (driver state, not library state). */
 static const char *current_input;

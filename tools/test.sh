@@ -26,7 +26,7 @@ run_ctest() {
 echo "== include directions (tools/check_layers.sh)"
 bash tools/check_layers.sh
 echo "== Release build + tests"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTSF_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 run_ctest build
 bash tools/test_install.sh build

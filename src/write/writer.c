@@ -18,13 +18,6 @@
 #include "../common/tmpfile.h"
 #include "writer.h"
 
-/*
- * tablet.c: joins the tail of the last tablet that the workers run after its write call returned,
- * then does that tablet's memory budget check; every writer call that reads or changes columns
- * starts here. (Declared here, not in writer.h: tablet.c defines it before its first use.)
- */
-tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
-
 #define OUT_FLUSH_AT (1u << 20)
 /* tsf_w_outv: runs from this size on (whole chunks) go to the OS in gathered writes, not copied */
 #define OUT_DIRECT_AT (64u << 10)

@@ -257,6 +257,10 @@ tsf_status tsf_w_pool_start(tsf_writer *w, tsf_error *err);
 void tsf_w_pool_stop(tsf_writer *w);
 /* Waits for the chunk groups the output thread is writing; returns its error, if any. */
 tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err);
+
+/* tablet.c: joins the tail of the last tablet that the workers run after its write call returned, then
+ * does that tablet's memory budget check; every writer call that reads or changes columns starts here. */
+tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
 tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
 
 /* devices (writer.c) */

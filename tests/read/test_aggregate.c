@@ -598,13 +598,13 @@ static void test_counters(void)
     CHECK(in.pages_from_stats == 40 && in.pages_decoded <= 2 * tsf_agg_result_count(a));
     for (size_t i = 0; i < tsf_agg_result_count(a); i++) {
         const tsf_agg_window *w = tsf_agg_result_window(a, i);
-        char want[64];
+        char wtext[64];
         int64_t row = (w->stats.start_time - 1000) / 7;
-        int len = snprintf(want, sizeof want, "blob-%lld", (long long)(row % 50));
-        CHECK(w->stats.first_b.len == (size_t)len && !memcmp(w->stats.first_b.data, want, (size_t)len));
+        int len = snprintf(wtext, sizeof wtext, "blob-%lld", (long long)(row % 50));
+        CHECK(w->stats.first_b.len == (size_t)len && !memcmp(w->stats.first_b.data, wtext, (size_t)len));
         row = (w->stats.end_time - 1000) / 7;
-        len = snprintf(want, sizeof want, "blob-%lld", (long long)(row % 50));
-        CHECK(w->stats.last_b.len == (size_t)len && !memcmp(w->stats.last_b.data, want, (size_t)len));
+        len = snprintf(wtext, sizeof wtext, "blob-%lld", (long long)(row % 50));
+        CHECK(w->stats.last_b.len == (size_t)len && !memcmp(w->stats.last_b.data, wtext, (size_t)len));
     }
     tsf_agg_result_free(a);
     /* bad arguments */

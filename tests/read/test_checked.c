@@ -383,9 +383,9 @@ static void test_golden_mutants(void)
         if (tsf_reader_open_memory(&r, f, n, NULL, &e) == TSF_OK && tsf_reader_device_count(r)) {
             tsf_series_info si;
             if (tsf_reader_series(r, 0, 0, &si, &e) == TSF_OK && si.stats.count) {
-                int64_t span = si.stats.end_time - si.stats.start_time;
-                lo = si.stats.start_time + span / 3;
-                hi = si.stats.end_time - span / 3;
+                int64_t width = si.stats.end_time - si.stats.start_time;
+                lo = si.stats.start_time + width / 3;
+                hi = si.stats.end_time - width / 3;
             }
         }
         tsf_reader_close(r);

@@ -1244,9 +1244,9 @@ static void golden_one(tsf_reader *r, tquery *tq, gsample *g, size_t ng, uint64_
 
 static void test_golden_filters(void)
 {
-    const char *data = tsf_test_data_dir();
+    const char *root = tsf_test_data_dir();
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/tsfile-java", data);
+    snprintf(dir, sizeof dir, "%s/tsfile-java", root);
     DIR *d = opendir(dir);
     if (!d) {
         CHECK(d != NULL); /* tests/data is part of the checkout */

@@ -1024,10 +1024,10 @@ static void test_stale_and_damaged(void)
                                         (int64_t)(tsf_test_rand(&seed) % 40000), &loc, NULL);
         for (size_t dev = 0; dev < tsf_reader_device_count(ra); dev++) { /* same rows as without it */
             int64_t lo = (int64_t)(tsf_test_rand(&seed) % 30000);
-            qsum s1, s2;
-            tsf_status q1 = run_query(ra, pix, dev, lo, INT64_MAX, 1, &s1, &e);
-            tsf_status q2 = run_query(ra, NULL, dev, lo, INT64_MAX, 1, &s2, &e);
-            CHECK(q1 == q2 && s1.rows == s2.rows && s1.h == s2.h);
+            qsum t1, t2;
+            tsf_status q1 = run_query(ra, pix, dev, lo, INT64_MAX, 1, &t1, &e);
+            tsf_status q2 = run_query(ra, NULL, dev, lo, INT64_MAX, 1, &t2, &e);
+            CHECK(q1 == q2 && t1.rows == t2.rows && t1.h == t2.h);
         }
         tsf_page_index_close(pix);
         pix = NULL;
@@ -1064,10 +1064,10 @@ static void test_stale_and_damaged(void)
                     bad += st == TSF_ECORRUPT;
                 }
             }
-            qsum s1, s2;
-            CHECK_OK(run_query(ra, pix, dev, 1500, INT64_MAX, 1, &s1, &e), &e);
-            CHECK_OK(run_query(ra, NULL, dev, 1500, INT64_MAX, 1, &s2, &e), &e);
-            CHECK(s1.rows == s2.rows && s1.h == s2.h);
+            qsum t1, t2;
+            CHECK_OK(run_query(ra, pix, dev, 1500, INT64_MAX, 1, &t1, &e), &e);
+            CHECK_OK(run_query(ra, NULL, dev, 1500, INT64_MAX, 1, &t2, &e), &e);
+            CHECK(t1.rows == t2.rows && t1.h == t2.h);
         }
         CHECK(bad > 0);
         tsf_page_index_close(pix);

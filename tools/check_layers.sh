@@ -26,6 +26,9 @@ bench/filter.c:read/filter.h
 bench/filter.c:codec/ts2diff_walk.h
 bench/index.c:index/index_internal.h
 bench/index.c:index/pla.h
+bench/autobest.c:common/bytes.h
+bench/autobest.c:format/format.h
+bench/autobest.c:write/auto.h
 "
 
 public_header() { [ -f "include/$1" ]; }

@@ -76,6 +76,27 @@ tsf_status tsf_ts2diff_decode_i64(const tsf_codec *c, const uint8_t *src, size_t
                                   size_t *consumed, tsf_error *err);
 size_t tsf_ts2diff_bound_n(size_t n, int is64);
 
+/*
+ * TS_2DIFF INT64/TIMESTAMP decode that also gathers a summary of the values, block by block while each
+ * block is in L1 (checked reads compare it with a page's statistics): TSF_SUM_VALUES min, max and the
+ * wrapping sum; TSF_SUM_ASCENDING the first row whose value is not above the one before (n when they
+ * strictly ascend). A block's header alone proves a run ascending when minDelta > 0 and its largest
+ * delta cannot overflow; other blocks are compared value by value. Kernels per path: the AVX-512 path
+ * fuses min/max/sum into its unpack loop (w <= 25), the other widths and paths fold each decoded block
+ * (AVX-512, AVX2, portable). Same values and consumed as tsf_ts2diff_decode_i64.
+ */
+enum { TSF_SUM_VALUES = 1, TSF_SUM_ASCENDING = 2 };
+typedef struct tsf_dec_summary {
+    unsigned what;     /* the TSF_SUM_* gathered (0: none, the caller folds the values itself) */
+    int64_t min, max;  /* TSF_SUM_VALUES, n >= 1 */
+    uint64_t sum;      /* TSF_SUM_VALUES: sum of the values mod 2^64 */
+    size_t unordered;  /* TSF_SUM_ASCENDING */
+} tsf_dec_summary;
+/* The same summary (TSF_SUM_VALUES) of v[0..n), n >= 1, already decoded: the fold kernels of path p. */
+void tsf_i64_summary(tsf_codec_path p, const int64_t *v, size_t n, tsf_dec_summary *s);
+tsf_status tsf_ts2diff_decode_i64_sum(const tsf_codec *c, const uint8_t *src, size_t len, int64_t *v, size_t n,
+                                      unsigned what, tsf_dec_summary *s, size_t *consumed, tsf_error *err);
+
 tsf_status tsf_rle_encode_i32(const tsf_codec *c, const int32_t *v, size_t n, uint8_t *dst, size_t cap,
                               size_t *written, tsf_error *err);
 tsf_status tsf_rle_encode_i64(const tsf_codec *c, const int64_t *v, size_t n, uint8_t *dst, size_t cap,

@@ -368,6 +368,143 @@ tsf_status tsf_ts2diff_decode_i64(const tsf_codec *c, const uint8_t *src, size_t
     return td_decode(c, src, len, v, n, 1, consumed, err);
 }
 
+/* ---- decode with a summary (tsf_ts2diff_decode_i64_sum) ---------------------------------------------- */
+
+static void acc_portable(td_acc *a, const int64_t *v, size_t n)
+{
+    td_acc_portable(a, v, n);
+}
+
+static td_acc_fn td_acc_pick(tsf_codec_path p)
+{
+#ifdef TSF_X86
+    if (p == TSF_PATH_AVX512) return tsf_td_acc_avx512;
+    if (p == TSF_PATH_AVX2) return tsf_td_acc_avx2;
+#else
+    (void)p;
+#endif
+    return acc_portable;
+}
+
+/* Whether the values of block h strictly ascend without wrapping, from its header alone: every delta
+ * (minDelta + d', d' < 2^w) lies in [1, big] with big <= 2^32, and first + nd * big <= INT64_MAX. */
+static int td_header_ascends(const td_hdr *h)
+{
+    if (h->nd == 0) return 1;
+    int64_t md = (int64_t)h->mind;
+    if (md <= 0 || md > INT32_MAX || h->w > 31) return 0;
+    uint64_t big = (uint64_t)md + ((UINT64_C(1) << h->w) - 1);
+    uint64_t room = (uint64_t)INT64_MAX - h->first; /* INT64_MAX - first, exact in [0, 2^64) */
+    return (uint64_t)h->nd * big <= room;
+}
+
+/* First row j in [from, n) of v with v[j] <= v[j-1] (from >= 1); n if none. */
+static size_t td_unordered(const int64_t *v, size_t from, size_t n)
+{
+    for (size_t j = from; j < n; j++)
+        if (v[j] <= v[j - 1]) return j;
+    return n;
+}
+
+static void td_acc_init(td_acc *a, int64_t first)
+{
+    memset(a, 0, sizeof *a);
+    a->base = first;
+    for (int k = 0; k < 8; k++) a->mn[k] = a->mx[k] = first;
+}
+
+static void td_acc_result(const td_acc *a, tsf_dec_summary *s)
+{
+    s->min = a->mn[0], s->max = a->mx[0], s->sum = a->s[0];
+    for (int k = 1; k < 8; k++) {
+        s->min = a->mn[k] < s->min ? a->mn[k] : s->min;
+        s->max = a->mx[k] > s->max ? a->mx[k] : s->max;
+        s->sum += a->s[k];
+    }
+    for (int k = 0; k < 16; k++) { /* base + r: the kernel folded only runs where this cannot wrap */
+        int64_t lo = a->base + a->rmn[k], hi = a->base + a->rmx[k];
+        s->min = lo < s->min ? lo : s->min;
+        s->max = hi > s->max ? hi : s->max;
+    }
+}
+
+void tsf_i64_summary(tsf_codec_path p, const int64_t *v, size_t n, tsf_dec_summary *s)
+{
+    td_acc a;
+    td_acc_init(&a, v[0]);
+    td_acc_pick(p)(&a, v, n);
+    memset(s, 0, sizeof *s);
+    td_acc_result(&a, s);
+    s->what = TSF_SUM_VALUES;
+    s->unordered = n;
+}
+
+tsf_status tsf_ts2diff_decode_i64_sum(const tsf_codec *c, const uint8_t *src, size_t len, int64_t *v, size_t n,
+                                      unsigned what, tsf_dec_summary *s, size_t *consumed, tsf_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->unordered = n;
+    td_acc a;
+    if (c->path == TSF_PATH_PER_VALUE || n == 0) { /* the reference-shaped path: decode, then one fold */
+        tsf_status st = td_decode(c, src, len, v, n, 1, consumed, err);
+        if (st || n == 0) return st;
+        td_acc_init(&a, v[0]);
+        td_acc_portable(&a, v, n);
+        td_acc_result(&a, s);
+        if (what & TSF_SUM_ASCENDING) s->unordered = td_unordered(v, 1, n);
+        s->what = what;
+        return TSF_OK;
+    }
+    if (consumed) *consumed = 0;
+    td_kernels k = td_pick(c->path);
+    td_acc_fn fold = td_acc_pick(c->path);
+    int vals = (what & TSF_SUM_VALUES) != 0, asc = (what & TSF_SUM_ASCENDING) != 0;
+    size_t pos = 0, done = 0;
+    while (done < n) {
+        td_hdr h = {0};
+        tsf_status st = tsf_td_header(src, len, pos, 1, &h, err);
+        if (st != TSF_OK) return st;
+        size_t cnt = (size_t)h.nd + 1;
+        size_t take = cnt < n - done ? cnt : n - done;
+        int64_t *o = v + done;
+        if (vals) {
+            if (done == 0) td_acc_init(&a, (int64_t)h.first);
+            size_t m = take - 1, kd = 0;
+            o[0] = (int64_t)h.first;
+            td_acc_portable(&a, o, 1);
+            if (m) {
+#ifdef TSF_X86
+                if (c->path == TSF_PATH_AVX512)
+                    kd = tsf_td_dec64_acc_avx512(src + h.data, len - h.data, h.w, h.mind, (uint64_t *)o, m, &a);
+                else
+#endif
+                {
+                    kd = k.dec64(src + h.data, len - h.data, h.w, h.mind, (uint64_t *)o, m);
+                    fold(&a, o + 1, kd);
+                }
+            }
+            if (kd < m) {
+                td_tail(&h, src, (uint64_t *)o, NULL, kd, m);
+                fold(&a, o + 1 + kd, m - kd);
+            }
+        } else {
+            td_block(&k, &h, src, len, o, take, 1);
+        }
+        if (asc && s->unordered == n) {
+            if (done && o[0] <= o[-1])
+                s->unordered = done;
+            else if (!td_header_ascends(&h) && (s->unordered = td_unordered(v, done + 1, done + take)) == done + take)
+                s->unordered = n;
+        }
+        pos = h.data + h.nbytes;
+        done += take;
+    }
+    if (vals) td_acc_result(&a, s);
+    s->what = what;
+    if (consumed) *consumed = pos;
+    return TSF_OK;
+}
+
 /* ---- count: walk the block headers ---------------------------------------------------------------- */
 
 static tsf_status td_count(int is64, const uint8_t *src, size_t len, size_t *n, tsf_error *err)

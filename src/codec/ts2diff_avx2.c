@@ -114,6 +114,32 @@ size_t tsf_td_dec64_avx2(const uint8_t *d, size_t avail, unsigned w, uint64_t mi
     return i;
 }
 
+/* Folds v[0..n) into a: lanes 0-3 and 4-7 of min, max (compare and blend) and wrapping sum; portable tail. */
+void tsf_td_acc_avx2(td_acc *a, const int64_t *v, size_t n)
+{
+    __m256i mn0 = _mm256_loadu_si256((const __m256i *)a->mn), mn1 = _mm256_loadu_si256((const __m256i *)(a->mn + 4));
+    __m256i mx0 = _mm256_loadu_si256((const __m256i *)a->mx), mx1 = _mm256_loadu_si256((const __m256i *)(a->mx + 4));
+    __m256i s0 = _mm256_loadu_si256((const __m256i *)a->s), s1 = _mm256_loadu_si256((const __m256i *)(a->s + 4));
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(v + i + 4));
+        mn0 = _mm256_blendv_epi8(mn0, x, _mm256_cmpgt_epi64(mn0, x));
+        mx0 = _mm256_blendv_epi8(mx0, x, _mm256_cmpgt_epi64(x, mx0));
+        mn1 = _mm256_blendv_epi8(mn1, y, _mm256_cmpgt_epi64(mn1, y));
+        mx1 = _mm256_blendv_epi8(mx1, y, _mm256_cmpgt_epi64(y, mx1));
+        s0 = _mm256_add_epi64(s0, x);
+        s1 = _mm256_add_epi64(s1, y);
+    }
+    _mm256_storeu_si256((__m256i *)a->mn, mn0);
+    _mm256_storeu_si256((__m256i *)(a->mn + 4), mn1);
+    _mm256_storeu_si256((__m256i *)a->mx, mx0);
+    _mm256_storeu_si256((__m256i *)(a->mx + 4), mx1);
+    _mm256_storeu_si256((__m256i *)a->s, s0);
+    _mm256_storeu_si256((__m256i *)(a->s + 4), s1);
+    td_acc_portable(a, v + i, n - i);
+}
+
 size_t tsf_td_enc32_avx2(const uint32_t *v, size_t cnt, uint8_t *o)
 {
     return td_encode_block32(v, cnt, o);

@@ -225,10 +225,76 @@ size_t tsf_td_blocks32_nt_avx512(const uint8_t *src, size_t len, size_t *pos, ui
     return td_blocks32(src, len, pos, out, n, 1);
 }
 
-size_t tsf_td_dec64_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
+/*
+ * td_dec64 with the fold of a run that stays within 2^TD_REL_BITS of the page's first value a->base
+ * (rel32_fits): the values are computed as r = value - base in 32-bit lanes (exact there), folded into
+ * a->rmn / rmx / 32-bit sums with one op each per 16 values, and widened to base + r for the store. The
+ * same values as the 64-bit loop: base + r is the exact value, which the decoder's wrapping sums reach
+ * too because no value leaves int64.
+ */
+static size_t td_dec64_rel32(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m,
+                             td_acc *a)
 {
-    if (w == 0) return td_fill64_avx512(mind, out, m);
-    if (w > TD_SIMD_MAXW) return td_unpack64_any(d, avail, w, mind, out, m);
+    const __m512i ctrl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_CTRL[w]));
+    const __m512i shl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_SHL[w]));
+    const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
+    const __m512i idx = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+    const __m512i k = _mm512_mullo_epi32(idx, _mm512_set1_epi32((int)(uint32_t)mind));
+    const __m512i last = _mm512_set1_epi32(15);
+    const __m512i base = _mm512_set1_epi64(a->base);
+    const size_t o1 = (4 * w) >> 3, o2 = w, o3 = (12 * w) >> 3, need = o3 + 16;
+    __m512i carry = _mm512_set1_epi32((int32_t)((uint64_t)out[0] - (uint64_t)a->base));
+    __m512i mn = _mm512_loadu_si512((const void *)a->rmn), mx = _mm512_loadu_si512((const void *)a->rmx);
+    __m512i s32 = _mm512_setzero_si512();
+    size_t i = 0;
+    for (; i + 16 <= m && (i >> 3) * w + need <= avail; i += 16) {
+        const uint8_t *p = d + (i >> 3) * w;
+        __m512i r = _mm512_add_epi32(_mm512_add_epi32(td_scan16(td_unpack16(p, o1, o2, o3, ctrl, shl, rs)), k),
+                                     carry);
+        mn = _mm512_min_epi32(mn, r);
+        mx = _mm512_max_epi32(mx, r);
+        s32 = _mm512_add_epi32(s32, r);
+        __m512i lo = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(r)), base);
+        __m512i hi = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(r, 1)), base);
+        _mm512_storeu_si512((void *)(out + i + 1), lo);
+        _mm512_storeu_si512((void *)(out + i + 9), hi);
+        carry = _mm512_permutexvar_epi32(last, r);
+    }
+    _mm512_storeu_si512((void *)a->rmn, mn);
+    _mm512_storeu_si512((void *)a->rmx, mx);
+    __m512i s64 = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(s32)),
+                                   _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(s32, 1)));
+    _mm512_storeu_si512((void *)a->s, _mm512_add_epi64(_mm512_loadu_si512((const void *)a->s), s64));
+    a->s[0] += (uint64_t)i * (uint64_t)a->base; /* the base of each of the i values */
+    return i;
+}
+
+/* Whether the m deltas after out[0] stay within 2^TD_REL_BITS of a->base: base is 2^28 inside int64 (so
+ * out[0] - base is exact when small), m <= 128 (so a 32-bit lane sums at most 8 values), and
+ * |out[0] - base| + m * max|delta| < 2^TD_REL_BITS, each delta lying in [minDelta, minDelta + 2^w - 1]. */
+static int rel32_fits(const td_acc *a, unsigned w, uint64_t mind, const uint64_t *out, size_t m)
+{
+    const int64_t lim = INT64_C(1) << (TD_REL_BITS + 1);
+    if (a->base < INT64_MIN + lim || a->base > INT64_MAX - lim || m > 128) return 0;
+    int64_t md = (int64_t)mind, r0 = (int64_t)(out[0] - (uint64_t)a->base);
+    if (md < -(INT64_C(1) << 26) || md > (INT64_C(1) << 26)) return 0;
+    int64_t top = md + (int64_t)((UINT64_C(1) << w) - 1);
+    uint64_t amd = (uint64_t)(md < 0 ? -md : md), atop = (uint64_t)(top < 0 ? -top : top);
+    uint64_t big = amd > atop ? amd : atop, ar0 = r0 < 0 ? 0 - (uint64_t)r0 : (uint64_t)r0;
+    return ar0 < (UINT64_C(1) << TD_REL_BITS) && ar0 + m * big < (UINT64_C(1) << TD_REL_BITS);
+}
+
+/* The 64-bit decode; with a, every value written is folded into a's lanes in registers as well. */
+TSF_INLINE size_t td_dec64(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m,
+                           td_acc *a)
+{
+    if (a && w != 0 && w <= TD_SIMD_MAXW && rel32_fits(a, w, mind, out, m))
+        return td_dec64_rel32(d, avail, w, mind, out, m, a);
+    if (w == 0 || w > TD_SIMD_MAXW) {
+        size_t k = w == 0 ? td_fill64_avx512(mind, out, m) : td_unpack64_any(d, avail, w, mind, out, m);
+        if (a) tsf_td_acc_avx512(a, (const int64_t *)out + 1, k);
+        return k;
+    }
     const __m512i ctrl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_CTRL[w]));
     const __m512i shl = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)TD_SHL[w]));
     const __m128i rs = _mm_cvtsi32_si128((int)(32 - w));
@@ -240,18 +306,71 @@ size_t tsf_td_dec64_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t 
     const __m512i lo32 = _mm512_set1_epi64(0xffffffffll);
     const size_t o1 = (4 * w) >> 3, o2 = w, o3 = (12 * w) >> 3, need = o3 + 16;
     __m512i carry = _mm512_set1_epi64((long long)out[0]);
+    __m512i mn = _mm512_setzero_si512(), mx = mn, sm = mn;
+    if (a) {
+        mn = _mm512_loadu_si512((const void *)a->mn);
+        mx = _mm512_loadu_si512((const void *)a->mx);
+        sm = _mm512_loadu_si512((const void *)a->s);
+    }
     size_t i = 0;
     for (; i + 16 <= m && (i >> 3) * w + need <= avail; i += 16) {
         const uint8_t *p = d + (i >> 3) * w;
         __m512i ps = td_scan16(td_unpack16(p, o1, o2, o3, ctrl, shl, rs));
         __m512i lo = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(ps)), klo);
         __m512i hi = _mm512_add_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(ps, 1)), khi);
-        _mm512_storeu_si512((void *)(out + i + 1), _mm512_add_epi64(lo, carry));
-        _mm512_storeu_si512((void *)(out + i + 9), _mm512_add_epi64(hi, carry));
+        lo = _mm512_add_epi64(lo, carry);
+        hi = _mm512_add_epi64(hi, carry);
+        _mm512_storeu_si512((void *)(out + i + 1), lo);
+        _mm512_storeu_si512((void *)(out + i + 9), hi);
+        if (a) {
+            mn = _mm512_min_epi64(mn, _mm512_min_epi64(lo, hi));
+            mx = _mm512_max_epi64(mx, _mm512_max_epi64(lo, hi));
+            sm = _mm512_add_epi64(sm, _mm512_add_epi64(lo, hi));
+        }
         __m512i step = _mm512_add_epi64(k16, _mm512_and_si512(_mm512_permutexvar_epi32(last, ps), lo32));
         carry = _mm512_add_epi64(carry, step);
     }
+    if (a) {
+        _mm512_storeu_si512((void *)a->mn, mn);
+        _mm512_storeu_si512((void *)a->mx, mx);
+        _mm512_storeu_si512((void *)a->s, sm);
+    }
     return i;
+}
+
+size_t tsf_td_dec64_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out, size_t m)
+{
+    return td_dec64(d, avail, w, mind, out, m, NULL);
+}
+
+size_t tsf_td_dec64_acc_avx512(const uint8_t *d, size_t avail, unsigned w, uint64_t mind, uint64_t *out,
+                               size_t m, td_acc *a)
+{
+    return td_dec64(d, avail, w, mind, out, m, a);
+}
+
+/* Folds v[0..n) into a: 8 lanes of min, max and wrapping sum, the tail masked. */
+void tsf_td_acc_avx512(td_acc *a, const int64_t *v, size_t n)
+{
+    __m512i mn = _mm512_loadu_si512((const void *)a->mn), mx = _mm512_loadu_si512((const void *)a->mx);
+    __m512i sm = _mm512_loadu_si512((const void *)a->s);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m512i x = _mm512_loadu_si512((const void *)(v + i));
+        mn = _mm512_min_epi64(mn, x);
+        mx = _mm512_max_epi64(mx, x);
+        sm = _mm512_add_epi64(sm, x);
+    }
+    if (i < n) {
+        __mmask8 k = (__mmask8)((1u << (n - i)) - 1);
+        __m512i x = _mm512_maskz_loadu_epi64(k, v + i);
+        mn = _mm512_mask_min_epi64(mn, k, mn, x);
+        mx = _mm512_mask_max_epi64(mx, k, mx, x);
+        sm = _mm512_add_epi64(sm, x); /* masked-off lanes load 0 */
+    }
+    _mm512_storeu_si512((void *)a->mn, mn);
+    _mm512_storeu_si512((void *)a->mx, mx);
+    _mm512_storeu_si512((void *)a->s, sm);
 }
 
 size_t tsf_td_enc32_avx512(const uint32_t *v, size_t cnt, uint8_t *o)

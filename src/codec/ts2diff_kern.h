@@ -59,6 +59,40 @@ size_t tsf_td_enc64_avx2(const uint64_t *, size_t, uint8_t *);
 size_t tsf_td_enc32_avx512(const uint32_t *, size_t, uint8_t *);
 size_t tsf_td_enc64_avx512(const uint64_t *, size_t, uint8_t *);
 
+/*
+ * Running min / max / wrapping sum of decoded INT64 values (tsf_ts2diff_decode_i64_sum), kept in 8 lanes
+ * so the vector kernels resume it from block to block; the portable fold uses lane 0. Every lane starts
+ * from the page's first value `base` (sum lanes from 0). The AVX-512 kernel folds runs whose values lie
+ * within 2^27 of base in 32-bit lanes as value - base: rmn / rmx (start 0, i.e. base itself, a value of
+ * the page). The lanes are folded once at the end of a page.
+ */
+typedef struct td_acc {
+    int64_t mn[8], mx[8];
+    uint64_t s[8];
+    int64_t base;
+    int32_t rmn[16], rmx[16];
+} td_acc;
+#define TD_REL_BITS 27 /* |value - base| < 2^27 in the 32-bit fold; its sums of <= 8 per lane stay below 2^30 */
+/* Folds v[0..n) into a. */
+typedef void (*td_acc_fn)(td_acc *a, const int64_t *v, size_t n);
+void tsf_td_acc_avx2(td_acc *a, const int64_t *v, size_t n);
+void tsf_td_acc_avx512(td_acc *a, const int64_t *v, size_t n);
+/* tsf_td_dec64_avx512 that also folds every value it writes into a. */
+size_t tsf_td_dec64_acc_avx512(const uint8_t *, size_t, unsigned, uint64_t, uint64_t *, size_t, td_acc *a);
+
+TSF_INLINE void td_acc_portable(td_acc *a, const int64_t *v, size_t n)
+{
+    int64_t mn = a->mn[0], mx = a->mx[0];
+    uint64_t s = a->s[0];
+    for (size_t i = 0; i < n; i++) {
+        int64_t y = v[i];
+        mn = y < mn ? y : mn;
+        mx = y > mx ? y : mx;
+        s += (uint64_t)y;
+    }
+    a->mn[0] = mn, a->mx[0] = mx, a->s[0] = s;
+}
+
 /* X(1) ... X(32) and X(33) ... X(64): instantiate width-specialised code. */
 #define TD_W8(X, b) X(b + 1) X(b + 2) X(b + 3) X(b + 4) X(b + 5) X(b + 6) X(b + 7) X(b + 8)
 #define TD_WIDTHS32(X) TD_W8(X, 0) TD_W8(X, 8) TD_W8(X, 16) TD_W8(X, 24)

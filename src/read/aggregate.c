@@ -494,8 +494,8 @@ static tsf_status agg_check_page(const agg_ctx *c, const agg_chunk *k, const tsf
     char why[200];
     const tsf_fmt_stats *s = c->checked ? rd_page_stats(&k->h, &k->ph, cs) : NULL;
     if (!s) return TSF_OK;
-    if ((t && rd_check_times(c->level, s, t, n, why, sizeof why)) ||
-        (vals && rd_check_values(c->level, c->type, k->h.encoding, s, t0, t1, c->vals.p, nv, why, sizeof why)))
+    if ((t && rd_check_times(c->level, s, t, n, NULL, why, sizeof why)) ||
+        (vals && rd_check_values(c->level, c->type, k->h.encoding, s, t0, t1, c->vals.p, nv, NULL, why, sizeof why)))
         return rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
     return TSF_OK;
 }

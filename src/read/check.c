@@ -30,24 +30,7 @@ int rd_check_level(tsf_codec_path path)
     return 0;
 }
 
-/* ---- kernels: min, max, wrapping sum ---------------------------------------------------------- */
-
-typedef struct i64_sum {
-    int64_t mn, mx, sum;
-} i64_sum;
-
-static i64_sum i64_portable(const int64_t *v, size_t n)
-{
-    int64_t mn = v[0], mx = v[0];
-    uint64_t s = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t y = v[i];
-        mn = y < mn ? y : mn;
-        mx = y > mx ? y : mx;
-        s += (uint64_t)y;
-    }
-    return (i64_sum){mn, mx, (int64_t)s};
-}
+/* ---- kernels: DOUBLE min / max, ascending times (INT64: the codec's tsf_i64_summary) ------------- */
 
 static void f64_portable(const double *v, size_t n, double *mn, double *mx)
 {
@@ -68,24 +51,6 @@ static size_t asc_portable(const int64_t *t, size_t n)
 }
 
 #ifdef TSF_X86
-/* The kernels' last steps: lane results folded as the portable loop folds values, then the tail v[i, n). */
-static i64_sum i64_finish(const int64_t *m, const int64_t *x, int lanes, uint64_t sum, const int64_t *v,
-                          size_t i, size_t n)
-{
-    i64_sum r = {m[0], x[0], 0};
-    for (int k = 1; k < lanes; k++) {
-        r.mn = m[k] < r.mn ? m[k] : r.mn;
-        r.mx = x[k] > r.mx ? x[k] : r.mx;
-    }
-    for (; i < n; i++) {
-        r.mn = v[i] < r.mn ? v[i] : r.mn;
-        r.mx = v[i] > r.mx ? v[i] : r.mx;
-        sum += (uint64_t)v[i];
-    }
-    r.sum = (int64_t)sum;
-    return r;
-}
-
 static void f64_finish(const double *m, const double *x, int lanes, const double *v, size_t i, size_t n,
                        double *mn, double *mx)
 {
@@ -108,32 +73,6 @@ static size_t asc_finish(int bad, const int64_t *t, size_t from, size_t n)
     for (size_t i = from; i < n; i++)
         if (t[i] <= t[i - 1]) return i;
     return n;
-}
-
-TSF_TARGET("avx2") static i64_sum i64_avx2(const int64_t *v, size_t n)
-{
-    __m256i mn0 = _mm256_set1_epi64x(v[0]), mx0 = mn0, mn1 = mn0, mx1 = mn0;
-    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(v + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(v + i + 4));
-        mn0 = _mm256_blendv_epi8(mn0, a, _mm256_cmpgt_epi64(mn0, a));
-        mx0 = _mm256_blendv_epi8(mx0, a, _mm256_cmpgt_epi64(a, mx0));
-        mn1 = _mm256_blendv_epi8(mn1, b, _mm256_cmpgt_epi64(mn1, b));
-        mx1 = _mm256_blendv_epi8(mx1, b, _mm256_cmpgt_epi64(b, mx1));
-        s0 = _mm256_add_epi64(s0, a);
-        s1 = _mm256_add_epi64(s1, b);
-    }
-    mn0 = _mm256_blendv_epi8(mn0, mn1, _mm256_cmpgt_epi64(mn0, mn1));
-    mx0 = _mm256_blendv_epi8(mx0, mx1, _mm256_cmpgt_epi64(mx1, mx0));
-    s0 = _mm256_add_epi64(s0, s1);
-    int64_t m[4], x[4], s[4];
-    _mm256_storeu_si256((__m256i *)m, mn0);
-    _mm256_storeu_si256((__m256i *)x, mx0);
-    _mm256_storeu_si256((__m256i *)s, s0);
-    uint64_t sum = (uint64_t)s[0] + (uint64_t)s[1] + (uint64_t)s[2] + (uint64_t)s[3];
-    return i64_finish(m, x, 4, sum, v, i, n);
 }
 
 TSF_TARGET("avx2") static void f64_avx2(const double *v, size_t n, double *mn, double *mx)
@@ -165,29 +104,6 @@ TSF_TARGET("avx2") static size_t asc_avx2(const int64_t *t, size_t n)
     return asc_finish(_mm256_movemask_epi8(ok) != -1, t, i, n);
 }
 
-TSF_TARGET("avx512f") static i64_sum i64_avx512(const int64_t *v, size_t n)
-{
-    __m512i mn0 = _mm512_set1_epi64(v[0]), mx0 = mn0, mn1 = mn0, mx1 = mn0;
-    __m512i s0 = _mm512_setzero_si512(), s1 = s0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i a = _mm512_loadu_si512((const void *)(v + i));
-        __m512i b = _mm512_loadu_si512((const void *)(v + i + 8));
-        mn0 = _mm512_min_epi64(mn0, a);
-        mx0 = _mm512_max_epi64(mx0, a);
-        mn1 = _mm512_min_epi64(mn1, b);
-        mx1 = _mm512_max_epi64(mx1, b);
-        s0 = _mm512_add_epi64(s0, a);
-        s1 = _mm512_add_epi64(s1, b);
-    }
-    int64_t m = _mm512_reduce_min_epi64(_mm512_min_epi64(mn0, mn1));
-    int64_t x = _mm512_reduce_max_epi64(_mm512_max_epi64(mx0, mx1));
-    uint64_t ls[8], sum = 0; /* lanes added as unsigned: the sum wraps (a reduce intrinsic adds signed) */
-    _mm512_storeu_si512((void *)ls, _mm512_add_epi64(s0, s1));
-    for (int k = 0; k < 8; k++) sum += ls[k];
-    return i64_finish(&m, &x, 1, sum, v, i, n);
-}
-
 TSF_TARGET("avx512f") static void f64_avx512(const double *v, size_t n, double *mn, double *mx)
 {
     __m512d a0 = _mm512_set1_pd(v[0]), b0 = a0, a1 = a0, b1 = a0;
@@ -217,16 +133,6 @@ TSF_TARGET("avx512f") static size_t asc_avx512(const int64_t *t, size_t n)
     return asc_finish(bad != 0, t, i, n);
 }
 #endif
-
-static i64_sum i64_summary(int level, const int64_t *v, size_t n)
-{
-#ifdef TSF_X86
-    if (level == 2) return i64_avx512(v, n);
-    if (level == 1) return i64_avx2(v, n);
-#endif
-    (void)level;
-    return i64_portable(v, n);
-}
 
 static void f64_summary(int level, const double *v, size_t n, double *mn, double *mx)
 {
@@ -262,14 +168,15 @@ int rd_checked_of(const tsf_reader *r, int opt)
     return opt == 0 || opt == 1 ? opt : -1;
 }
 
-int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, char *why, size_t cap)
+int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, const tsf_dec_summary *pre,
+                   char *why, size_t cap)
 {
     tsf_wstats w;
     tsf_wstats_init(&w, TSF_VECTOR);
     w.count = n;
     if (n) w.start = t[0], w.end = t[n - 1];
     if (vs_stats_differ(&w, s, 0, why, cap)) return 1;
-    size_t i = ascending(level, t, n);
+    size_t i = pre && (pre->what & TSF_SUM_ASCENDING) ? pre->unordered : ascending(level, t, n);
     if (i < n) {
         snprintf(why, cap, "time %lld at row %zu is not above %lld", (long long)t[i], i, (long long)t[i - 1]);
         return 1;
@@ -291,7 +198,7 @@ static tsf_sbin view(const tsf_bytes *b)
 }
 
 int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_stats *s, int64_t t0,
-                    int64_t t1, const void *v, size_t n, char *why, size_t cap)
+                    int64_t t1, const void *v, size_t n, const tsf_dec_summary *pre, char *why, size_t cap)
 {
     tsf_wstats w;
     tsf_wstats_init(&w, type);
@@ -325,14 +232,18 @@ int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_st
     case TSF_INT64:
     case TSF_TIMESTAMP: {
         const int64_t *x = v;
-        i64_sum r = i64_summary(level, x, n);
-        w.v.l.min = r.mn, w.v.l.max = r.mx, w.v.l.first = x[0], w.v.l.last = x[n - 1];
+        tsf_dec_summary own;
+        if (!pre || !(pre->what & TSF_SUM_VALUES)) {
+            tsf_i64_summary(level == 2 ? TSF_PATH_AVX512 : level == 1 ? TSF_PATH_AVX2 : TSF_PATH_SCALAR, x, n, &own);
+            pre = &own;
+        }
+        w.v.l.min = pre->min, w.v.l.max = pre->max, w.v.l.first = x[0], w.v.l.last = x[n - 1];
         /* the writer adds in double; with n x max|v| <= 2^53 no addition rounds, so it is the integer sum */
-        uint64_t amn = r.mn < 0 ? 0 - (uint64_t)r.mn : (uint64_t)r.mn;
-        uint64_t amx = r.mx < 0 ? 0 - (uint64_t)r.mx : (uint64_t)r.mx;
+        uint64_t amn = pre->min < 0 ? 0 - (uint64_t)pre->min : (uint64_t)pre->min;
+        uint64_t amx = pre->max < 0 ? 0 - (uint64_t)pre->max : (uint64_t)pre->max;
         uint64_t big = amn > amx ? amn : amx;
         if (big <= (UINT64_C(1) << 53) / n) {
-            w.v.l.sum = (double)r.sum;
+            w.v.l.sum = (double)(int64_t)pre->sum;
             what |= VS_CMP_SUM_EXACT;
         } else {
             what &= ~(unsigned)VS_CMP_SUM;

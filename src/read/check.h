@@ -10,6 +10,7 @@
 #ifndef TSF_READ_CHECK_H
 #define TSF_READ_CHECK_H
 
+#include "../codec/codec.h"
 #include "reader_internal.h"
 
 /* Kernel level of a codec path: 0 portable, 1 AVX2, 2 AVX-512. */
@@ -20,14 +21,16 @@ int rd_check_level(tsf_codec_path path);
 int rd_checked_of(const tsf_reader *r, int opt);
 
 /* Times of one page: n decoded timestamps against count, startTime and endTime of s, and strictly
- * ascending. 0 when they agree; else 1 and why[0..cap) describes the first difference. */
-int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, char *why, size_t cap);
+ * ascending. pre: what the decoder gathered (tsf_ts2diff_decode_i64_sum; NULL or what = 0: nothing, the
+ * check folds t itself). 0 when they agree; else 1 and why[0..cap) describes the first difference. */
+int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, const tsf_dec_summary *pre,
+                   char *why, size_t cap);
 
 /* Values of one page: n >= 0 decoded values of `type` (C representation of tsf.h) whose rows' first and last
- * times are t0, t1, against s; `enc` is the page's encoding (lossy FLOAT/DOUBLE forms: count and times only).
- * 0 when they agree; else 1 and why. */
+ * times are t0, t1, against s; `enc` is the page's encoding (lossy FLOAT/DOUBLE forms: count and times only);
+ * pre as for rd_check_times (INT64/TIMESTAMP min, max, sum). 0 when they agree; else 1 and why. */
 int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_stats *s, int64_t t0,
-                    int64_t t1, const void *v, size_t n, char *why, size_t cap);
+                    int64_t t1, const void *v, size_t n, const tsf_dec_summary *pre, char *why, size_t cap);
 
 /* Statistics of a page header or ChunkMetadata that cannot describe any data: values present but
  * startTime > endTime. 0 when plausible; else 1 and why. */

@@ -60,6 +60,7 @@ typedef struct qcol {
     int null_page;
     const uint8_t *bitmap;
     size_t k, present;
+    tsf_dec_summary tsum, vsum; /* checked reads: what decoding the page's times / values gathered */
 } qcol;
 
 struct tsf_query {
@@ -642,6 +643,7 @@ static int implausible(size_t n, size_t len)
 static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const uint8_t *p, size_t len, int partial,
                                size_t *row0, size_t *total, tsf_error *err)
 {
+    c->tsum.what = 0;
     tsf_status st;
     size_t ord0 = 0, ndec = 0, tot = 0;
     const uint8_t *src = p;
@@ -683,7 +685,10 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
     }
     if ((st = rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
     int64_t *t = (int64_t *)c->times.p;
-    if (ndec) {
+    if (ndec && q->checked && enc == TSF_ENC_TS_2DIFF && ndec == tot) {
+        st = tsf_ts2diff_decode_i64_sum(q->r->codec, src, srclen, t, ndec, TSF_SUM_ASCENDING, &c->tsum, NULL, err);
+        if (st) return st;
+    } else if (ndec) {
         st = tsf_codec_decode(q->r->codec, TSF_INT64, enc, src, srclen, t, ndec, NULL, err);
         if (st) return st;
     }
@@ -717,9 +722,14 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
 static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t len, size_t n, tsf_error *err)
 {
     tsf_status st = rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
+    c->vsum.what = 0;
     if (st) return st;
     if (!n) return TSF_OK;
-    st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, c->vals.p, n, NULL, err);
+    if (q->checked && c->ch.encoding == TSF_ENC_TS_2DIFF && (c->type == TSF_INT64 || c->type == TSF_TIMESTAMP))
+        st = tsf_ts2diff_decode_i64_sum(q->r->codec, p, len, (int64_t *)c->vals.p, n, TSF_SUM_VALUES, &c->vsum, NULL,
+                                        err);
+    else
+        st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, c->vals.p, n, NULL, err);
     if (st && err && st == TSF_ECORRUPT) {
         char m[TSF_ERROR_MESSAGE_SIZE];
         snprintf(m, sizeof m, "%s", err->message);
@@ -816,7 +826,7 @@ static tsf_status check_times(const tsf_query *q, const qcol *c, const int64_t *
 {
     char why[200];
     const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
-    if (!s || !rd_check_times(q->level, s, t, n, why, sizeof why)) return TSF_OK;
+    if (!s || !rd_check_times(q->level, s, t, n, &c->tsum, why, sizeof why)) return TSF_OK;
     return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
 }
 
@@ -825,7 +835,8 @@ static tsf_status check_values(const tsf_query *q, const qcol *c, int64_t t0, in
 {
     char why[200];
     const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
-    if (!s || !rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, why, sizeof why))
+    if (!s || !rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, &c->vsum, why,
+                                 sizeof why))
         return TSF_OK;
     return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
 }

@@ -764,6 +764,102 @@ static void test_golden_int64_page(void)
     free(file);
 }
 
+/* Naive summary of v[0..n): min, max, wrapping sum, first row not above the one before. */
+static void naive_summary(const int64_t *v, size_t n, tsf_dec_summary *s)
+{
+    s->min = s->max = n ? v[0] : 0;
+    s->sum = 0;
+    s->unordered = n;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < s->min) s->min = v[i];
+        if (v[i] > s->max) s->max = v[i];
+        s->sum += (uint64_t)v[i];
+        if (i && v[i] <= v[i - 1] && s->unordered == n) s->unordered = i;
+    }
+}
+
+/*
+ * tsf_ts2diff_decode_i64_sum on every path: the same values and consumed as the plain decode, and min, max,
+ * sum and the first unordered row equal to a naive fold, for the generator's shapes (walks the kernels fold
+ * in registers, full-range and extreme values that they leave to the wide fold, every delta width), times
+ * that ascend (header proofs), times with one value lowered (the block that holds it fails its proof),
+ * times that climb past INT64_MAX and wrap, near the int64 ends, runs that leave and stay within the
+ * 32-bit fold's reach, and a count cut inside a block.
+ */
+static void test_summary_all_paths(void)
+{
+    uint64_t seed = 777;
+    tsf_codec *cs[NPATHS];
+    for (size_t p = 0; p < NPATHS; p++) cs[p] = open_path(PATHS[p]);
+    const size_t sizes[] = {1, 2, 16, 17, 129, 130, 1000, 10000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (int shape = 0; shape <= 11; shape++) {
+            int reps = shape == 3 ? 16 : 2;
+            for (int rep = 0; rep < reps; rep++) {
+                size_t n = sizes[si];
+                int64_t *v = malloc(n * 8), *out = malloc(n * 8), *ref = malloc(n * 8);
+                if (shape <= 5) {
+                    gen(TSF_INT64, v, n, shape, &seed);
+                } else {
+                    gen(TSF_INT64, v, n, 4, &seed); /* ascending times */
+                    if (shape == 6 && n > 2) v[1 + tsf_test_rand(&seed) % (n - 1)] -= 5000; /* one out of order */
+                    if (shape == 7) /* climbs past INT64_MAX halfway: the decoder wraps */
+                        for (size_t i = 0; i < n; i++)
+                            v[i] = (int64_t)((uint64_t)INT64_MAX - 1000 * (uint64_t)(n / 2) + 1000 * (uint64_t)i);
+                    if (shape == 8) /* a small walk just below INT64_MAX */
+                        for (size_t i = 0; i < n; i++) v[i] = INT64_MAX - 200000 + (v[i] % 1000);
+                    if (shape == 9) /* a small walk just above INT64_MIN */
+                        for (size_t i = 0; i < n; i++) v[i] = INT64_MIN + 1000 + (v[i] % 1000);
+                    if (shape == 10) /* steps of 2^24..2^25: values leave 2^31 of the first one */
+                        for (size_t i = 1; i < n; i++)
+                            v[i] = v[i - 1] + (INT64_C(1) << 24) + (int64_t)(tsf_test_rand(&seed) % (1u << 24));
+                    if (shape == 11) /* a walk of steps up to 2^20 */
+                        for (size_t i = 1; i < n; i++)
+                            v[i] = v[i - 1] + (int64_t)(tsf_test_rand(&seed) % (1u << 21)) - (INT64_C(1) << 20);
+                }
+                size_t len, used = 0, rused = 0;
+                uint8_t *b = enc(cs[1], TSF_INT64, v, n, &len);
+                tsf_error err;
+                for (size_t cut = 0; cut < 2; cut++) {
+                    size_t k = cut ? n / 2 + 1 : n;
+                    if (cut && k >= n) continue;
+                    CHECK_OK(tsf_codec_decode(cs[1], TSF_INT64, TSF_ENC_TS_2DIFF, b, len, ref, k, &rused, &err), &err);
+                    tsf_dec_summary want;
+                    naive_summary(ref, k, &want);
+                    for (size_t p = 0; p < NPATHS; p++) {
+                        for (unsigned what = 1; what <= 3; what++) {
+                            tsf_dec_summary got;
+                            memset(out, 0x5a, n * 8);
+                            CHECK_OK(tsf_ts2diff_decode_i64_sum(cs[p], b, len, out, k, what, &got, &used, &err), &err);
+                            CHECK_EQ_INT(used, rused);
+                            CHECK_MEM(out, ref, k * 8);
+                            int bad = got.what != what;
+                            if (what & TSF_SUM_VALUES)
+                                bad |= got.min != want.min || got.max != want.max || got.sum != want.sum;
+                            if (what & TSF_SUM_ASCENDING) bad |= got.unordered != want.unordered;
+                            if (bad) {
+                                fprintf(stderr,
+                                        "summary: path %s n %zu k %zu shape %d what %u: min %lld/%lld max %lld/%lld "
+                                        "sum %llu/%llu unordered %zu/%zu\n",
+                                        tsf_codec_path_name(PATHS[p]), n, k, shape, what, (long long)got.min,
+                                        (long long)want.min, (long long)got.max, (long long)want.max,
+                                        (unsigned long long)got.sum, (unsigned long long)want.sum, got.unordered,
+                                        want.unordered);
+                                tsf_test_failures++;
+                            }
+                        }
+                    }
+                }
+                free(b);
+                free(v);
+                free(out);
+                free(ref);
+            }
+        }
+    }
+    for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
+}
+
 int main(void)
 {
     TSF_RUN(test_spec_examples);
@@ -777,5 +873,6 @@ int main(void)
     TSF_RUN(test_blocks_spec_example);
     TSF_RUN(test_blocks_random);
     TSF_RUN(test_golden_int64_page);
+    TSF_RUN(test_summary_all_paths);
     return tsf_test_finish();
 }

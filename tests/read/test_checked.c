@@ -193,11 +193,14 @@ static size_t page_spans(const uint8_t *p, size_t n, span *out, size_t cap)
 
 /* Flips bit (i % 8) of every `stride`-th page byte of file f (an undamaged file) and reads each copy. */
 static void run_campaign(const char *name, const uint8_t *f, size_t n, size_t stride, int64_t lo, int64_t hi,
-                         int64_t win, campaign *c)
+                         int64_t win, tsf_codec_path path, campaign *c)
 {
     tsf_reader *r = NULL;
     tsf_error e;
-    CHECK_OK(tsf_reader_open_memory(&r, f, n, NULL, &e), &e);
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.path = path;
+    CHECK_OK(tsf_reader_open_memory(&r, f, n, &ro, &e), &e);
     if (!r) return;
     dump ref[NREADS];
     memset(ref, 0, sizeof ref);
@@ -217,7 +220,7 @@ static void run_campaign(const char *name, const uint8_t *f, size_t n, size_t st
             c->header_flips += sp[s].header;
             size_t vis = visible_damage(m, n);
             c->visible += vis > 0;
-            if (tsf_reader_open_memory(&r, m, n, NULL, &e)) continue;
+            if (tsf_reader_open_memory(&r, m, n, &ro, &e)) continue;
             /* a header flip may move a page out of a range on purpose: pruning trusts statistics */
             for (int k = 0; k < NREADS; k++) {
                 if (k == R_RANGE && sp[s].header) continue;
@@ -301,15 +304,32 @@ static int cell(size_t col, size_t i, tsf_value *v, char *tmp)
     }
 }
 
-static int write_file(tsf_test_membuf *mb)
+/* A writer into mb with pages of at most `points` points. */
+static tsf_status open_writer(tsf_test_membuf *mb, uint32_t points, tsf_writer **w, tsf_error *e)
 {
-    tsf_error e = {0};
     tsf_write_callbacks cb = {sizeof cb, tsf_test_mem_write, NULL, mb};
     tsf_writer_options o;
     tsf_writer_options_init(&o);
-    o.page_max_points = 50;
+    o.page_max_points = points;
+    return tsf_writer_open_callbacks(w, &cb, &o, e);
+}
+
+/* Closes w after writing went as st says; 1 on any failure. */
+static int finish_writer(tsf_writer *w, tsf_status st, tsf_error *e)
+{
+    if (!st)
+        st = tsf_writer_close(w, e);
+    else
+        tsf_writer_abort(w);
+    if (st) fprintf(stderr, "writer: %s\n", e->message);
+    return st != TSF_OK;
+}
+
+static int write_file(tsf_test_membuf *mb)
+{
+    tsf_error e = {0};
     tsf_writer *w = NULL;
-    tsf_status st = tsf_writer_open_callbacks(&w, &cb, &o, &e);
+    tsf_status st = open_writer(mb, 50, &w, &e);
     for (size_t k = 0; k < NCOLS && !st; k++) st = tsf_writer_register_series(w, "root.c.n", &COLS[k], &e);
     if (!st) st = tsf_writer_register_aligned(w, "root.c.a", COLS, NCOLS, &e);
     for (size_t i = 0; i < GEN_ROWS && !st; i++) {
@@ -327,12 +347,7 @@ static int write_file(tsf_test_membuf *mb)
         if (!st) st = tsf_writer_write_row(w, "root.c.a", 5 + (int64_t)i * 10, names, vals, NCOLS, &e);
         if (!st && i % 300 == 299) st = tsf_writer_flush(w, &e);
     }
-    if (!st)
-        st = tsf_writer_close(w, &e);
-    else
-        tsf_writer_abort(w);
-    if (st) fprintf(stderr, "writer: %s\n", e.message);
-    return st != TSF_OK;
+    return finish_writer(w, st, &e);
 }
 
 static void test_writer_file_mutants(void)
@@ -343,7 +358,7 @@ static void test_writer_file_mutants(void)
         return;
     }
     campaign c = {0};
-    run_campaign("writer file", mb.p, mb.len, 13, 1234, 4321, 700, &c);
+    run_campaign("writer file", mb.p, mb.len, 13, 1234, 4321, 700, TSF_PATH_AUTO, &c);
     report("writer file", &c);
     CHECK_EQ_INT(c.escaped, 0);
     CHECK(c.silent_unchecked > 0); /* without the check, damage reads as values */
@@ -389,7 +404,7 @@ static void test_golden_mutants(void)
             }
         }
         tsf_reader_close(r);
-        run_campaign(files[i].name, f, n, files[i].stride, lo, hi, 1000, &c);
+        run_campaign(files[i].name, f, n, files[i].stride, lo, hi, 1000, TSF_PATH_AUTO, &c);
         report(files[i].name, &c);
         all.silent_unchecked += c.silent_unchecked;
         all.escaped += c.escaped;
@@ -399,6 +414,60 @@ static void test_golden_mutants(void)
     CHECK_EQ_INT(all.escaped, 0);
     CHECK(all.silent_unchecked > 0);
     CHECK(all.refused > 0);
+}
+
+/*
+ * Pages that the TS_2DIFF decoder summarises as it decodes (tsf_ts2diff_decode_i64_sum): INT64 walks in
+ * pages of 1000 points (8 blocks), small steps (the AVX-512 kernel folds them in 32-bit lanes) and steps of
+ * 2^23 (its 64-bit loop), non-aligned and aligned, UNCOMPRESSED; damaged copies read on the scalar, AVX2
+ * and AVX-512 paths either fail or return the undamaged values.
+ */
+enum { FUSED_ROWS = 3000 };
+static const tsf_column_schema FCOLS[] = {
+    {"walk", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+    {"wide", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+};
+
+static int write_fused_file(tsf_test_membuf *mb)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = open_writer(mb, 1000, &w, &e);
+    for (size_t k = 0; k < 2 && !st; k++) st = tsf_writer_register_series(w, "root.f.n", &FCOLS[k], &e);
+    if (!st) st = tsf_writer_register_aligned(w, "root.f.a", FCOLS, 2, &e);
+    uint64_t seed = 99;
+    int64_t x = 5000, y = INT64_C(1) << 40;
+    for (size_t i = 0; i < FUSED_ROWS && !st; i++) {
+        x += (int64_t)(tsf_test_rand(&seed) % 201) - 100;
+        y += (int64_t)(tsf_test_rand(&seed) % (UINT64_C(1) << 24)) - (INT64_C(1) << 23);
+        const char *names[2] = {"walk", "wide"};
+        tsf_value vals[2];
+        memset(vals, 0, sizeof vals);
+        vals[0].v.i64 = x;
+        vals[1].v.i64 = y;
+        st = tsf_writer_write_row(w, "root.f.n", (int64_t)i * 10, names, vals, 2, &e);
+        if (!st) st = tsf_writer_write_row(w, "root.f.a", (int64_t)i * 10 + 3, names, vals, 2, &e);
+    }
+    return finish_writer(w, st, &e);
+}
+
+static void test_fused_pages(void)
+{
+    tsf_test_membuf mb = {0};
+    if (write_fused_file(&mb)) {
+        tsf_test_failures++;
+        return;
+    }
+    const tsf_codec_path paths[] = {TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        campaign c = {0};
+        run_campaign("fused pages", mb.p, mb.len, 211, 7777, 22222, 900, paths[i], &c);
+        report(tsf_codec_path_name(paths[i]), &c);
+        CHECK_EQ_INT(c.escaped, 0);
+        CHECK(c.refused > 0);
+        CHECK(c.silent_unchecked > 0);
+    }
+    free(mb.p);
 }
 
 /* ---- the kernels: every path gives the portable loop's answer ----------------------------------- */
@@ -438,9 +507,9 @@ static void test_kernel_paths(void)
         si.v.i64.sum = s;
         char why[200];
         for (int level = 0; level <= rd_check_level(TSF_PATH_AVX512); level++) {
-            CHECK_EQ_INT(rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, why, sizeof why),
+            CHECK_EQ_INT(rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why),
                          0);
-            CHECK_EQ_INT(rd_check_values(level, TSF_DOUBLE, TSF_ENC_PLAIN, &sd, 1, 2, d, n, why, sizeof why),
+            CHECK_EQ_INT(rd_check_values(level, TSF_DOUBLE, TSF_ENC_PLAIN, &sd, 1, 2, d, n, NULL, why, sizeof why),
                          0);
             /* one value out of place: a different min or max is found on every path */
             size_t k = tsf_test_rand(&rng) % n;
@@ -449,18 +518,18 @@ static void test_kernel_paths(void)
             if (v[k] == INT64_MIN && si.v.i64.min == INT64_MIN) v[k] = keep;
             if (v[k] != keep)
                 CHECK_EQ_INT(
-                    rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, why, sizeof why), 1);
+                    rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why), 1);
             v[k] = keep;
             /* times: ascending passes, one step back is found */
             static int64_t t[1000];
             for (size_t i = 0; i < n; i++) t[i] = (int64_t)i * 3 - 7;
             tsf_fmt_stats st = {0};
             st.type = TSF_VECTOR, st.count = (uint32_t)n, st.start_time = t[0], st.end_time = t[n - 1];
-            CHECK_EQ_INT(rd_check_times(level, &st, t, n, why, sizeof why), 0);
+            CHECK_EQ_INT(rd_check_times(level, &st, t, n, NULL, why, sizeof why), 0);
             if (n > 2) {
                 size_t j = 1 + tsf_test_rand(&rng) % (n - 2);
                 t[j] = t[j - 1];
-                CHECK_EQ_INT(rd_check_times(level, &st, t, n, why, sizeof why), 1);
+                CHECK_EQ_INT(rd_check_times(level, &st, t, n, NULL, why, sizeof why), 1);
             }
         }
     }
@@ -474,14 +543,14 @@ static void test_int64_sum_rule(void)
     s.type = TSF_INT64, s.count = 3, s.start_time = 1, s.end_time = 3;
     s.v.i64.min = -2, s.v.i64.max = 9, s.v.i64.first = 5, s.v.i64.last = 9, s.v.i64.sum = 12;
     char why[200];
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, why, sizeof why), 0);
+    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 0);
     s.v.i64.sum = 12.000000000001; /* inside verify's rounding tolerance, but this sum is exact */
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, why, sizeof why), 1);
+    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 1);
     CHECK(strstr(why, "sum") != NULL);
     int64_t big[2] = {INT64_C(1) << 62, 1};
     s.v.i64.min = 1, s.v.i64.max = big[0], s.v.i64.first = big[0], s.v.i64.last = 1, s.count = 2;
     s.v.i64.sum = 0; /* cannot be checked: the writer's double sum rounds */
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, big, 2, why, sizeof why), 0);
+    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, big, 2, NULL, why, sizeof why), 0);
 }
 
 /* The reader's default and the per-call overrides. */
@@ -557,6 +626,7 @@ static void test_options(void)
 
 int main(void)
 {
+    TSF_RUN(test_fused_pages);
     TSF_RUN(test_kernel_paths);
     TSF_RUN(test_int64_sum_rule);
     TSF_RUN(test_options);

@@ -90,8 +90,16 @@ typedef struct tsf_dec_summary {
     unsigned what;     /* the TSF_SUM_* gathered (0: none, the caller folds the values itself) */
     int64_t min, max;  /* TSF_SUM_VALUES, n >= 1 */
     uint64_t sum;      /* TSF_SUM_VALUES: sum of the values mod 2^64 */
+    double dmin, dmax; /* TSF_SUM_VALUES of DOUBLE values (GORILLA) */
     size_t unordered;  /* TSF_SUM_ASCENDING */
 } tsf_dec_summary;
+/* Min / max of DOUBLE values v[0..n) folded into *mn / *mx (both start at the first value) as the writer
+ * folds them, with the kernels of path p (fold.c). */
+void tsf_f64_fold(tsf_codec_path p, const double *v, size_t n, double *mn, double *mx);
+/* GORILLA DOUBLE decode that also folds min / max (s->dmin, s->dmax; TSF_SUM_VALUES) chunk by chunk while
+ * each chunk is in L1. Same values and consumed as the plain decode. */
+tsf_status tsf_gorilla_decode_f64_sum(const tsf_codec *c, const uint8_t *src, size_t len, double *v, size_t n,
+                                      tsf_dec_summary *s, size_t *consumed, tsf_error *err);
 /* The same summary (TSF_SUM_VALUES) of v[0..n), n >= 1, already decoded: the fold kernels of path p. */
 void tsf_i64_summary(tsf_codec_path p, const int64_t *v, size_t n, tsf_dec_summary *s);
 tsf_status tsf_ts2diff_decode_i64_sum(const tsf_codec *c, const uint8_t *src, size_t len, int64_t *v, size_t n,

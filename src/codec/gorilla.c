@@ -915,6 +915,63 @@ tsf_status tsf_gorilla_decode_bits(const tsf_codec *c, tsf_type type, const uint
     return dec_tail(&it, type, values, i, n, consumed, err);
 }
 
+/* Values per batch call of tsf_gorilla_decode_f64_sum: 32 KB, folded while they are in L1. */
+#define GOR_FOLD_CHUNK 4096
+
+tsf_status tsf_gorilla_decode_f64_sum(const tsf_codec *c, const uint8_t *src, size_t len, double *v, size_t n,
+                                      tsf_dec_summary *s, size_t *consumed, tsf_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->unordered = n;
+    size_t used = 0;
+    tsf_gorilla_iter it;
+    tsf_status st;
+    if (consumed) *consumed = 0;
+    if (n == 0 || c->path == TSF_PATH_PER_VALUE) {
+        st = tsf_gorilla_decode_bits(c, TSF_DOUBLE, src, len, v, n, &used, err);
+    } else {
+        tsf_gorilla_iter_init(&it, 64, src, len);
+        uint64_t b;
+        if (tsf_gorilla_iter_next(&it, &b) != 0)
+            return tsf_err(err, TSF_ECORRUPT, "GORILLA: truncated first value at byte offset 0 (%zu bytes)", len);
+        st_bits(v, 0, b, 64);
+        s->dmin = s->dmax = v[0];
+        size_t i = 1;
+        tsf_gorilla_iter save = it;
+        int bad = 0;
+        while (i < n && !bad) {
+            size_t e = n - i > GOR_FOLD_CHUNK ? i + GOR_FOLD_CHUNK : n, i0 = i;
+#if defined(TSF_X86)
+            if (use_bmi(c))
+                i = dec64_bmi(&it, v, i, e, &bad);
+            else
+#endif
+                i = dec64_scalar(&it, v, i, e, &bad);
+            tsf_f64_fold(c->path, v + i0, i - i0, &s->dmin, &s->dmax);
+            if (i < e) break; /* the batch stopped early: the iterator finishes */
+        }
+        if (bad) { /* rerun the checked iterator from the start to name the offset */
+            it = save;
+            i = 1;
+            s->dmin = s->dmax = v[0];
+        }
+        size_t i0 = i;
+        st = dec_tail(&it, TSF_DOUBLE, v, i, n, &used, err);
+        if (!st) tsf_f64_fold(c->path, v + i0, n - i0, &s->dmin, &s->dmax);
+        s->what = TSF_SUM_VALUES;
+        if (consumed) *consumed = used;
+        return st;
+    }
+    if (st) return st;
+    if (n) {
+        s->dmin = s->dmax = v[0];
+        tsf_f64_fold(c->path, v, n, &s->dmin, &s->dmax);
+    }
+    s->what = TSF_SUM_VALUES;
+    if (consumed) *consumed = used;
+    return TSF_OK;
+}
+
 static tsf_status gorilla_decode(const tsf_codec *c, tsf_type type, const uint8_t *src, size_t len,
                                  void *values, size_t n, size_t *consumed, tsf_error *err)
 {

@@ -30,18 +30,7 @@ int rd_check_level(tsf_codec_path path)
     return 0;
 }
 
-/* ---- kernels: DOUBLE min / max, ascending times (INT64: the codec's tsf_i64_summary) ------------- */
-
-static void f64_portable(const double *v, size_t n, double *mn, double *mx)
-{
-    double a = v[0], b = v[0];
-    for (size_t i = 1; i < n; i++) {
-        double y = v[i];
-        if (y < a) a = y;
-        if (y > b) b = y;
-    }
-    *mn = a, *mx = b;
-}
+/* ---- kernels: ascending times (INT64 and DOUBLE folds: the codec's tsf_i64_summary, tsf_f64_fold) -- */
 
 static size_t asc_portable(const int64_t *t, size_t n)
 {
@@ -51,21 +40,6 @@ static size_t asc_portable(const int64_t *t, size_t n)
 }
 
 #ifdef TSF_X86
-static void f64_finish(const double *m, const double *x, int lanes, const double *v, size_t i, size_t n,
-                       double *mn, double *mx)
-{
-    double a = m[0], b = x[0];
-    for (int k = 1; k < lanes; k++) {
-        if (m[k] < a) a = m[k];
-        if (x[k] > b) b = x[k];
-    }
-    for (; i < n; i++) {
-        if (v[i] < a) a = v[i];
-        if (v[i] > b) b = v[i];
-    }
-    *mn = a, *mx = b;
-}
-
 /* First row i >= from whose time does not ascend (n if none), after a vector pass found `bad` or not. */
 static size_t asc_finish(int bad, const int64_t *t, size_t from, size_t n)
 {
@@ -73,23 +47,6 @@ static size_t asc_finish(int bad, const int64_t *t, size_t from, size_t n)
     for (size_t i = from; i < n; i++)
         if (t[i] <= t[i - 1]) return i;
     return n;
-}
-
-TSF_TARGET("avx2") static void f64_avx2(const double *v, size_t n, double *mn, double *mx)
-{
-    __m256d a0 = _mm256_set1_pd(v[0]), b0 = a0, a1 = a0, b1 = a0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256d x = _mm256_loadu_pd(v + i), y = _mm256_loadu_pd(v + i + 4);
-        a0 = _mm256_min_pd(x, a0); /* x < a0 ? x : a0 */
-        b0 = _mm256_max_pd(x, b0);
-        a1 = _mm256_min_pd(y, a1);
-        b1 = _mm256_max_pd(y, b1);
-    }
-    double m[4], x[4];
-    _mm256_storeu_pd(m, _mm256_min_pd(a1, a0));
-    _mm256_storeu_pd(x, _mm256_max_pd(b1, b0));
-    f64_finish(m, x, 4, v, i, n, mn, mx);
 }
 
 TSF_TARGET("avx2") static size_t asc_avx2(const int64_t *t, size_t n)
@@ -102,23 +59,6 @@ TSF_TARGET("avx2") static size_t asc_avx2(const int64_t *t, size_t n)
         ok = _mm256_and_si256(ok, _mm256_cmpgt_epi64(a, b));
     }
     return asc_finish(_mm256_movemask_epi8(ok) != -1, t, i, n);
-}
-
-TSF_TARGET("avx512f") static void f64_avx512(const double *v, size_t n, double *mn, double *mx)
-{
-    __m512d a0 = _mm512_set1_pd(v[0]), b0 = a0, a1 = a0, b1 = a0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512d x = _mm512_loadu_pd(v + i), y = _mm512_loadu_pd(v + i + 8);
-        a0 = _mm512_min_pd(x, a0); /* x < a0 ? x : a0 */
-        b0 = _mm512_max_pd(x, b0);
-        a1 = _mm512_min_pd(y, a1);
-        b1 = _mm512_max_pd(y, b1);
-    }
-    double m[8], x[8];
-    _mm512_storeu_pd(m, _mm512_min_pd(a1, a0));
-    _mm512_storeu_pd(x, _mm512_max_pd(b1, b0));
-    f64_finish(m, x, 8, v, i, n, mn, mx);
 }
 
 TSF_TARGET("avx512f") static size_t asc_avx512(const int64_t *t, size_t n)
@@ -134,22 +74,6 @@ TSF_TARGET("avx512f") static size_t asc_avx512(const int64_t *t, size_t n)
 }
 #endif
 
-static void f64_summary(int level, const double *v, size_t n, double *mn, double *mx)
-{
-#ifdef TSF_X86
-    if (level == 2) {
-        f64_avx512(v, n, mn, mx);
-        return;
-    }
-    if (level == 1) {
-        f64_avx2(v, n, mn, mx);
-        return;
-    }
-#endif
-    (void)level;
-    f64_portable(v, n, mn, mx);
-}
-
 static size_t ascending(int level, const int64_t *t, size_t n)
 {
 #ifdef TSF_X86
@@ -158,6 +82,12 @@ static size_t ascending(int level, const int64_t *t, size_t n)
 #endif
     (void)level;
     return asc_portable(t, n);
+}
+
+/* The codec path whose fold kernels match a check level. */
+static tsf_codec_path fold_path(int level)
+{
+    return level == 2 ? TSF_PATH_AVX512 : level == 1 ? TSF_PATH_AVX2 : TSF_PATH_SCALAR;
 }
 
 /* ---- checks ----------------------------------------------------------------------------------- */
@@ -234,7 +164,7 @@ int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_st
         const int64_t *x = v;
         tsf_dec_summary own;
         if (!pre || !(pre->what & TSF_SUM_VALUES)) {
-            tsf_i64_summary(level == 2 ? TSF_PATH_AVX512 : level == 1 ? TSF_PATH_AVX2 : TSF_PATH_SCALAR, x, n, &own);
+            tsf_i64_summary(fold_path(level), x, n, &own);
             pre = &own;
         }
         w.v.l.min = pre->min, w.v.l.max = pre->max, w.v.l.first = x[0], w.v.l.last = x[n - 1];
@@ -263,7 +193,12 @@ int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_st
     }
     case TSF_DOUBLE: {
         const double *x = v;
-        f64_summary(level, x, n, &w.v.d.min, &w.v.d.max);
+        if (pre && (pre->what & TSF_SUM_VALUES)) {
+            w.v.d.min = pre->dmin, w.v.d.max = pre->dmax;
+        } else {
+            w.v.d.min = w.v.d.max = x[0];
+            tsf_f64_fold(fold_path(level), x, n, &w.v.d.min, &w.v.d.max);
+        }
         w.v.d.first = x[0], w.v.d.last = x[n - 1];
         what &= ~(unsigned)VS_CMP_SUM;
         break;

@@ -728,6 +728,8 @@ static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t 
     if (q->checked && c->ch.encoding == TSF_ENC_TS_2DIFF && (c->type == TSF_INT64 || c->type == TSF_TIMESTAMP))
         st = tsf_ts2diff_decode_i64_sum(q->r->codec, p, len, (int64_t *)c->vals.p, n, TSF_SUM_VALUES, &c->vsum, NULL,
                                         err);
+    else if (q->checked && c->ch.encoding == TSF_ENC_GORILLA && c->type == TSF_DOUBLE)
+        st = tsf_gorilla_decode_f64_sum(q->r->codec, p, len, (double *)c->vals.p, n, &c->vsum, NULL, err);
     else
         st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, c->vals.p, n, NULL, err);
     if (st && err && st == TSF_ECORRUPT) {

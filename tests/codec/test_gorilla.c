@@ -807,9 +807,75 @@ static void test_v1_golden_first_pages(void)
     }
 }
 
+/* Equal as the checked reads compare min / max: NaN equals NaN, -0.0 equals +0.0. */
+static int same_double(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/*
+ * tsf_gorilla_decode_f64_sum on every path: the status, values and consumed of the plain decode, and min /
+ * max equal to the writer's fold (from the first value: a NaN never replaces, a leading NaN stays), for
+ * random bits (NaNs inside), walks, repeats and window changes, a leading NaN, sizes across the fold's
+ * chunks, and copies with flipped bits (corrupt or other values, the same on every path).
+ */
+static void test_f64_summary(void)
+{
+    const size_t sizes[] = {1, 2, 17, 4096, 4097, 10000};
+    uint64_t seed = 4242;
+    double *v = malloc(10000 * 8), *a = malloc(10000 * 8), *b = malloc(10000 * 8);
+    tsf_codec *cs[NPATHS];
+    for (size_t p = 0; p < NPATHS; p++) cs[p] = open_path(PATHS[p]);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (int shape = 0; shape < 5; shape++) {
+            for (int flip = 0; flip < 3; flip++) {
+                size_t n = sizes[si];
+                fill(TSF_DOUBLE, v, n, shape & 3, &seed);
+                if (shape == 4) v[0] = NAN;
+                size_t cap = tsf_codec_encode_bound(TSF_DOUBLE, TSF_ENC_GORILLA, n, 0), w = 0;
+                uint8_t *buf = malloc(cap);
+                tsf_error err;
+                CHECK_OK(tsf_codec_encode(cs[1], TSF_DOUBLE, TSF_ENC_GORILLA, v, n, buf, cap, &w, &err), &err);
+                if (flip) {
+                    size_t bit = (size_t)(tsf_test_rand(&seed) % (w * 8));
+                    buf[bit >> 3] ^= (uint8_t)(0x80 >> (bit & 7));
+                }
+                size_t ua = 0;
+                tsf_status sa = tsf_codec_decode(cs[1], TSF_DOUBLE, TSF_ENC_GORILLA, buf, w, a, n, &ua, NULL);
+                double mn = a[0], mx = a[0];
+                for (size_t i = 0; sa == TSF_OK && i < n; i++) {
+                    if (a[i] < mn) mn = a[i];
+                    if (a[i] > mx) mx = a[i];
+                }
+                for (size_t p = 0; p < NPATHS; p++) {
+                    tsf_dec_summary sm;
+                    size_t ub = 0;
+                    tsf_status sb = tsf_gorilla_decode_f64_sum(cs[p], buf, w, b, n, &sm, &ub, NULL);
+                    CHECK_EQ_INT(sb, sa);
+                    if (sa != TSF_OK || sb != TSF_OK) continue;
+                    CHECK_EQ_INT(ub, ua);
+                    CHECK_MEM(b, a, n * 8);
+                    CHECK_EQ_INT(sm.what, TSF_SUM_VALUES);
+                    if (!same_double(sm.dmin, mn) || !same_double(sm.dmax, mx)) {
+                        fprintf(stderr, "f64 summary: path %s n %zu shape %d flip %d: min %g/%g max %g/%g\n",
+                                tsf_codec_path_name(PATHS[p]), n, shape, flip, sm.dmin, mn, sm.dmax, mx);
+                        tsf_test_failures++;
+                    }
+                }
+                free(buf);
+            }
+        }
+    }
+    for (size_t p = 0; p < NPATHS; p++) tsf_codec_close(cs[p]);
+    free(v);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     TSF_RUN(test_worked_examples);
+    TSF_RUN(test_f64_summary);
     TSF_RUN(test_edge_values);
     TSF_RUN(test_random_roundtrip);
     TSF_RUN(test_truncation);

@@ -409,14 +409,14 @@ static size_t td_unordered(const int64_t *v, size_t from, size_t n)
 static void td_acc_init(td_acc *a, int64_t first)
 {
     memset(a, 0, sizeof *a);
-    a->base = first;
+    a->base = a->smn = a->smx = first;
     for (int k = 0; k < 8; k++) a->mn[k] = a->mx[k] = first;
 }
 
 static void td_acc_result(const td_acc *a, tsf_dec_summary *s)
 {
-    s->min = a->mn[0], s->max = a->mx[0], s->sum = a->s[0];
-    for (int k = 1; k < 8; k++) {
+    s->min = a->smn, s->max = a->smx, s->sum = a->ss;
+    for (int k = 0; k < 8; k++) {
         s->min = a->mn[k] < s->min ? a->mn[k] : s->min;
         s->max = a->mx[k] > s->max ? a->mx[k] : s->max;
         s->sum += a->s[k];

@@ -249,8 +249,8 @@ static size_t td_dec64_rel32(const uint8_t *d, size_t avail, unsigned w, uint64_
     size_t i = 0;
     for (; i + 16 <= m && (i >> 3) * w + need <= avail; i += 16) {
         const uint8_t *p = d + (i >> 3) * w;
-        __m512i r = _mm512_add_epi32(_mm512_add_epi32(td_scan16(td_unpack16(p, o1, o2, o3, ctrl, shl, rs)), k),
-                                     carry);
+        __m512i pk = _mm512_add_epi32(td_scan16(td_unpack16(p, o1, o2, o3, ctrl, shl, rs)), k);
+        __m512i r = _mm512_add_epi32(pk, carry);
         mn = _mm512_min_epi32(mn, r);
         mx = _mm512_max_epi32(mx, r);
         s32 = _mm512_add_epi32(s32, r);
@@ -258,14 +258,14 @@ static size_t td_dec64_rel32(const uint8_t *d, size_t avail, unsigned w, uint64_
         __m512i hi = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(r, 1)), base);
         _mm512_storeu_si512((void *)(out + i + 1), lo);
         _mm512_storeu_si512((void *)(out + i + 9), hi);
-        carry = _mm512_permutexvar_epi32(last, r);
+        carry = _mm512_add_epi32(carry, _mm512_permutexvar_epi32(last, pk)); /* off the carry chain */
     }
     _mm512_storeu_si512((void *)a->rmn, mn);
     _mm512_storeu_si512((void *)a->rmx, mx);
     __m512i s64 = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(s32)),
                                    _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(s32, 1)));
     _mm512_storeu_si512((void *)a->s, _mm512_add_epi64(_mm512_loadu_si512((const void *)a->s), s64));
-    a->s[0] += (uint64_t)i * (uint64_t)a->base; /* the base of each of the i values */
+    a->ss += (uint64_t)i * (uint64_t)a->base; /* the base of each of the i values */
     return i;
 }
 

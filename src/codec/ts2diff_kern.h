@@ -61,16 +61,18 @@ size_t tsf_td_enc64_avx512(const uint64_t *, size_t, uint8_t *);
 
 /*
  * Running min / max / wrapping sum of decoded INT64 values (tsf_ts2diff_decode_i64_sum), kept in 8 lanes
- * so the vector kernels resume it from block to block; the portable fold uses lane 0. Every lane starts
- * from the page's first value `base` (sum lanes from 0). The AVX-512 kernel folds runs whose values lie
- * within 2^27 of base in 32-bit lanes as value - base: rmn / rmx (start 0, i.e. base itself, a value of
- * the page). The lanes are folded once at the end of a page.
+ * so the vector kernels resume it from block to block, and in smn / smx / ss for the portable fold (kept
+ * apart: a scalar store into a vector's lanes would stall the next vector load). Every lane starts from
+ * the page's first value `base` (sums from 0). The AVX-512 kernel folds runs whose values lie within 2^27
+ * of base in 32-bit lanes as value - base: rmn / rmx (start 0, i.e. base itself, a value of the page).
+ * Everything is folded once at the end of a page.
  */
 typedef struct td_acc {
     int64_t mn[8], mx[8];
     uint64_t s[8];
-    int64_t base;
     int32_t rmn[16], rmx[16];
+    int64_t base, smn, smx;
+    uint64_t ss;
 } td_acc;
 #define TD_REL_BITS 27 /* |value - base| < 2^27 in the 32-bit fold; its sums of <= 8 per lane stay below 2^30 */
 /* Folds v[0..n) into a. */
@@ -82,15 +84,15 @@ size_t tsf_td_dec64_acc_avx512(const uint8_t *, size_t, unsigned, uint64_t, uint
 
 TSF_INLINE void td_acc_portable(td_acc *a, const int64_t *v, size_t n)
 {
-    int64_t mn = a->mn[0], mx = a->mx[0];
-    uint64_t s = a->s[0];
+    int64_t mn = a->smn, mx = a->smx;
+    uint64_t s = a->ss;
     for (size_t i = 0; i < n; i++) {
         int64_t y = v[i];
         mn = y < mn ? y : mn;
         mx = y > mx ? y : mx;
         s += (uint64_t)y;
     }
-    a->mn[0] = mn, a->mx[0] = mx, a->s[0] = s;
+    a->smn = mn, a->smx = mx, a->ss = s;
 }
 
 /* X(1) ... X(32) and X(33) ... X(64): instantiate width-specialised code. */

@@ -7,7 +7,7 @@
  * runs on a partly covered page with statistics (query.c decode_times): select the blocks that can meet
  * the window while walking the headers, stopping at the first block after it (tsf_td_window_select),
  * decode them as one run, and binary-search the window's rows. --listing full runs the earlier path
- * instead (list every block with tsf_ts2diff_blocks, then rd_blocks_select), for comparison. The conservative
+ * instead (list every block with tsf_ts2diff_blocks, then tsf_rd_blocks_select), for comparison. The conservative
  * bound takes a block's bound from its header (first + n * (min_delta + 2^width - 1)); the exact one from the next block's first
  * value. Reported per plan: skip_rate (blocks skipped / blocks wholly outside the window; blocks after
  * the walk's stop count as skipped), phantom_blocks (decoded blocks with no value in the window) and
@@ -42,7 +42,7 @@ static int e3_query(const tsf_codec *codec, const uint8_t *src, size_t len, size
         }
         memset(&w, 0, sizeof w);
         w.nlisted = nb;
-        rd_blocks_select(full, nb, tmin, tmax, conservative, &w.b0, &w.b1);
+        tsf_rd_blocks_select(full, nb, tmin, tmax, conservative, &w.b0, &w.b1);
         if (w.b0 < nb) {
             w.off0 = full[w.b0].offset;
             w.off1 = w.b1 + 1 < nb ? full[w.b1 + 1].offset : len;

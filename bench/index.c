@@ -594,7 +594,7 @@ static uint64_t do_op(ctx *c, uint64_t x)
         if (dbt_get(c->ovf, x, &v)) return v;
         return tsf_index_get(c->ix, x, &v, NULL) == TSF_OK ? v : 1;
     case S_PLTREE:
-        if (c->op == 2) return ix_route(c->ix, x);
+        if (c->op == 2) return tsf_lix_route(c->ix, x);
         if (c->op == 0) return tsf_index_reader_get(c->rd, x, &v, NULL) == TSF_OK ? v : 1;
         return tsf_index_reader_lower_bound(c->rd, x, &k, &v, NULL) == TSF_OK ? k : 1;
     case S_BINARY:
@@ -714,7 +714,7 @@ static void measure(row *r, ctx *base, int threads)
 #define VS_ROUNDS 21
 #define VS_CHUNK 16384
 #define VS_WARM 4096
-static double vs_chunk(ctx *c, const uint64_t *x, size_t n, uint64_t *sink)
+static double tsf_vs_chunk(ctx *c, const uint64_t *x, size_t n, uint64_t *sink)
 {
     for (size_t i = 0; i < VS_WARM && i < n; i++) *sink += do_op(c, x[(i * 7919) % n]);
     uint64_t t0 = bench_now_ns();
@@ -732,11 +732,11 @@ static void measure_vs(row *r, ctx *pl, ctx *bs)
         const uint64_t *x = pl->probes + (size_t)rd * 7919 * BATCH % (pl->nprobes - VS_CHUNK + 1);
         double a, b;
         if (rd & 1) {
-            b = vs_chunk(bs, x, VS_CHUNK, &sink);
-            a = vs_chunk(pl, x, VS_CHUNK, &sink);
+            b = tsf_vs_chunk(bs, x, VS_CHUNK, &sink);
+            a = tsf_vs_chunk(pl, x, VS_CHUNK, &sink);
         } else {
-            a = vs_chunk(pl, x, VS_CHUNK, &sink);
-            b = vs_chunk(bs, x, VS_CHUNK, &sink);
+            a = tsf_vs_chunk(pl, x, VS_CHUNK, &sink);
+            b = tsf_vs_chunk(bs, x, VS_CHUNK, &sink);
         }
         t[rd] = a;
         ratio[rd] = b / a;

@@ -20,7 +20,7 @@
 
 #include "cli.h"
 #include "format/format.h"
-#include "format/index_parse.h"
+#include "format/meta_index_parse.h"
 
 static const char *HELP =
     "usage: tsf sketch FILE\n"
@@ -274,19 +274,19 @@ static const char *node_name(uint8_t t)
     }
 }
 
-static int walk_node(sk *s, const tsf_ixp_node *n, uint64_t node_off, int device_level, int depth, const char *dev);
+static int walk_node(sk *s, const tsf_mip_node *n, uint64_t node_off, int device_level, int depth, const char *dev);
 
 /* Entries of a node: children (nodes or TimeseriesMetadata runs). */
-static int walk_entries(sk *s, const tsf_ixp_node *n, int depth, const char *dev)
+static int walk_entries(sk *s, const tsf_mip_node *n, int depth, const char *dev)
 {
     size_t pos = 0;
-    tsf_ixp_entry e, next;
+    tsf_mip_entry e, next;
     memset(&next, 0, sizeof next);
-    if (tsf_ixp_node_entry(n, &pos, &e, &s->err)) return -1;
+    if (tsf_mip_node_entry(n, &pos, &e, &s->err)) return -1;
     for (uint32_t i = 0; i < n->count; i++) {
         uint64_t end = n->end_offset;
         if (i + 1 < n->count) {
-            if (tsf_ixp_node_entry(n, &pos, &next, &s->err)) return -1;
+            if (tsf_mip_node_entry(n, &pos, &next, &s->err)) return -1;
             end = next.offset;
         }
         const uint8_t *p;
@@ -295,18 +295,18 @@ static int walk_entries(sk *s, const tsf_ixp_node *n, int depth, const char *dev
         char name[512];
         if (n->type == TSF_NODE_LEAF_DEVICE || n->type == TSF_NODE_INTERNAL_DEVICE) {
             tsf_fmt_device_to_string(&e.device, name, sizeof name);
-            tsf_ixp_node child;
+            tsf_mip_node child;
             size_t used;
             int leaf = n->type == TSF_NODE_LEAF_DEVICE;
-            if (tsf_ixp_parse_node(p, len, e.offset, s->version, !leaf, &child, &used, &s->err)) return -1;
+            if (tsf_mip_parse_node(p, len, e.offset, s->version, !leaf, &child, &used, &s->err)) return -1;
             if (walk_node(s, &child, e.offset, !leaf, depth + 1, leaf ? name : dev)) return -1;
         } else if (n->type == TSF_NODE_LEAF_MEASUREMENT) {
             size_t at = 0;
             while (at < len) {
-                tsf_ixp_tsm t;
+                tsf_mip_tsm t;
                 size_t used = 0;
                 if (spend(s, e.offset + at)) return -1;
-                if (tsf_ixp_parse_tsm(p + at, len - at, e.offset + at, &t, &used, &s->err)) return -1;
+                if (tsf_mip_parse_tsm(p + at, len - at, e.offset + at, &t, &used, &s->err)) return -1;
                 char sb[512];
                 fmt_stats(sb, sizeof sb, &t.stats);
                 add_line(s, e.offset + at, 1, "TimeseriesMetadata %s.%.*s: %s, type byte 0x%02x, %s", dev,
@@ -317,7 +317,7 @@ static int walk_entries(sk *s, const tsf_ixp_node *n, int depth, const char *dev
                 for (;;) {
                     uint64_t coff, at_c = t.chunks_base + cpos;
                     tsf_fmt_stats cs;
-                    tsf_status st = tsf_ixp_next_chunk_meta(&t, &cpos, &coff, &cs, &s->err);
+                    tsf_status st = tsf_mip_next_chunk_meta(&t, &cpos, &coff, &cs, &s->err);
                     if (st == TSF_ENOTFOUND) break;
                     if (st || spend(s, at_c)) return -1;
                     if (t.meta_type & 1) {
@@ -330,9 +330,9 @@ static int walk_entries(sk *s, const tsf_ixp_node *n, int depth, const char *dev
                 at += used;
             }
         } else {
-            tsf_ixp_node child;
+            tsf_mip_node child;
             size_t used;
-            if (tsf_ixp_parse_node(p, len, e.offset, s->version, 0, &child, &used, &s->err)) return -1;
+            if (tsf_mip_parse_node(p, len, e.offset, s->version, 0, &child, &used, &s->err)) return -1;
             if (walk_node(s, &child, e.offset, 0, depth + 1, dev)) return -1;
         }
         e = next;
@@ -340,7 +340,7 @@ static int walk_entries(sk *s, const tsf_ixp_node *n, int depth, const char *dev
     return 0;
 }
 
-static int walk_node(sk *s, const tsf_ixp_node *n, uint64_t node_off, int device_level, int depth, const char *dev)
+static int walk_node(sk *s, const tsf_mip_node *n, uint64_t node_off, int device_level, int depth, const char *dev)
 {
     if (depth > SK_MAX_DEPTH) {
         tsf_err(&s->err, TSF_ECORRUPT, "index node at %" PRIu64 ": deeper than %d levels", node_off, SK_MAX_DEPTH);
@@ -348,9 +348,9 @@ static int walk_node(sk *s, const tsf_ixp_node *n, uint64_t node_off, int device
     }
     if (spend(s, node_off)) return -1;
     size_t pos = 0;
-    tsf_ixp_entry e;
+    tsf_mip_entry e;
     char first[512] = "";
-    if (tsf_ixp_node_entry(n, &pos, &e, &s->err)) return -1;
+    if (tsf_mip_node_entry(n, &pos, &e, &s->err)) return -1;
     if (device_level || n->type == TSF_NODE_LEAF_DEVICE)
         tsf_fmt_device_to_string(&e.device, first, sizeof first);
     else
@@ -365,14 +365,14 @@ static int walk_node(sk *s, const tsf_ixp_node *n, uint64_t node_off, int device
 static int sketch_index(sk *s)
 {
     tsf_fmt_tail tail;
-    tsf_ixp_file_meta fm;
+    tsf_mip_file_meta fm;
     int rc = CLI_OK;
     if (tsf_fmt_parse_tail(s->f + s->len - TSF_FMT_TAIL_LEN, TSF_FMT_TAIL_LEN, s->len, &tail, &s->err)) goto fail;
     const uint8_t *m = s->f + tail.meta_pos;
     tsf_error e4;
-    if (tsf_ixp_parse_file_meta(m, tail.meta_size, tail.meta_pos, s->version, &fm, &s->err)) {
+    if (tsf_mip_parse_file_meta(m, tail.meta_size, tail.meta_pos, s->version, &fm, &s->err)) {
         /* version-3 files of the C++ writer use the v4 layout (container spec §21) */
-        if (s->version != 3 || tsf_ixp_parse_file_meta(m, tail.meta_size, tail.meta_pos, 4, &fm, &e4)) goto fail;
+        if (s->version != 3 || tsf_mip_parse_file_meta(m, tail.meta_size, tail.meta_pos, 4, &fm, &e4)) goto fail;
         s->version = 4;
     }
     if (fm.meta_offset >= tail.meta_pos) {
@@ -393,8 +393,8 @@ static int sketch_index(sk *s)
     size_t pos = 0;
     for (uint32_t i = 0; i < fm.ntables; i++) {
         tsf_fmt_str name;
-        tsf_ixp_node root;
-        if (tsf_ixp_next_table(&fm, &pos, &name, &root, &s->err)) goto fail;
+        tsf_mip_node root;
+        if (tsf_mip_next_table(&fm, &pos, &name, &root, &s->err)) goto fail;
         add_line(s, root.entries_base, 1, "table \"%.*s\" index root: %s, %" PRIu32 " entries, endOffset %" PRIu64,
                  (int)(name.len > 200 ? 200 : name.len), name.data ? (const char *)name.data : "",
                  node_name(root.type), root.count, root.end_offset);
@@ -405,13 +405,13 @@ static int sketch_index(sk *s)
         tsf_fmt_str name;
         uint32_t ncol;
         uint64_t at = fm.schemas_base + pos;
-        if (tsf_ixp_next_schema(&fm, &pos, &name, &ncol, &s->err)) goto fail;
+        if (tsf_mip_next_schema(&fm, &pos, &name, &ncol, &s->err)) goto fail;
         add_line(s, at, 1, "TableSchema \"%.*s\": %" PRIu32 " columns", (int)(name.len > 200 ? 200 : name.len),
                  name.data ? (const char *)name.data : "", ncol);
         for (uint32_t k = 0; k < ncol; k++) {
-            tsf_ixp_column col;
+            tsf_mip_column col;
             at = fm.schemas_base + pos;
-            if (tsf_ixp_next_column(&fm, &pos, &col, &s->err)) goto fail;
+            if (tsf_mip_next_column(&fm, &pos, &col, &s->err)) goto fail;
             add_line(s, at, 2, "column \"%.*s\": %s, %s, %s, category %" PRId32,
                      (int)(col.name_len > 200 ? 200 : col.name_len), col.name ? (const char *)col.name : "",
                      nz(tsf_type_name((tsf_type)col.data_type)), nz(tsf_encoding_name((tsf_encoding)col.encoding)),

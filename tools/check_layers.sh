@@ -20,7 +20,7 @@ declare -A ALLOWED=(
 # file:internal-header pairs a tool may include (a small internal API, documented in CONTRIBUTING.md)
 TOOL_INTERNAL="
 cli/cmd_sketch.c:format/format.h
-cli/cmd_sketch.c:format/index_parse.h
+cli/cmd_sketch.c:format/meta_index_parse.h
 bench/read.c:format/format.h
 bench/filter.c:read/filter.h
 bench/filter.c:codec/ts2diff_walk.h

@@ -29,6 +29,11 @@ echo "== Release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTSF_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 run_ctest build
+# every symbol the static library exports carries the library prefix
+if nm -g --defined-only build/libtsf.a | awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' | grep -v '^tsf_'; then
+  echo "error: libtsf.a exports the symbols above without the tsf_ prefix" >&2
+  exit 1
+fi
 bash tools/test_install.sh build
 echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_SANITIZE=ON -DTSF_BUILD_BENCH=OFF >/dev/null

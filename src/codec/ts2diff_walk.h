@@ -42,7 +42,7 @@ typedef struct tsf_td_window {
  * first value is <= tmax and its bound reaches tmin: with conservative = 0 the exclusive exact bound
  * "next block's first value" (the last block: its last value + 1, saturated), with conservative = 1
  * the inclusive header bound first + n * (minDelta + 2^w - 1), saturated. The selection is the run from
- * the first to the last meeting block, as rd_blocks_select gives over tsf_ts2diff_blocks.
+ * the first to the last meeting block, as tsf_rd_blocks_select gives over tsf_ts2diff_blocks.
  * With to_end = 0 the walk stops at the first block whose first value exceeds tmax (its header gives the
  * previous block's bound; in an ascending stream no later block can meet), so a window early in a page
  * reads only the headers up to its end; to_end = 1 walks every block (nvalues = the stream's count).

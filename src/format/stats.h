@@ -7,7 +7,7 @@
 #ifndef TSF_FORMAT_STATS_H
 #define TSF_FORMAT_STATS_H
 
-#include "index.h"
+#include "meta_index.h"
 
 typedef struct tsf_sbin {
     uint8_t *p;

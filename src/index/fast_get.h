@@ -18,21 +18,21 @@
  *    interpolation in the bucket; other leaves take the model's error window and position;
  *  - the guessed block and the candidates' bloom words are requested at once;
  *  - a window within two separator lines picks its block with one or two 16-entry compares; a wider one
- *    walks the separator levels out of line (ix_fast_wide);
+ *    walks the separator levels out of line (tsf_lix_fast_wide);
  *  - the bloom word, then the block.
  * The reader registers here, around the lookup, and the function returns the get's status: when the path
  * does not apply (not sealed, leaf not ready, has an overflow log, or a writer started meanwhile), by a
- * tail call of the full protocol (ix_get_slow). One call level per get, nothing kept across it.
+ * tail call of the full protocol (tsf_lix_get_slow). One call level per get, nothing kept across it.
  */
-IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t key, uint64_t *val,
+IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, tsf_lix_rdslot *rs, uint64_t key, uint64_t *val,
                                         tsf_error *err)
 {
-    uint32_t rt = ix_enter(ix, rs);
+    uint32_t rt = tsf_lix_enter(ix, rs);
     int r = -1;
-    const ix_tree *ft = IX_LDA(&ix->fast);
+    const tsf_lix_tree *ft = IX_LDA(&ix->fast);
     if (TSF_UNLIKELY(!ft)) goto done;
-    const ix_leaf *L = &ft->leaves[ft->rt ? ix_rt_route(ft->rt, ft->rt_h, key)
-                                          : ix_route_from(ix->pm.base, ft->root_off, ft->root_origin,
+    const tsf_lix_leaf *L = &ft->leaves[ft->rt ? tsf_lix_rt_route(ft->rt, ft->rt_h, key)
+                                          : tsf_lix_route_from(ix->pm.base, ft->root_off, ft->root_origin,
                                                           ft->root_mul, ft->root_fanout, key, 0)];
     if (TSF_UNLIKELY(!IX_LDA(&L->ready) || IX_LD(&L->w) != &ix->w0)) goto done;
     uint64_t off = IX_LD(&L->off), origin = IX_LD(&L->origin), mul = IX_LD(&L->mul), nbase = IX_LD(&L->nbase);
@@ -44,14 +44,14 @@ IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t k
     if (TSF_LIKELY(nbase != 0)) {
         const uint8_t *blocks = ix->pm.base + off + IX_BLOCK;
         const uint32_t *s0 = (const uint32_t *)(const void *)meta;
-        const uint8_t *bl = meta + ix_meta_bloom_off(nb);
-        uint32_t q = ix_sep(origin, shift, key);
+        const uint8_t *bl = meta + tsf_lix_meta_bloom_off(nb);
+        uint32_t q = tsf_lix_sep(origin, shift, key);
         uint64_t b0, b1, p;
         if (rsh) {
-            p = ix_radix_bucket(meta, nb, rsh, q, &b0, &b1);
+            p = tsf_lix_radix_bucket(meta, nb, rsh, q, &b0, &b1);
         } else {
             uint64_t a, e;
-            p = ix_window(key, origin, mul, nbase, elo, ehi, &a, &e);
+            p = tsf_lix_window(key, origin, mul, nbase, elo, ehi, &a, &e);
             b0 = a / IX_SLOTS;
             b1 = (e - 1) / IX_SLOTS;
         }
@@ -64,14 +64,14 @@ IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t k
         __builtin_prefetch(bl + b1 * 8);
         uint64_t g = b0 & ~(uint64_t)(IX_SEP_FAN - 1), b;
         if (TSF_UNLIKELY(b1 - g >= 2 * IX_SEP_FAN)) {
-            b = ix_fast_wide(ix, L, key, b0, b1, q);
+            b = tsf_lix_fast_wide(ix, L, key, b0, b1, q);
         } else {
             uint64_t m = IX_FG_SEPS(s0 + g, b1 - g >= IX_SEP_FAN, q);
             uint64_t run = (m & ((UINT64_C(2) << (b1 - g)) - 1)) >> (b0 - g + 1);
             b = b0 + (uint64_t)TSF_CTZ64(~run);
-            if (TSF_UNLIKELY(b > b0 && s0[b] == q)) b = ix_fast_tie(ix, L, key, b, b0, q);
+            if (TSF_UNLIKELY(b > b0 && s0[b] == q)) b = tsf_lix_fast_tie(ix, L, key, b, b0, q);
         }
-        uint64_t bits = ix_bloom_bits(key);
+        uint64_t bits = tsf_lix_bloom_bits(key);
         if ((mld64(bl + b * 8) & bits) == bits) {
             const uint8_t *blk = blocks + b * IX_BLOCK;
             uint64_t cnt = nbase - b * IX_SLOTS < IX_SLOTS ? nbase - b * IX_SLOTS : IX_SLOTS;
@@ -88,7 +88,7 @@ IX_FG_ATTR static tsf_status IX_FG_NAME(tsf_index *ix, ix_rdslot *rs, uint64_t k
     else if (r == IX_HIT)
         *val = out;
 done:
-    ix_exit(ix, rs, rt);
+    tsf_lix_exit(ix, rs, rt);
     if (TSF_LIKELY(r >= 0)) return r == IX_HIT ? TSF_OK : TSF_ENOTFOUND;
-    return ix_get_slow(ix, rs, key, val, err); /* (a tail call: no registers kept across the lookup) */
+    return tsf_lix_get_slow(ix, rs, key, val, err); /* (a tail call: no registers kept across the lookup) */
 }

@@ -34,7 +34,7 @@
 #define PM_RESERVE_MIN (UINT64_C(64) << 30)
 #define PM_HUGE (UINT64_C(2) << 20)
 
-static int pm_map_flags(const pmem *pm)
+static int tsf_pm_map_flags(const pmem *pm)
 {
     if (pm->dur == TSF_INDEX_DUR_SHADOW) return MAP_PRIVATE | MAP_FIXED;
     if (pm->dur == TSF_INDEX_DUR_DAX) return MAP_SHARED_VALIDATE | MAP_SYNC | MAP_FIXED;
@@ -42,11 +42,11 @@ static int pm_map_flags(const pmem *pm)
 }
 
 /* Maps file bytes [from, to) at base + from. */
-static tsf_status pm_map_range(pmem *pm, uint64_t from, uint64_t to, tsf_error *err)
+static tsf_status tsf_pm_map_range(pmem *pm, uint64_t from, uint64_t to, tsf_error *err)
 {
     if (to <= from) return TSF_OK;
     int prot = pm->readonly ? PROT_READ : PROT_READ | PROT_WRITE;
-    void *p = mmap(pm->base + from, to - from, prot, pm_map_flags(pm), pm->fd, (off_t)from);
+    void *p = mmap(pm->base + from, to - from, prot, tsf_pm_map_flags(pm), pm->fd, (off_t)from);
     if (p == MAP_FAILED) {
         if (pm->dur == TSF_INDEX_DUR_DAX)
             return tsf_err(err, TSF_ENOTSUP, "index: DAX mapping (MAP_SYNC) not supported here: %s",
@@ -62,7 +62,7 @@ static tsf_status pm_map_range(pmem *pm, uint64_t from, uint64_t to, tsf_error *
     return TSF_OK;
 }
 
-static tsf_status pm_dirty_resize(pmem *pm, uint64_t size, tsf_error *err)
+static tsf_status tsf_pm_dirty_resize(pmem *pm, uint64_t size, tsf_error *err)
 {
     uint64_t words = (size / PM_PAGE + 64) / 64;
     if (words <= pm->dirty_words) return TSF_OK;
@@ -75,7 +75,7 @@ static tsf_status pm_dirty_resize(pmem *pm, uint64_t size, tsf_error *err)
     return TSF_OK;
 }
 
-tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int truncate,
+tsf_status tsf_pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int truncate,
                    const tsf_allocator *alloc, tsf_error *err)
 {
     memset(pm, 0, sizeof *pm);
@@ -96,7 +96,7 @@ tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int t
     struct stat st;
     if (fstat(pm->fd, &st) != 0) {
         tsf_status s = tsf_err(err, TSF_EIO, "index: fstat: %s", strerror(errno));
-        pm_close(pm);
+        tsf_pm_close(pm);
         return s;
     }
     uint64_t size = (uint64_t)st.st_size;
@@ -109,7 +109,7 @@ tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int t
         b = mmap(NULL, pm->reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     }
     if (b == MAP_FAILED) {
-        pm_close(pm);
+        tsf_pm_close(pm);
         return tsf_err(err, TSF_ENOMEM, "index: cannot reserve %llu bytes of address space",
                        (unsigned long long)pm->reserve);
     }
@@ -122,20 +122,20 @@ tsf_status pm_open(pmem *pm, const char *path, uint32_t dur, int readonly, int t
         b = (void *)ab;
     }
     pm->base = b;
-    tsf_status s = pm_dirty_resize(pm, size, err);
+    tsf_status s = tsf_pm_dirty_resize(pm, size, err);
     if (s == TSF_OK) {
         /* A partial trailing page is mapped too; callers only use whole 256-byte units below size. */
-        s = pm_map_range(pm, 0, size, err);
+        s = tsf_pm_map_range(pm, 0, size, err);
     }
     if (s != TSF_OK) {
-        pm_close(pm);
+        tsf_pm_close(pm);
         return s;
     }
     pm->size = size;
     return TSF_OK;
 }
 
-static uint64_t pm_rand(uint64_t *s)
+static uint64_t tsf_pm_rand(uint64_t *s)
 {
     uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -143,7 +143,7 @@ static uint64_t pm_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void pm_write_back(pmem *pm, uint64_t off, uint64_t len)
+static void tsf_pm_write_back(pmem *pm, uint64_t off, uint64_t len)
 {
     if (off >= pm->size) return;
     if (off + len > pm->size) len = pm->size - off;
@@ -156,21 +156,21 @@ static void pm_write_back(pmem *pm, uint64_t off, uint64_t len)
 }
 
 /* The power cut: a page cache may have written any subset of the dirty pages back on its own. */
-static void pm_power_cut(pmem *pm)
+static void tsf_pm_power_cut(pmem *pm)
 {
     if (pm->dead || pm->dur != TSF_INDEX_DUR_SHADOW) return;
     if (pm->shadow_seed && pm->dirty) {
         uint64_t s = pm->shadow_seed;
         for (uint64_t p = 0; p * PM_PAGE < pm->size; p++)
-            if ((pm->dirty[p / 64] >> (p % 64) & 1) && (pm_rand(&s) & 1))
-                pm_write_back(pm, p * PM_PAGE, PM_PAGE);
+            if ((pm->dirty[p / 64] >> (p % 64) & 1) && (tsf_pm_rand(&s) & 1))
+                tsf_pm_write_back(pm, p * PM_PAGE, PM_PAGE);
     }
     pm->dead = 1;
 }
 
-void pm_close(pmem *pm)
+void tsf_pm_close(pmem *pm)
 {
-    if (pm->base) pm_power_cut(pm);
+    if (pm->base) tsf_pm_power_cut(pm);
     if (pm->base) munmap(pm->base, pm->reserve);
     if (pm->fd >= 0) close(pm->fd);
     tsf_free(pm->alloc, pm->dirty, pm->dirty_words * 8);
@@ -185,12 +185,12 @@ void pm_close(pmem *pm)
  * written with zeros, which allocates it just the same. Returns 0 or an errno value (ENOSPC, EFBIG, ...);
  * on failure the file keeps old_size.
  */
-static void pm_give_back(int fd, uint64_t size)
+static void tsf_pm_give_back(int fd, uint64_t size)
 {
     if (ftruncate(fd, (off_t)size) != 0) return; /* best effort: the caller reports the first error */
 }
 
-static int pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
+static int tsf_pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
 {
     if (pm->grow_limit && new_size > pm->grow_limit) return ENOSPC;
     int e;
@@ -198,7 +198,7 @@ static int pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
         e = posix_fallocate(pm->fd, (off_t)old_size, (off_t)(new_size - old_size));
     while (e == EINTR);
     if (e != EOPNOTSUPP && e != ENOSYS && e != EINVAL) {
-        if (e) pm_give_back(pm->fd, old_size); /* a partial reservation */
+        if (e) tsf_pm_give_back(pm->fd, old_size); /* a partial reservation */
         return e;
     }
     if (ftruncate(pm->fd, (off_t)new_size) != 0) return errno;
@@ -209,7 +209,7 @@ static int pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) {
             e = w < 0 ? errno : EIO;
-            pm_give_back(pm->fd, old_size);
+            tsf_pm_give_back(pm->fd, old_size);
             return e;
         }
         off += (uint64_t)w;
@@ -217,16 +217,16 @@ static int pm_reserve(pmem *pm, uint64_t old_size, uint64_t new_size)
     return 0;
 }
 
-tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
+tsf_status tsf_pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
 {
     if (new_size <= pm->size) return TSF_OK;
     if (pm->readonly) return tsf_err(err, TSF_ESTATE, "index: read-only handle cannot grow the file");
     if (new_size > pm->reserve)
         return tsf_err(err, TSF_ENOMEM, "index: file would exceed the reserved %llu bytes of address space",
                        (unsigned long long)pm->reserve);
-    tsf_status s = pm_dirty_resize(pm, new_size, err);
+    tsf_status s = tsf_pm_dirty_resize(pm, new_size, err);
     if (s != TSF_OK) return s;
-    int e = pm_reserve(pm, pm->size, new_size);
+    int e = tsf_pm_reserve(pm, pm->size, new_size);
     if (e)
         return tsf_err(err, TSF_EIO, "index: cannot grow file to %llu bytes: %s",
                        (unsigned long long)new_size, strerror(e));
@@ -238,17 +238,17 @@ tsf_status pm_grow(pmem *pm, uint64_t new_size, tsf_error *err)
         uint8_t keep[PM_PAGE];
         uint64_t n = pm->size - from;
         memcpy(keep, pm->base + from, n);
-        s = pm_map_range(pm, from, new_size, err);
+        s = tsf_pm_map_range(pm, from, new_size, err);
         if (s == TSF_OK) memcpy(pm->base + from, keep, n);
     } else {
-        s = pm_map_range(pm, from, new_size, err);
+        s = tsf_pm_map_range(pm, from, new_size, err);
     }
     if (s != TSF_OK) return s;
     __atomic_store_n(&pm->size, new_size, __ATOMIC_RELAXED); /* readers validating chains load it */
     return TSF_OK;
 }
 
-tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
+tsf_status tsf_pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
 {
     if (new_size >= pm->size || pm->readonly) return TSF_OK;
     uint64_t keep = (new_size + PM_PAGE - 1) / PM_PAGE * PM_PAGE;
@@ -263,7 +263,7 @@ tsf_status pm_shrink(pmem *pm, uint64_t new_size, tsf_error *err)
     return TSF_OK;
 }
 
-void pm_dirty(pmem *pm, uint64_t off, uint64_t len)
+void tsf_pm_dirty(pmem *pm, uint64_t off, uint64_t len)
 {
     if (pm->dur == TSF_INDEX_DUR_NONE || len == 0) return;
     for (uint64_t p = off / PM_PAGE, e = (off + len - 1) / PM_PAGE; p <= e; p++)
@@ -271,14 +271,14 @@ void pm_dirty(pmem *pm, uint64_t off, uint64_t len)
 }
 
 /* Persists whole pages [p0, p1] (inclusive page numbers) and clears their dirty bits. */
-static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error *err)
+static tsf_status tsf_pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error *err)
 {
     uint64_t off = p0 * PM_PAGE, len = (p1 - p0 + 1) * PM_PAGE;
     if (off >= pm->size) return TSF_OK;
     if (off + len > pm->size) len = pm->size - off;
     for (uint64_t p = p0; p <= p1; p++) pm->dirty[p / 64] &= ~(UINT64_C(1) << (p % 64));
     pm->persists++;
-    if (pm->persist_limit && pm->persists > pm->persist_limit) pm_power_cut(pm);
+    if (pm->persist_limit && pm->persists > pm->persist_limit) tsf_pm_power_cut(pm);
     if (pm->dead) return TSF_OK; /* the power is gone: the program runs on, nothing reaches the file */
     switch (pm->dur) {
     case TSF_INDEX_DUR_MSYNC:
@@ -287,7 +287,7 @@ static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error
                            strerror(errno));
         break;
     case TSF_INDEX_DUR_SHADOW:
-        pm_write_back(pm, off, len);
+        tsf_pm_write_back(pm, off, len);
         break;
     case TSF_INDEX_DUR_DAX:
 #if defined(__x86_64__)
@@ -305,13 +305,13 @@ static tsf_status pm_persist_pages(pmem *pm, uint64_t p0, uint64_t p1, tsf_error
     return TSF_OK;
 }
 
-tsf_status pm_persist(pmem *pm, uint64_t off, uint64_t len, tsf_error *err)
+tsf_status tsf_pm_persist(pmem *pm, uint64_t off, uint64_t len, tsf_error *err)
 {
     if (pm->dur == TSF_INDEX_DUR_NONE || len == 0) return TSF_OK;
-    return pm_persist_pages(pm, off / PM_PAGE, (off + len - 1) / PM_PAGE, err);
+    return tsf_pm_persist_pages(pm, off / PM_PAGE, (off + len - 1) / PM_PAGE, err);
 }
 
-tsf_status pm_persist_all(pmem *pm, tsf_error *err)
+tsf_status tsf_pm_persist_all(pmem *pm, tsf_error *err)
 {
     if (pm->dur == TSF_INDEX_DUR_NONE) return TSF_OK;
     uint64_t pages = (pm->size + PM_PAGE - 1) / PM_PAGE;
@@ -322,7 +322,7 @@ tsf_status pm_persist_all(pmem *pm, tsf_error *err)
         }
         uint64_t q = p;
         while (q + 1 < pages && (pm->dirty[(q + 1) / 64] >> ((q + 1) % 64) & 1)) q++;
-        tsf_status s = pm_persist_pages(pm, p, q, err);
+        tsf_status s = tsf_pm_persist_pages(pm, p, q, err);
         if (s != TSF_OK) return s;
         p = q + 1;
     }
@@ -335,7 +335,7 @@ tsf_status pm_persist_all(pmem *pm, tsf_error *err)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-struct pm_prefault {
+struct tsf_pm_prefault {
     pthread_t th;
     uint8_t *p;
     uint64_t len;
@@ -343,9 +343,9 @@ struct pm_prefault {
     const tsf_allocator *alloc;
 };
 
-static void *pm_prefault_run(void *arg)
+static void *tsf_pm_prefault_run(void *arg)
 {
-    pm_prefault *pf = arg;
+    tsf_pm_prefault *pf = arg;
     const uint64_t step = PM_HUGE;
     for (uint64_t at = 0; at < pf->len && !__atomic_load_n(&pf->stop, __ATOMIC_RELAXED); at += step) {
         uint64_t n = pf->len - at < step ? pf->len - at : step;
@@ -354,20 +354,20 @@ static void *pm_prefault_run(void *arg)
     return NULL;
 }
 
-pm_prefault *pm_prefault_start(pmem *pm, uint64_t off, uint64_t len)
+tsf_pm_prefault *tsf_pm_prefault_start(pmem *pm, uint64_t off, uint64_t len)
 {
 #if defined(__linux__)
     if (pm->readonly || pm->dur == TSF_INDEX_DUR_SHADOW || pm->dur == TSF_INDEX_DUR_DAX ||
         len < 2 * PM_HUGE || off + len > pm->size)
         return NULL;
-    pm_prefault *pf = tsf_calloc(pm->alloc, 1, sizeof *pf);
+    tsf_pm_prefault *pf = tsf_calloc(pm->alloc, 1, sizeof *pf);
     if (!pf) return NULL;
     /* whole pages inside the range: the caller's neighbours are not touched */
     uint64_t a = (off + PM_PAGE - 1) & ~(uint64_t)(PM_PAGE - 1), e = (off + len) & ~(uint64_t)(PM_PAGE - 1);
     pf->p = pm->base + a;
     pf->len = e > a ? e - a : 0;
     pf->alloc = pm->alloc;
-    if (pthread_create(&pf->th, NULL, pm_prefault_run, pf) != 0) {
+    if (pthread_create(&pf->th, NULL, tsf_pm_prefault_run, pf) != 0) {
         tsf_free(pm->alloc, pf, sizeof *pf);
         return NULL;
     }
@@ -381,7 +381,7 @@ pm_prefault *pm_prefault_start(pmem *pm, uint64_t off, uint64_t len)
 #endif
 }
 
-void pm_prefault_stop(pm_prefault *pf)
+void tsf_pm_prefault_stop(tsf_pm_prefault *pf)
 {
     if (!pf) return;
     __atomic_store_n(&pf->stop, 1, __ATOMIC_RELAXED);

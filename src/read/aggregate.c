@@ -31,7 +31,7 @@ typedef struct acc {
     double dmin, dmax, dfirst, dlast, dsum;  /* FLOAT, DOUBLE; dsum also INT64/TIMESTAMP */
     tsf_bytes b[4];                          /* first, last, min, max (TEXT: first/last; STRING: all) */
     uint8_t unk_first, unk_last;             /* BLOB statistics: value at t0 / t1 still to be decoded */
-    rd_buf own[4];                           /* owned copies of b[] (targets of merges only) */
+    tsf_rd_buf own[4];                           /* owned copies of b[] (targets of merges only) */
 } acc;
 
 enum { B_FIRST = 0, B_LAST = 1, B_MIN = 2, B_MAX = 3 };
@@ -64,7 +64,7 @@ typedef struct agg_ctx {
     acc cp; /* the current chunk's part in window cp_start */
     int64_t cp_start, cp_last;
     int cp_open;
-    rd_buf hdr, thdr, body, plain, tbody, tplain, times, vals, ptimes;
+    tsf_rd_buf hdr, thdr, body, plain, tbody, tplain, times, vals, ptimes;
     uint64_t fetched, decompressed;
 } agg_ctx;
 
@@ -124,7 +124,7 @@ static int bytes_lt(tsf_bytes x, tsf_bytes y)
 static tsf_status own_bytes(const tsf_allocator *al, acc *dst, int k, tsf_bytes v, tsf_error *err)
 {
     if (v.len) {
-        tsf_status st = rd_buf_reserve(al, &dst->own[k], v.len, err);
+        tsf_status st = tsf_rd_buf_reserve(al, &dst->own[k], v.len, err);
         if (st) return st;
         memcpy(dst->own[k].p, v.data, v.len);
     }
@@ -135,7 +135,7 @@ static tsf_status own_bytes(const tsf_allocator *al, acc *dst, int k, tsf_bytes 
 
 static void acc_clear(acc *x)
 {
-    rd_buf own[4];
+    tsf_rd_buf own[4];
     memcpy(own, x->own, sizeof own);
     memset(x, 0, sizeof *x);
     memcpy(x->own, own, sizeof own);
@@ -143,7 +143,7 @@ static void acc_clear(acc *x)
 
 static void acc_free(const tsf_allocator *al, acc *x)
 {
-    for (int k = 0; k < 4; k++) rd_buf_free(al, &x->own[k]);
+    for (int k = 0; k < 4; k++) tsf_rd_buf_free(al, &x->own[k]);
 }
 
 /* Merges src into dst as Java merges statistics (dst empty: a copy). Bytes are copied into dst. */
@@ -440,7 +440,7 @@ static tsf_status decode_times(agg_ctx *c, tsf_encoding enc, const uint8_t *p, s
     if (cnt > len * 8 + 64)
         return tsf_err(err, TSF_ECORRUPT, "time stream at %llu: %zu values claimed in %zu bytes",
                        (unsigned long long)at, cnt, len);
-    if ((st = rd_buf_reserve(c->a, &c->times, (cnt ? cnt : 1) * sizeof(int64_t), err))) return st;
+    if ((st = tsf_rd_buf_reserve(c->a, &c->times, (cnt ? cnt : 1) * sizeof(int64_t), err))) return st;
     if (cnt && (st = tsf_codec_decode(c->r->codec, TSF_INT64, enc, p, len, c->times.p, cnt, NULL, err)))
         return st;
     for (size_t i = 1; i < cnt; i++)
@@ -454,7 +454,7 @@ static tsf_status decode_times(agg_ctx *c, tsf_encoding enc, const uint8_t *p, s
 static tsf_status decode_vals(agg_ctx *c, tsf_encoding enc, const uint8_t *p, size_t len, size_t n,
                               uint64_t at, tsf_error *err)
 {
-    tsf_status st = rd_buf_reserve(c->a, &c->vals, (n ? n : 1) * c->esz, err);
+    tsf_status st = tsf_rd_buf_reserve(c->a, &c->vals, (n ? n : 1) * c->esz, err);
     if (st || !n) return st;
     st = tsf_codec_decode(c->r->codec, c->type, enc, p, len, c->vals.p, n, NULL, err);
     if (st == TSF_ECORRUPT && err) {
@@ -480,8 +480,8 @@ static tsf_status agg_check_range(const agg_ctx *c, const tsf_fmt_stats *s, cons
                                   tsf_error *err)
 {
     char why[160];
-    if (!c->checked || !rd_check_range(s, why, sizeof why)) return TSF_OK;
-    if (k) return rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
+    if (!c->checked || !tsf_rd_check_range(s, why, sizeof why)) return TSF_OK;
+    if (k) return tsf_rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
     return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
 }
 
@@ -492,18 +492,18 @@ static tsf_status agg_check_page(const agg_ctx *c, const agg_chunk *k, const tsf
                                  size_t n, int vals, int64_t t0, int64_t t1, size_t nv, tsf_error *err)
 {
     char why[200];
-    const tsf_fmt_stats *s = c->checked ? rd_page_stats(&k->h, &k->ph, cs) : NULL;
+    const tsf_fmt_stats *s = c->checked ? tsf_rd_page_stats(&k->h, &k->ph, cs) : NULL;
     if (!s) return TSF_OK;
-    if ((t && rd_check_times(c->level, s, t, n, NULL, why, sizeof why)) ||
-        (vals && rd_check_values(c->level, c->type, k->h.encoding, s, t0, t1, c->vals.p, nv, NULL, why, sizeof why)))
-        return rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
+    if ((t && tsf_rd_check_times(c->level, s, t, n, NULL, why, sizeof why)) ||
+        (vals && tsf_rd_check_values(c->level, c->type, k->h.encoding, s, t0, t1, c->vals.p, nv, NULL, why, sizeof why)))
+        return tsf_rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
     return TSF_OK;
 }
 
-static tsf_status chunk_open(agg_ctx *c, agg_chunk *k, rd_buf *hb, uint64_t off, tsf_chunk_kind want,
+static tsf_status chunk_open(agg_ctx *c, agg_chunk *k, tsf_rd_buf *hb, uint64_t off, tsf_chunk_kind want,
                              tsf_type type, tsf_error *err)
 {
-    tsf_status st = rd_read_chunk_header(c->r, off, hb, &k->h, &k->pos, &k->end, &c->fetched, err);
+    tsf_status st = tsf_rd_read_chunk_header(c->r, off, hb, &k->h, &k->pos, &k->end, &c->fetched, err);
     if (st) return st;
     k->off = off;
     if (tsf_fmt_chunk_kind(k->h.marker) != want || k->h.data_type != type)
@@ -513,9 +513,9 @@ static tsf_status chunk_open(agg_ctx *c, agg_chunk *k, rd_buf *hb, uint64_t off,
     return TSF_OK;
 }
 
-static tsf_status page_next(agg_ctx *c, agg_chunk *k, rd_buf *hb, tsf_error *err)
+static tsf_status page_next(agg_ctx *c, agg_chunk *k, tsf_rd_buf *hb, tsf_error *err)
 {
-    tsf_status st = rd_read_page_header(c->r, k->pos, k->end, &k->h, hb, &k->ph, &c->fetched, err);
+    tsf_status st = tsf_rd_read_page_header(c->r, k->pos, k->end, &k->h, hb, &k->ph, &c->fetched, err);
     if (st) return st;
     k->body = k->pos + k->ph.header_len;
     k->pos = k->body + k->ph.compressed_size;
@@ -525,18 +525,18 @@ static tsf_status page_next(agg_ctx *c, agg_chunk *k, rd_buf *hb, tsf_error *err
 /* A usable statistics answer: trusted, wanted, and covering a whole window part. */
 static int stats_usable(const agg_ctx *c, const tsf_fmt_stats *s, tsf_encoding enc)
 {
-    return !c->force && !rd_lossy(c->type, enc) && fits(c, s->start_time, s->end_time);
+    return !c->force && !tsf_rd_lossy(c->type, enc) && fits(c, s->start_time, s->end_time);
 }
 
 /* Non-aligned series (§6.3 pages). */
-static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
+static tsf_status agg_nonaligned(agg_ctx *c, const tsf_rd_series *s, tsf_error *err)
 {
     size_t pos = 0;
     uint64_t off;
     tsf_fmt_stats cs;
     tsf_status st;
     tsf_error e;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if ((st = agg_check_range(c, &cs, NULL, off, err))) return st;
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
         /* a FLOAT/DOUBLE chunk's encoding (trust) is in its header; other types need no I/O here */
@@ -547,7 +547,7 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
         }
         agg_chunk k;
         if ((st = chunk_open(c, &k, &c->hdr, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
-        if (may_stats && !rd_lossy(c->type, k.h.encoding)) {
+        if (may_stats && !tsf_rd_lossy(c->type, k.h.encoding)) {
             if ((st = from_stats(c, &cs, 1, err)) || (st = chunk_flush(c, err))) return st;
             continue;
         }
@@ -567,7 +567,7 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
             if (k.ph.uncompressed_size == 0) continue;
             const uint8_t *p;
             size_t len, n;
-            if ((st = rd_load_page(c->r, c->comp, &k.h, &k.ph, k.body, &c->body, &c->plain, &p, &len,
+            if ((st = tsf_rd_load_page(c->r, c->comp, &k.h, &k.ph, k.body, &c->body, &c->plain, &p, &len,
                                    &c->fetched, &c->decompressed, err)))
                 return st;
             tsf_fmt_nonaligned_page pg;
@@ -592,7 +592,7 @@ static tsf_status agg_nonaligned(agg_ctx *c, const rd_series *s, tsf_error *err)
 
 /* Time chunk metadata walk: the last time chunk before a value chunk offset. */
 typedef struct time_walk {
-    const rd_series *s;
+    const tsf_rd_series *s;
     size_t pos;
     int have, next_have;
     uint64_t off, next_off;
@@ -602,7 +602,7 @@ typedef struct time_walk {
 static tsf_status tw_step(time_walk *tw, tsf_error *err)
 {
     tsf_error e;
-    tsf_status st = tsf_ixp_next_chunk_meta(&tw->s->tsm, &tw->pos, &tw->next_off, &tw->next_stats, &e);
+    tsf_status st = tsf_mip_next_chunk_meta(&tw->s->tsm, &tw->pos, &tw->next_off, &tw->next_stats, &e);
     tw->next_have = st == TSF_OK;
     if (st == TSF_OK || st == TSF_ENOTFOUND) return TSF_OK;
     if (err) *err = e;
@@ -625,7 +625,7 @@ static tsf_status tw_seek(time_walk *tw, uint64_t voff, tsf_error *err)
 }
 
 /* Aligned value column (§6.4). */
-static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s, tsf_error *err)
+static tsf_status agg_aligned(agg_ctx *c, const tsf_rd_device *d, const tsf_rd_series *s, tsf_error *err)
 {
     time_walk tw = {0};
     tw.s = &d->time;
@@ -635,7 +635,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
     tsf_error e;
     tsf_status st = tw_step(&tw, err);
     if (st) return st;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if ((st = tw_seek(&tw, off, err)) || (st = agg_check_range(c, &cs, NULL, off, err))) return st;
         if (!cs.count || out_of_range(c, cs.start_time, cs.end_time)) continue;
         int may_stats = !c->force && fits(c, cs.start_time, cs.end_time);
@@ -645,7 +645,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
         }
         agg_chunk vk, tk;
         if ((st = chunk_open(c, &vk, &c->hdr, off, TSF_CHUNK_VALUE, c->type, err))) return st;
-        if (may_stats && !rd_lossy(c->type, vk.h.encoding)) {
+        if (may_stats && !tsf_rd_lossy(c->type, vk.h.encoding)) {
             if ((st = from_stats(c, &cs, 1, err)) || (st = chunk_flush(c, err))) return st;
             continue;
         }
@@ -670,13 +670,13 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
             }
             const uint8_t *p;
             size_t len, n;
-            if ((st = rd_load_page(c->r, c->comp, &tk.h, &tk.ph, tk.body, &c->tbody, &c->tplain, &p, &len,
+            if ((st = tsf_rd_load_page(c->r, c->comp, &tk.h, &tk.ph, tk.body, &c->tbody, &c->tplain, &p, &len,
                                    &c->fetched, &c->decompressed, err)))
                 return st;
             uint64_t fb = tk.ph.has_stats ? tk.ph.stats.count : tw.stats.count;
             if ((st = decode_times(c, tk.h.encoding, p, len, fb, tk.body, &n, err))) return st;
             if ((st = agg_check_page(c, &tk, &tw.stats, (const int64_t *)c->times.p, n, 0, 0, 0, 0, err))) return st;
-            if ((st = rd_load_page(c->r, c->comp, &vk.h, &vk.ph, vk.body, &c->body, &c->plain, &p, &len,
+            if ((st = tsf_rd_load_page(c->r, c->comp, &vk.h, &vk.ph, vk.body, &c->body, &c->plain, &p, &len,
                                    &c->fetched, &c->decompressed, err)))
                 return st;
             tsf_fmt_value_page vp;
@@ -688,7 +688,7 @@ static tsf_status agg_aligned(agg_ctx *c, const rd_device *d, const rd_series *s
             if ((st = decode_vals(c, vk.h.encoding, vp.values, vp.values_len, vp.present, vk.body, err)))
                 return st;
             /* times of the present rows */
-            if ((st = rd_buf_reserve(c->a, &c->ptimes, (vp.present ? vp.present : 1) * sizeof(int64_t), err)))
+            if ((st = tsf_rd_buf_reserve(c->a, &c->ptimes, (vp.present ? vp.present : 1) * sizeof(int64_t), err)))
                 return st;
             const int64_t *t = (const int64_t *)c->times.p;
             int64_t *pt = (int64_t *)c->ptimes.p;
@@ -777,9 +777,9 @@ void tsf_agg_result_info(const tsf_agg_result *res, tsf_agg_info *out)
 
 static void ctx_free(agg_ctx *c)
 {
-    rd_buf *bufs[] = {&c->hdr,    &c->thdr,  &c->body, &c->plain, &c->tbody,
+    tsf_rd_buf *bufs[] = {&c->hdr,    &c->thdr,  &c->body, &c->plain, &c->tbody,
                       &c->tplain, &c->times, &c->vals, &c->ptimes};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(c->a, bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tsf_rd_buf_free(c->a, bufs[i]);
     acc_free(c->a, &c->cp);
     tsf_compressor_close(c->comp);
 }
@@ -826,28 +826,28 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
         memcpy(&o, opts, opts->struct_size);
     }
     if (o.window < 0) return tsf_err(err, TSF_EINVAL, "tsf_aggregate: window %lld < 0", (long long)o.window);
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
     if (device >= r->ndevices || series >= r->devices[device].nseries)
         return tsf_err(err, TSF_EINVAL, "tsf_aggregate: series %zu of device %zu does not exist", series,
                        device);
-    const rd_device *d = &r->devices[device];
-    const rd_series *s = &r->series[d->series0 + series];
+    const tsf_rd_device *d = &r->devices[device];
+    const tsf_rd_series *s = &r->series[d->series0 + series];
     agg_ctx c;
     memset(&c, 0, sizeof c);
     c.r = r;
     c.a = r->a;
     c.type = s->tsm.data_type;
-    c.esz = rd_cell_size(c.type);
+    c.esz = tsf_rd_cell_size(c.type);
     c.tmin = o.time_min;
     c.tmax = o.time_max;
     c.w = o.window;
     c.origin = o.window_origin;
     c.force = o.force_decode;
     c.lossy_type = c.type == TSF_FLOAT || c.type == TSF_DOUBLE;
-    if ((c.checked = rd_checked_of(r, o.checked)) < 0)
+    if ((c.checked = tsf_rd_checked_of(r, o.checked)) < 0)
         return tsf_err(err, TSF_EINVAL, "tsf_aggregate: checked %d: -1, 0 or 1", o.checked);
-    c.level = rd_check_level(tsf_codec_get_path(r->codec));
+    c.level = tsf_rd_check_level(tsf_codec_get_path(r->codec));
     if (!tsf_fmt_stats_type_ok(c.type) || c.type == TSF_VECTOR)
         return tsf_err(err, TSF_ENOTSUP, "tsf_aggregate: series %s has type %d", s->name, (int)c.type);
     tsf_agg_result *res = tsf_calloc(r->a, 1, sizeof *res);
@@ -855,7 +855,7 @@ tsf_status tsf_aggregate(tsf_reader *r, size_t device, size_t series, const tsf_
     res->a = r->a;
     c.res = res;
     if ((st = tsf_compressor_open(&c.comp, r->a, err))) goto fail;
-    if (c.checked && rd_check_range(&s->tsm.stats, c.why, sizeof c.why)) {
+    if (c.checked && tsf_rd_check_range(&s->tsm.stats, c.why, sizeof c.why)) {
         st = tsf_err(err, TSF_ECORRUPT, "TimeseriesMetadata of %s.%s: %s", d->name, s->name, c.why);
         goto fail;
     }
@@ -892,7 +892,7 @@ fail:
 }
 
 /* Encoding of the series' last chunk (its trust). */
-static tsf_status last_chunk_encoding(tsf_reader *r, const rd_device *d, const rd_series *s,
+static tsf_status last_chunk_encoding(tsf_reader *r, const tsf_rd_device *d, const tsf_rd_series *s,
                                       tsf_encoding *enc, tsf_error *err)
 {
     size_t pos = 0;
@@ -901,7 +901,7 @@ static tsf_status last_chunk_encoding(tsf_reader *r, const rd_device *d, const r
     tsf_status st;
     tsf_error e;
     int any = 0;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &o, &cs, &e)) == TSF_OK)
+    while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &o, &cs, &e)) == TSF_OK)
         if (cs.count) off = o, any = 1;
     if (st != TSF_ENOTFOUND) {
         if (err) *err = e;
@@ -909,11 +909,11 @@ static tsf_status last_chunk_encoding(tsf_reader *r, const rd_device *d, const r
     }
     if (!any)
         return tsf_err(err, TSF_ECORRUPT, "series %s: statistics count points but no chunk has any", s->name);
-    rd_buf b = {0};
+    tsf_rd_buf b = {0};
     tsf_fmt_chunk_header h;
     uint64_t dp, de, fetched = 0;
-    st = rd_read_chunk_header(r, off, &b, &h, &dp, &de, &fetched, err);
-    rd_buf_free(r->a, &b);
+    st = tsf_rd_read_chunk_header(r, off, &b, &h, &dp, &de, &fetched, err);
+    tsf_rd_buf_free(r->a, &b);
     if (st) return st;
     if (tsf_fmt_chunk_kind(h.marker) != (d->aligned ? TSF_CHUNK_VALUE : TSF_CHUNK_NONALIGNED))
         return tsf_err(err, TSF_ECORRUPT, "chunk at %llu: marker 0x%02x is not the chunk the index lists",
@@ -949,13 +949,13 @@ static void set_value(tsf_type type, const tsf_stats *s, tsf_value *v)
 
 /* Decoded BLOB last values, one per series of the reader, kept until it closes (the API returns borrowed
  * bytes). Filled under r->lock; a value once set never changes. */
-struct rd_lastv {
+struct tsf_rd_lastv {
     uint8_t *p;
     size_t len;
     int set;
 };
 
-void rd_lastv_free(tsf_reader *r)
+void tsf_rd_lastv_free(tsf_reader *r)
 {
     if (!r->lastv) return;
     for (size_t i = 0; i < r->nseries; i++)
@@ -1022,13 +1022,13 @@ tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *
         return tsf_err(err, TSF_EINVAL, "tsf_last_value: reader, time, value and found are required");
     *found = 0;
     memset(value, 0, sizeof *value);
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
     if (device >= r->ndevices || series >= r->devices[device].nseries)
         return tsf_err(err, TSF_EINVAL, "tsf_last_value: series %zu of device %zu does not exist", series,
                        device);
-    const rd_device *d = &r->devices[device];
-    const rd_series *s = &r->series[d->series0 + series];
+    const tsf_rd_device *d = &r->devices[device];
+    const tsf_rd_series *s = &r->series[d->series0 + series];
     const tsf_fmt_stats *ss = &s->tsm.stats;
     tsf_type type = s->tsm.data_type;
     if (!ss->count) return TSF_OK;
@@ -1042,7 +1042,7 @@ tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *
     if (type == TSF_FLOAT || type == TSF_DOUBLE) {
         tsf_encoding enc = TSF_ENC_PLAIN;
         if ((st = last_chunk_encoding(r, d, s, &enc, err))) return st;
-        trusted = !rd_lossy(type, enc);
+        trusted = !tsf_rd_lossy(type, enc);
     }
     tsf_stats out;
     if (trusted) {

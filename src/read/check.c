@@ -1,11 +1,11 @@
 /*
  * check.c - checked reads (check.h): the summary of a decoded page (count, times, min, max, first, last,
- * exact sums) compared with the statistics the page promises, by verify's rules (vs_stats_differ).
+ * exact sums) compared with the statistics the page promises, by verify's rules (tsf_vs_stats_differ).
  *
  * min/max follow the writer's fold (tsf_wstats_update: start from the first value, replace on a strict < or
  * >; a NaN never replaces, a leading NaN stays): the kernels start every lane from the first value and take
  * MIN(x, m) = x < m ? x : m per lane, so the lanes' result is the fold's up to which of -0.0 / +0.0 wins a
- * tie, which vs_stats_differ compares as equal. Integer sums wrap in int64 (the accumulator type; INT32
+ * tie, which tsf_vs_stats_differ compares as equal. Integer sums wrap in int64 (the accumulator type; INT32
  * sums cannot wrap in a page). Each SIMD kernel has the portable loop as its twin; the tests run every path.
  */
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #include <immintrin.h>
 #endif
 
-int rd_check_level(tsf_codec_path path)
+int tsf_rd_check_level(tsf_codec_path path)
 {
 #ifdef TSF_X86
     if (path == TSF_PATH_AVX512 && (tsf_cpu_features() & TSF_CPU_AVX512)) return 2;
@@ -92,20 +92,20 @@ static tsf_codec_path fold_path(int level)
 
 /* ---- checks ----------------------------------------------------------------------------------- */
 
-int rd_checked_of(const tsf_reader *r, int opt)
+int tsf_rd_checked_of(const tsf_reader *r, int opt)
 {
     if (opt == -1) return r->checked;
     return opt == 0 || opt == 1 ? opt : -1;
 }
 
-int rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, const tsf_dec_summary *pre,
+int tsf_rd_check_times(int level, const tsf_fmt_stats *s, const int64_t *t, size_t n, const tsf_dec_summary *pre,
                    char *why, size_t cap)
 {
     tsf_wstats w;
     tsf_wstats_init(&w, TSF_VECTOR);
     w.count = n;
     if (n) w.start = t[0], w.end = t[n - 1];
-    if (vs_stats_differ(&w, s, 0, why, cap)) return 1;
+    if (tsf_vs_stats_differ(&w, s, 0, why, cap)) return 1;
     size_t i = pre && (pre->what & TSF_SUM_ASCENDING) ? pre->unordered : ascending(level, t, n);
     if (i < n) {
         snprintf(why, cap, "time %lld at row %zu is not above %lld", (long long)t[i], i, (long long)t[i - 1]);
@@ -121,23 +121,23 @@ static int bytes_cmp(const tsf_bytes *a, const tsf_bytes *b)
     return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-/* A borrowed view of bytes in a tsf_wstats (cap 0: nothing to free; vs_stats_differ only reads). */
+/* A borrowed view of bytes in a tsf_wstats (cap 0: nothing to free; tsf_vs_stats_differ only reads). */
 static tsf_sbin view(const tsf_bytes *b)
 {
     return (tsf_sbin){(uint8_t *)(uintptr_t)b->data, b->len, 0};
 }
 
-int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_stats *s, int64_t t0,
+int tsf_rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_stats *s, int64_t t0,
                     int64_t t1, const void *v, size_t n, const tsf_dec_summary *pre, char *why, size_t cap)
 {
     tsf_wstats w;
     tsf_wstats_init(&w, type);
-    unsigned what = vs_cmp_rule(type, enc);
+    unsigned what = tsf_vs_cmp_rule(type, enc);
     w.count = n;
     w.start = t0;
     w.end = t1;
     if (!n || !(what & VS_CMP_VALUES))
-        return vs_stats_differ(&w, s, what & ~(unsigned)VS_CMP_VALUES, why, cap);
+        return tsf_vs_stats_differ(&w, s, what & ~(unsigned)VS_CMP_VALUES, why, cap);
     switch (type) {
     case TSF_BOOLEAN: {
         const uint8_t *b = v;
@@ -222,10 +222,10 @@ int rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fmt_st
     default: /* BLOB: statistics hold counts and times only */
         break;
     }
-    return vs_stats_differ(&w, s, what, why, cap);
+    return tsf_vs_stats_differ(&w, s, what, why, cap);
 }
 
-int rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap)
+int tsf_rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap)
 {
     if (s->count && s->start_time > s->end_time) {
         snprintf(why, cap, "%u values but startTime %lld is after endTime %lld", s->count,
@@ -235,14 +235,14 @@ int rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap)
     return 0;
 }
 
-const tsf_fmt_stats *rd_page_stats(const tsf_fmt_chunk_header *h, const tsf_fmt_page_header *ph,
+const tsf_fmt_stats *tsf_rd_page_stats(const tsf_fmt_chunk_header *h, const tsf_fmt_page_header *ph,
                                    const tsf_fmt_stats *cs)
 {
     if (ph->has_stats) return &ph->stats;
     return tsf_fmt_chunk_multi_page(h->marker) ? NULL : cs;
 }
 
-tsf_status rd_check_error(const tsf_fmt_page_header *ph, uint64_t page_off, uint64_t chunk_off,
+tsf_status tsf_rd_check_error(const tsf_fmt_page_header *ph, uint64_t page_off, uint64_t chunk_off,
                           const char *why, tsf_error *err)
 {
     if (ph->has_stats)

@@ -47,7 +47,7 @@ typedef struct fnode {
     size_t slen;
 } fnode;
 
-struct rd_fstate {
+struct tsf_rd_fstate {
     tsf_reader *r;
     const tsf_allocator *a;
     fnode *nodes;
@@ -58,10 +58,10 @@ struct rd_fstate {
     int root_true;  /* current device: every row passes (tags decided it) */
     size_t words;   /* 64-row words of one batch */
     uint64_t *bits; /* per node: TRUE words then FALSE words */
-    rd_buf times;
-    rd_buf *vals, *valid; /* compacted visible columns */
+    tsf_rd_buf times;
+    tsf_rd_buf *vals, *valid; /* compacted visible columns */
     size_t nout;
-    rd_unit_col *units; /* rd_filter_units */
+    tsf_rd_unit_col *units; /* tsf_rd_filter_units */
     size_t nunits;
 };
 
@@ -70,7 +70,7 @@ static size_t count_nodes(const tsf_filter *f)
     return f ? 1 + count_nodes(f->l) + count_nodes(f->r) : 0;
 }
 
-static size_t flatten(rd_fstate *fs, const tsf_filter *f)
+static size_t flatten(tsf_rd_fstate *fs, const tsf_filter *f)
 {
     size_t a = 0, b = 0;
     if (f->l) a = flatten(fs, f->l);
@@ -241,7 +241,7 @@ static int op_holds(tsf_cmp op, int c) /* c: sign of (x - k) */
     }
 }
 
-static const rd_series *dev_series(const tsf_reader *r, const rd_device *d, const char *name)
+static const tsf_rd_series *dev_series(const tsf_reader *r, const tsf_rd_device *d, const char *name)
 {
     for (size_t k = 0; k < d->nseries; k++)
         if (!strcmp(r->series[d->series0 + k].name, name)) return &r->series[d->series0 + k];
@@ -250,12 +250,12 @@ static const rd_series *dev_series(const tsf_reader *r, const rd_device *d, cons
 
 /* Binds leaf n for device d. Table devices: TAG -> constant from the id segment, FIELD -> series (absent:
  * null), ATTRIBUTE -> null, unknown -> TSF_EINVAL. Tree devices: the series (absent: null). */
-static tsf_status bind_leaf(rd_fstate *fs, fnode *n, size_t di, const char *(*name)(const void *, size_t),
+static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *(*name)(const void *, size_t),
                             const void *cols, size_t ncols, tsf_error *err)
 {
     tsf_reader *r = fs->r;
-    const rd_device *d = &r->devices[di];
-    const rd_table *tb = &r->tables[d->table];
+    const tsf_rd_device *d = &r->devices[di];
+    const tsf_rd_table *tb = &r->tables[d->table];
     const tsf_filter *f = n->f;
     char where[160];
     snprintf(where, sizeof where, " (device %s)", d->name);
@@ -284,7 +284,7 @@ static tsf_status bind_leaf(rd_fstate *fs, fnode *n, size_t di, const char *(*na
         }
         if (tb->columns[i].category != TSF_COLUMN_FIELD) return TSF_OK;
     }
-    const rd_series *s = dev_series(r, d, f->column);
+    const tsf_rd_series *s = dev_series(r, d, f->column);
     if (!s) return TSF_OK;
     tsf_status st = bind_cmp(n, s->tsm.data_type, where, err);
     if (st) return st;
@@ -298,17 +298,17 @@ static tsf_status bind_leaf(rd_fstate *fs, fnode *n, size_t di, const char *(*na
     return TSF_OK;
 }
 
-void rd_filter_close(rd_fstate *fs)
+void tsf_rd_filter_close(tsf_rd_fstate *fs)
 {
     if (!fs) return;
     const tsf_allocator *a = fs->a;
     for (size_t i = 0; i < fs->nout; i++) {
-        rd_buf_free(a, &fs->vals[i]);
-        rd_buf_free(a, &fs->valid[i]);
+        tsf_rd_buf_free(a, &fs->vals[i]);
+        tsf_rd_buf_free(a, &fs->valid[i]);
     }
     tsf_free(a, fs->vals, fs->nout * sizeof *fs->vals);
     tsf_free(a, fs->valid, fs->nout * sizeof *fs->valid);
-    rd_buf_free(a, &fs->times);
+    tsf_rd_buf_free(a, &fs->times);
     tsf_free(a, fs->units, fs->nunits * sizeof *fs->units);
     tsf_free(a, fs->bits, fs->nnodes * 2 * fs->words * sizeof(uint64_t));
     tsf_free(a, fs->names, fs->nnodes * sizeof *fs->names);
@@ -316,11 +316,11 @@ void rd_filter_close(rd_fstate *fs)
     tsf_free(a, fs, sizeof *fs);
 }
 
-tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
-                          size_t batch_size, int prune, rd_fstate **out, tsf_error *err)
+tsf_status tsf_rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs, size_t ndevs,
+                          size_t batch_size, int prune, tsf_rd_fstate **out, tsf_error *err)
 {
     *out = NULL;
-    rd_fstate *fs = tsf_calloc(r->a, 1, sizeof *fs);
+    tsf_rd_fstate *fs = tsf_calloc(r->a, 1, sizeof *fs);
     if (!fs) return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
     fs->r = r;
     fs->a = r->a;
@@ -331,7 +331,7 @@ tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs
     fs->bits = tsf_calloc(r->a, nn * 2 * fs->words, sizeof(uint64_t));
     if (!fs->nodes || !fs->names || !fs->bits) {
         fs->nnodes = nn;
-        rd_filter_close(fs);
+        tsf_rd_filter_close(fs);
         return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
     }
     flatten(fs, f);
@@ -342,7 +342,7 @@ tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs
             if (fs->nodes[k].kind != FN_CMP) continue;
             tsf_status st = bind_leaf(fs, &fs->nodes[k], devs[i], NULL, NULL, 0, err);
             if (st) {
-                rd_filter_close(fs);
+                tsf_rd_filter_close(fs);
                 return st;
             }
         }
@@ -350,12 +350,12 @@ tsf_status rd_filter_open(tsf_reader *r, const tsf_filter *f, const size_t *devs
     return TSF_OK;
 }
 
-size_t rd_filter_ncolumns(const rd_fstate *fs)
+size_t tsf_rd_filter_ncolumns(const tsf_rd_fstate *fs)
 {
     return fs->nnames;
 }
 
-const char *rd_filter_column(const rd_fstate *fs, size_t i)
+const char *tsf_rd_filter_column(const tsf_rd_fstate *fs, size_t i)
 {
     return fs->names[i];
 }
@@ -382,7 +382,7 @@ static int tv_combine(int kind, int a, int b)
     return out;
 }
 
-tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *(*name)(const void *cols, size_t i),
+tsf_status tsf_rd_filter_device(tsf_rd_fstate *fs, size_t d, const char *(*name)(const void *cols, size_t i),
                             const void *cols, size_t ncols, int *skip, tsf_error *err)
 {
     int set[64], *sets = set;
@@ -414,7 +414,7 @@ tsf_status rd_filter_device(rd_fstate *fs, size_t d, const char *(*name)(const v
     return st;
 }
 
-int rd_filter_uses(const rd_fstate *fs, size_t col)
+int tsf_rd_filter_uses(const tsf_rd_fstate *fs, size_t col)
 {
     if (!fs->prune) return 0;
     for (size_t k = 0; k < fs->nnodes; k++)
@@ -453,7 +453,7 @@ static int range_tv(tsf_cmp op, int c_lo, int c_hi)
 
 #define SGN(a, b) (((a) > (b)) - ((a) < (b)))
 
-static int leaf_tv(const fnode *n, const rd_unit_col *u)
+static int leaf_tv(const fnode *n, const tsf_rd_unit_col *u)
 {
     if (n->mode == LM_CONST) return n->konst;
     if (n->ck == CK_ALWAYS) return (n->always ? TV_T : TV_F) | TV_U;
@@ -499,10 +499,10 @@ static int leaf_tv(const fnode *n, const rd_unit_col *u)
     }
 }
 
-rd_unit_col *rd_filter_units(rd_fstate *fs, size_t ncols)
+tsf_rd_unit_col *tsf_rd_filter_units(tsf_rd_fstate *fs, size_t ncols)
 {
     if (ncols > fs->nunits) {
-        rd_unit_col *u = tsf_realloc(fs->a, fs->units, fs->nunits * sizeof *u, ncols * sizeof *u);
+        tsf_rd_unit_col *u = tsf_realloc(fs->a, fs->units, fs->nunits * sizeof *u, ncols * sizeof *u);
         if (!u) return NULL;
         fs->units = u;
         fs->nunits = ncols;
@@ -511,7 +511,7 @@ rd_unit_col *rd_filter_units(rd_fstate *fs, size_t ncols)
     return fs->units;
 }
 
-int rd_filter_may_match(const rd_fstate *fs, const rd_unit_col *cols, size_t ncols)
+int tsf_rd_filter_may_match(const tsf_rd_fstate *fs, const tsf_rd_unit_col *cols, size_t ncols)
 {
     if (!fs->prune) return 1;
     int set[64], *sets = set;
@@ -654,13 +654,13 @@ static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, si
     }
 }
 
-static tsf_status ensure_out(rd_fstate *fs, size_t nvisible, tsf_error *err)
+static tsf_status ensure_out(tsf_rd_fstate *fs, size_t nvisible, tsf_error *err)
 {
     if (nvisible <= fs->nout) return TSF_OK;
-    rd_buf *v = tsf_realloc(fs->a, fs->vals, fs->nout * sizeof *v, nvisible * sizeof *v);
+    tsf_rd_buf *v = tsf_realloc(fs->a, fs->vals, fs->nout * sizeof *v, nvisible * sizeof *v);
     if (!v) return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
     fs->vals = v;
-    rd_buf *b = tsf_realloc(fs->a, fs->valid, fs->nout * sizeof *b, nvisible * sizeof *b);
+    tsf_rd_buf *b = tsf_realloc(fs->a, fs->valid, fs->nout * sizeof *b, nvisible * sizeof *b);
     if (!b) return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
     fs->valid = b;
     memset(fs->vals + fs->nout, 0, (nvisible - fs->nout) * sizeof *v);
@@ -669,7 +669,7 @@ static tsf_status ensure_out(rd_fstate *fs, size_t nvisible, tsf_error *err)
     return TSF_OK;
 }
 
-tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, size_t ncols, size_t nvisible,
+tsf_status tsf_rd_filter_apply(tsf_rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, size_t ncols, size_t nvisible,
                            size_t *kept, tsf_error *err)
 {
     size_t n = b->nrows;
@@ -702,7 +702,7 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
     *kept = m;
     if (m == n || m == 0) return TSF_OK;
     /* compact times and the visible columns into fs's buffers */
-    tsf_status st = rd_buf_reserve(fs->a, &fs->times, m * sizeof(int64_t), err);
+    tsf_status st = tsf_rd_buf_reserve(fs->a, &fs->times, m * sizeof(int64_t), err);
     if (!st) st = ensure_out(fs, nvisible, err);
     if (st) return st;
     int64_t *to = (int64_t *)fs->times.p;
@@ -713,9 +713,9 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
     for (size_t i = 0; i < nvisible; i++) {
         tsf_column_batch *c = &cols[i];
         if (c->type == TSF_VECTOR) continue; /* all null: the shared zero buffers stay valid */
-        size_t esz = rd_cell_size(c->type);
-        if ((st = rd_buf_reserve(fs->a, &fs->vals[i], m * esz, err))) return st;
-        if ((st = rd_buf_reserve(fs->a, &fs->valid[i], m / 8 + 1, err))) return st;
+        size_t esz = tsf_rd_cell_size(c->type);
+        if ((st = tsf_rd_buf_reserve(fs->a, &fs->vals[i], m * esz, err))) return st;
+        if ((st = tsf_rd_buf_reserve(fs->a, &fs->valid[i], m / 8 + 1, err))) return st;
         const uint8_t *src = c->values, *sv = c->validity;
         uint8_t *dst = fs->vals[i].p, *dv = fs->valid[i].p;
         memset(dv, 0, m / 8 + 1);
@@ -747,7 +747,7 @@ tsf_status rd_filter_apply(rd_fstate *fs, tsf_batch *b, tsf_column_batch *cols, 
 
 /* ---- TS_2DIFF block selection (query.c and tsf-bench filter) ------------------------------------- */
 
-void rd_blocks_select(const tsf_ts2diff_block *b, size_t nb, int64_t tmin, int64_t tmax, int conservative,
+void tsf_rd_blocks_select(const tsf_ts2diff_block *b, size_t nb, int64_t tmin, int64_t tmax, int conservative,
                       size_t *b0, size_t *b1)
 {
     *b0 = nb;

@@ -5,7 +5,7 @@
  * walking every series' chunks and page headers (container format §6-§7; single-page chunks take the
  * chunk's statistics), or at write time (tsf_writer_options.page_index -> tsf_page_index_build_file); queries
  * use it to start a partly covered chunk at the page holding time_min without walking the chunk's page
- * headers (query.c, pdir_jump), a reader opened by path finding `<path>.tsfidx` by itself (rd_pix_get). One
+ * headers (query.c, pdir_jump), a reader opened by path finding `<path>.tsfidx` by itself (tsf_rd_pix_get). One
  * index can also cover the TsFiles of a directory (tsf_page_index_build_dir, at the end of this file). See
  * doc/reader.md "Page-time index".
  *
@@ -84,11 +84,11 @@ static tsf_status pix_columns(tsf_reader *r, const tsf_allocator *a, size_t **co
 static tsf_status pix_tail_crc(tsf_reader *r, uint64_t *out, tsf_error *err)
 {
     size_t len = r->size < PIX_TAIL ? (size_t)r->size : PIX_TAIL;
-    rd_buf b = {0};
+    tsf_rd_buf b = {0};
     const uint8_t *p;
-    tsf_status st = rd_fetch(r, r->size - len, len, &b, &p, err);
+    tsf_status st = tsf_rd_fetch(r, r->size - len, len, &b, &p, err);
     if (st == TSF_OK) *out = (uint64_t)len << 32 | (uint32_t)crc32(0L, p, (uInt)len);
-    rd_buf_free(r->a, &b);
+    tsf_rd_buf_free(r->a, &b);
     return st;
 }
 
@@ -122,7 +122,7 @@ typedef struct pix_build {
     size_t np, tcap;
     unsigned tw;   /* words per page: 3 (one file), 4 (directory index: + file number) */
     uint64_t file; /* directory index: the file being walked */
-    rd_buf buf;
+    tsf_rd_buf buf;
     /* pages of the current time chunk (aligned devices) */
     int64_t *ts;
     int *tl;
@@ -173,13 +173,13 @@ static tsf_status walk_chunk(pix_build *b, uint64_t coff, const tsf_fmt_stats *c
 {
     tsf_fmt_chunk_header h;
     uint64_t dp, de, fetched = 0;
-    tsf_status st = rd_read_chunk_header(b->r, coff, &b->buf, &h, &dp, &de, &fetched, err);
+    tsf_status st = tsf_rd_read_chunk_header(b->r, coff, &b->buf, &h, &dp, &de, &fetched, err);
     if (st) return st;
     *n = 0;
     *ok = 1;
     while (dp < de) {
         tsf_fmt_page_header ph;
-        if ((st = rd_read_page_header(b->r, dp, de, &h, &b->buf, &ph, &fetched, err))) return st;
+        if ((st = tsf_rd_read_page_header(b->r, dp, de, &h, &b->buf, &ph, &fetched, err))) return st;
         if (grow(b->a, (void **)hoffs, hcap, *n + 1, sizeof **hoffs)) goto oom;
         if (starts) {
             size_t c = *scap;
@@ -225,7 +225,7 @@ static int is_late(int64_t start, int64_t end, int *seen, int64_t *max_end)
     return late;
 }
 
-static tsf_status walk_nonaligned(pix_build *b, const rd_series *s, size_t col, walk_bufs *w, tsf_error *err)
+static tsf_status walk_nonaligned(pix_build *b, const tsf_rd_series *s, size_t col, walk_bufs *w, tsf_error *err)
 {
     size_t pos = 0, n;
     uint64_t coff;
@@ -234,7 +234,7 @@ static tsf_status walk_nonaligned(pix_build *b, const rd_series *s, size_t col, 
     tsf_status st;
     int seen = 0, ok;
     int64_t max_end = 0;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
         if ((st = walk_chunk(b, coff, &cs, &w->h, &w->hcap, &n, &w->s, &w->e, &w->scap, &ok, err))) return st;
         for (size_t k = 0; ok && k < n; k++) {
             int late = is_late(w->s[k], w->e[k], &seen, &max_end);
@@ -249,7 +249,7 @@ static tsf_status walk_nonaligned(pix_build *b, const rd_series *s, size_t col, 
 /* Aligned device: the time chunks drive; the value chunk of a column in a chunk group is its first chunk
  * after the time chunk and before the next one (as in query.c); its pages pair with the time pages by
  * position and take their keys. */
-static tsf_status walk_aligned(pix_build *b, const rd_device *d, size_t col, walk_bufs *w, walk_bufs *v,
+static tsf_status walk_aligned(pix_build *b, const tsf_rd_device *d, size_t col, walk_bufs *w, walk_bufs *v,
                                tsf_error *err)
 {
     tsf_reader *r = b->r;
@@ -266,16 +266,16 @@ static tsf_status walk_aligned(pix_build *b, const rd_device *d, size_t col, wal
     }
     for (size_t j = 0; j < nv; j++)
         vhave[j] =
-            tsf_ixp_next_chunk_meta(&r->series[d->series0 + j].tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
+            tsf_mip_next_chunk_meta(&r->series[d->series0 + j].tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
     size_t pos = 0, n, nvp;
     uint64_t coff, next;
     int seen = 0, ok, vok;
     int64_t max_end = 0;
-    int have = tsf_ixp_next_chunk_meta(&d->time.tsm, &pos, &coff, &cs, &e) == TSF_OK;
+    int have = tsf_mip_next_chunk_meta(&d->time.tsm, &pos, &coff, &cs, &e) == TSF_OK;
     while (have) {
         tsf_fmt_stats ncs;
         uint64_t noff;
-        int nhave = tsf_ixp_next_chunk_meta(&d->time.tsm, &pos, &noff, &ncs, &e) == TSF_OK;
+        int nhave = tsf_mip_next_chunk_meta(&d->time.tsm, &pos, &noff, &ncs, &e) == TSF_OK;
         next = nhave ? noff : r->fm.meta_offset;
         if ((st = walk_chunk(b, coff, &cs, &w->h, &w->hcap, &n, &w->s, &w->e, &w->scap, &ok, err))) goto done;
         uint64_t g0 = b->np;
@@ -284,12 +284,12 @@ static tsf_status walk_aligned(pix_build *b, const rd_device *d, size_t col, wal
             if ((st = add_page(b, col, w->s[k], w->e[k], late, coff, w->h[k], k, err))) goto done;
         }
         for (size_t j = 0; j < nv; j++) {
-            const rd_series *s = &r->series[d->series0 + j];
+            const tsf_rd_series *s = &r->series[d->series0 + j];
             while (vhave[j] && voff[j] < coff)
-                vhave[j] = tsf_ixp_next_chunk_meta(&s->tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
+                vhave[j] = tsf_mip_next_chunk_meta(&s->tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
             if (!vhave[j] || voff[j] >= next) continue;
             uint64_t vc = voff[j];
-            vhave[j] = tsf_ixp_next_chunk_meta(&s->tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
+            vhave[j] = tsf_mip_next_chunk_meta(&s->tsm, &vpos[j], &voff[j], &vs, &e) == TSF_OK;
             if (!ok) continue;
             if ((st = walk_chunk(b, vc, &vs, &v->h, &v->hcap, &nvp, NULL, NULL, NULL, &vok, err))) goto done;
             if (nvp != n) continue; /* a mismatch (or an all-null chunk) is left to the query's checks */
@@ -447,7 +447,7 @@ static tsf_status write_renamed(pix_build *b, const char *path, size_t ncols, ui
 tsf_status tsf_page_index_build(tsf_reader *r, const char *path, uint64_t *npages, tsf_error *err)
 {
     if (!r || !path) return tsf_err(err, TSF_EINVAL, "tsf_page_index_build: reader and path are required");
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
     pix_build b = {.r = r, .a = r->a, .tw = 3};
     walk_bufs w = {0}, v = {0};
@@ -455,7 +455,7 @@ tsf_status tsf_page_index_build(tsf_reader *r, const char *path, uint64_t *npage
     uint64_t nlate = 0;
     if ((st = pix_columns(r, r->a, &col0, &ncols, err))) return st;
     for (size_t d = 0; d < r->ndevices && !st; d++) {
-        const rd_device *dv = &r->devices[d];
+        const tsf_rd_device *dv = &r->devices[d];
         if (dv->aligned) {
             st = walk_aligned(&b, dv, col0[d], &w, &v, err);
             continue;
@@ -469,7 +469,7 @@ tsf_status tsf_page_index_build(tsf_reader *r, const char *path, uint64_t *npage
     if (!st && npages) *npages = b.np;
     walk_bufs_free(r->a, &w);
     walk_bufs_free(r->a, &v);
-    rd_buf_free(r->a, &b.buf);
+    tsf_rd_buf_free(r->a, &b.buf);
     tsf_free(r->a, b.e, b.ecap * sizeof *b.e);
     tsf_free(r->a, b.tab, b.tcap * sizeof *b.tab);
     tsf_free(r->a, col0, (r->ndevices + 1) * sizeof *col0);
@@ -565,7 +565,7 @@ static tsf_status pix_load_dir(tsf_page_index *p, const char *path, const uint64
     return TSF_OK;
 }
 
-/* tsf_page_index_open once r's metadata is loaded (takes no reader lock: rd_pix_get calls it under r->lock). */
+/* tsf_page_index_open once r's metadata is loaded (takes no reader lock: tsf_rd_pix_get calls it under r->lock). */
 static tsf_status pix_open(tsf_reader *r, const char *path, tsf_page_index **out, tsf_error *err)
 {
     uint64_t h[H_COUNT], crc = 0;
@@ -596,7 +596,7 @@ tsf_status tsf_page_index_open(tsf_reader *r, const char *path, tsf_page_index *
     if (!r || !path || !out)
         return tsf_err(err, TSF_EINVAL, "tsf_page_index_open: reader, path, out required");
     *out = NULL;
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     return st ? st : pix_open(r, path, out, err);
 }
 
@@ -631,7 +631,7 @@ tsf_status tsf_page_index_open_auto(tsf_reader *r, const char *tsfile, tsf_page_
         return tsf_err(err, TSF_EINVAL, "tsf_page_index_open_auto: arguments required");
     *out = NULL;
     size_t n;
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
     char *path = idx_name(r->a, tsfile, &n);
     if (!path) return tsf_err(err, TSF_ENOMEM, "page index: out of memory");
@@ -642,14 +642,14 @@ tsf_status tsf_page_index_open_auto(tsf_reader *r, const char *tsfile, tsf_page_
 
 /* ---- the reader's own index (tsf_reader_options.page_index) and building at write time ------------- */
 
-tsf_status rd_pix_set_path(tsf_reader *r, const char *tsfile, tsf_error *err)
+tsf_status tsf_rd_pix_set_path(tsf_reader *r, const char *tsfile, tsf_error *err)
 {
     size_t n;
     if (!(r->pix_path = idx_name(r->a, tsfile, &n))) return tsf_err(err, TSF_ENOMEM, "reader: out of memory");
     return TSF_OK;
 }
 
-void rd_pix_free(tsf_reader *r)
+void tsf_rd_pix_free(tsf_reader *r)
 {
     tsf_page_index_close(r->pix);
     r->pix = NULL;
@@ -657,7 +657,7 @@ void rd_pix_free(tsf_reader *r)
     r->pix_path = NULL;
 }
 
-tsf_page_index *rd_pix_get(tsf_reader *r)
+tsf_page_index *tsf_rd_pix_get(tsf_reader *r)
 {
     pthread_mutex_lock(&r->lock);
     if (!r->pix_tried && r->loaded > 0 && r->pix_path) {
@@ -673,8 +673,8 @@ tsf_status tsf_reader_page_index(tsf_reader *r, tsf_page_index **out, tsf_error 
 {
     if (!r || !out) return tsf_err(err, TSF_EINVAL, "tsf_reader_page_index: reader and out are required");
     *out = NULL;
-    tsf_status st = rd_ensure_index(r, err);
-    if (!st) *out = rd_pix_get(r);
+    tsf_status st = tsf_rd_ensure_index(r, err);
+    if (!st) *out = tsf_rd_pix_get(r);
     return st;
 }
 
@@ -759,7 +759,7 @@ void tsf_page_index_info(const tsf_page_index *p, uint64_t *npages, uint64_t *nl
     if (nlate) *nlate = p ? p->nlate : 0;
 }
 
-const tsf_reader *rd_page_index_reader(const tsf_page_index *p)
+const tsf_reader *tsf_rd_page_index_reader(const tsf_page_index *p)
 {
     return p ? p->r : NULL;
 }
@@ -902,7 +902,7 @@ tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t 
         tsf_reader *r = NULL;
         st = tsf_reader_open(&r, fp, &ro, err);
         free(fp);
-        if (!st) st = rd_ensure_index(r, err);
+        if (!st) st = tsf_rd_ensure_index(r, err);
         b.r = r;
         b.file = f;
         size_t *col0 = NULL, ncols = 0;
@@ -914,7 +914,7 @@ tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t 
             st = tsf_err(err, TSF_ENOMEM, "page index: out of memory");
         /* names of this file's columns, numbered after those of the files before */
         for (size_t d = 0; !st && d < r->ndevices; d++) {
-            const rd_device *dv = &r->devices[d];
+            const tsf_rd_device *dv = &r->devices[d];
             for (size_t j = 0; j < col0[d + 1] - col0[d] && !st; j++) {
                 if (grow(NULL, (void **)&cols, &ccap, nc + 1, sizeof *cols)) goto oom_r;
                 const char *sn = dv->aligned ? (j ? r->series[dv->series0 + j - 1].name : "")
@@ -941,7 +941,7 @@ tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t 
         st = tsf_err(err, TSF_ENOMEM, "page index: out of memory");
     next:
         if (col0) tsf_free(NULL, col0, (r->ndevices + 1) * sizeof *col0);
-        rd_buf_free(r ? r->a : NULL, &b.buf);
+        tsf_rd_buf_free(r ? r->a : NULL, &b.buf);
         tsf_reader_close(r);
         b.r = NULL;
         if (st && err) { /* name the file */

@@ -12,7 +12,7 @@
  *
  * No copies where it can be helped: a worker's query reads whole pages per batch (its batch size is a
  * multiple of the caller's, >= PAR_BIG_BATCH) and, after each batch, hands the decode buffers the batch
- * points into over to the slot (rd_query_detach), taking recycled ones from a pool; the caller borrows
+ * points into over to the slot (tsf_rd_query_detach), taking recycled ones from a pool; the caller borrows
  * them, slicing each page batch into batch_size pieces, until it moves on to the next slot, which returns
  * them to the pool. Batches that cannot be detached (TEXT/STRING/BLOB values borrowing page bytes, a
  * filter's compacted rows, a page larger than the big batch) are copied into the slot's arena as before.
@@ -24,11 +24,11 @@
  * core wrote last. Tasks hold about 2^18 values: much smaller tasks cost each thread more per page when both
  * threads decode, larger ones gain nothing (bench/RESULTS.md, "Parallel scan").
  * The workers, the ring's slots, the recycled decode buffers and the constant buffers live in the reader
- * (rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
+ * (tsf_rd_pool in tsf_reader.workers: created by the first threaded query, reused by the next ones, joined at
  * tsf_reader_close), so a query starts no thread and faults no page in once the reader is warm; a query
  * that finds the reader's pool busy (another thread's query holds it) makes a pool of its own, freed with
  * it. Each worker opens one query per parallel query (on the first task it takes) and points it at each
- * of its tasks in turn (rd_query_retarget), so a task costs no allocation. No process-global state.
+ * of its tasks in turn (tsf_rd_query_retarget), so a task costs no allocation. No process-global state.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -70,9 +70,9 @@ typedef struct pb_batch {
 /* A decoding thread's recycled decode buffers. A buffer goes back to the thread that filled it, so a thread
  * writes its pages into lines its own core touched last (not lines another core holds modified). */
 typedef struct par_bufs {
-    rd_buf pool; /* rd_buf[npool]: buffers the caller gave back (guarded by the pool's mutex) */
+    tsf_rd_buf pool; /* tsf_rd_buf[npool]: buffers the caller gave back (guarded by the pool's mutex) */
     size_t npool;
-    rd_buf spare; /* rd_buf[nspare]: taken from pool for the next detaches (the owning thread's alone) */
+    tsf_rd_buf spare; /* tsf_rd_buf[nspare]: taken from pool for the next detaches (the owning thread's alone) */
     size_t nspare;
 } par_bufs;
 
@@ -81,28 +81,28 @@ typedef struct par_slot {
     int ready; /* filled for `task` (guarded by the pool's mutex) */
     tsf_status status;
     tsf_error err;
-    rd_buf data; /* arena: times, values, validity, TEXT/STRING/BLOB bytes */
+    tsf_rd_buf data; /* arena: times, values, validity, TEXT/STRING/BLOB bytes */
     size_t used;
-    rd_buf batches, cols; /* pb_batch[nbatches], pb_col[ncols] */
+    tsf_rd_buf batches, cols; /* pb_batch[nbatches], pb_col[ncols] */
     size_t nbatches, ncols;
-    rd_buf held; /* rd_buf[nheld]: decode buffers detached from the task's query */
+    tsf_rd_buf held; /* tsf_rd_buf[nheld]: decode buffers detached from the task's query */
     size_t nheld;
     par_bufs *by; /* buffers of the thread that filled the slot: held ones go back there */
     tsf_query_stats st;
 } par_slot;
 
-typedef struct rd_pool rd_pool;
+typedef struct tsf_rd_pool tsf_rd_pool;
 
 typedef struct par_worker {
-    rd_pool *pl;
+    tsf_rd_pool *pl;
     size_t id;
-    rd_par *job;  /* the parallel query this worker has joined (counted in its `active`), or NULL */
+    tsf_rd_par *job;  /* the parallel query this worker has joined (counted in its `active`), or NULL */
     tsf_query *q; /* its query for that job, opened on the first task it takes */
     par_bufs *bf; /* its recycled decode buffers (in the pool: they outlive the job) */
 } par_worker;
 
 /* Kept across queries (tsf_reader.workers): threads, slots, recycled buffers. Guarded by mu. */
-struct rd_pool {
+struct tsf_rd_pool {
     tsf_reader *r;
     const tsf_allocator *a;
     pthread_mutex_t mu;
@@ -111,17 +111,17 @@ struct rd_pool {
     par_worker w[PAR_MAX_THREADS];
     size_t nth;
     int stop;
-    rd_par *job; /* the query being served, or NULL */
+    tsf_rd_par *job; /* the query being served, or NULL */
     par_slot *slots;
     size_t slots_cap;
     par_bufs bufs[PAR_MAX_THREADS + 1]; /* recycled decode buffers: worker i's at [i], the caller's last */
-    rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (a batch outlives the task) */
+    tsf_rd_buf zeros, ones; /* stand-ins for the tasks' constant buffers (a batch outlives the task) */
 };
 
-struct rd_par {
+struct tsf_rd_par {
     tsf_reader *r;
     const tsf_allocator *a;
-    rd_pool *pl;
+    tsf_rd_pool *pl;
     int own_pool;        /* pl is this query's own (the reader's was busy) */
     tsf_query_options o; /* the query; o.devices/o.columns belong to the parent tsf_query */
     tsf_query_options wo; /* the workers' queries: no threads, whole-page batches */
@@ -139,7 +139,7 @@ struct rd_par {
     par_worker self; /* the caller runs tasks too while the slot it waits for is not ready */
     par_slot *cur;
     size_t cur_batch, cur_row; /* batch of cur being handed out, and its first row not yet handed out */
-    rd_buf vbits;              /* validity bitmaps of slices that start inside a byte */
+    tsf_rd_buf vbits;              /* validity bitmaps of slices that start inside a byte */
     tsf_status failed;
     tsf_error failed_err;
     tsf_column_batch *cb;
@@ -150,7 +150,7 @@ struct rd_par {
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
-static tsf_status add_task(rd_par *p, size_t di, int64_t lo, int64_t hi, tsf_error *err)
+static tsf_status add_task(tsf_rd_par *p, size_t di, int64_t lo, int64_t hi, tsf_error *err)
 {
     if (p->ntasks == p->tasks_cap) {
         size_t nc = p->tasks_cap ? p->tasks_cap * 2 : 64;
@@ -164,7 +164,7 @@ static tsf_status add_task(rd_par *p, size_t di, int64_t lo, int64_t hi, tsf_err
 }
 
 typedef struct cutter {
-    rd_par *p;
+    tsf_rd_par *p;
     size_t di;
     int64_t last;         /* start of the open task */
     uint64_t acc, target; /* rows in the open task, rows per task */
@@ -183,7 +183,7 @@ static tsf_status unit(cutter *c, int64_t start, uint64_t count, tsf_error *err)
     return TSF_OK;
 }
 
-static const rd_series *driving_series(const tsf_reader *r, const rd_device *dev, const char *const *names,
+static const tsf_rd_series *driving_series(const tsf_reader *r, const tsf_rd_device *dev, const char *const *names,
                                        size_t nnames)
 {
     if (dev->aligned) return &dev->time;
@@ -196,27 +196,27 @@ static const rd_series *driving_series(const tsf_reader *r, const rd_device *dev
 
 /* Cuts device o.devices[di] into tasks. Damaged metadata only stops the cutting: the tasks' queries report
  * it. */
-static tsf_status plan_device(rd_par *p, size_t di, tsf_error *err)
+static tsf_status plan_device(tsf_rd_par *p, size_t di, tsf_error *err)
 {
     tsf_reader *r = p->r;
-    const rd_device *dev = &r->devices[p->o.devices[di]];
+    const tsf_rd_device *dev = &r->devices[p->o.devices[di]];
     const tsf_query_options *o = &p->o;
     size_t ncols = o->columns ? o->ncolumns : dev->nseries;
-    const rd_series *drv = driving_series(r, dev, o->columns, o->ncolumns);
+    const tsf_rd_series *drv = driving_series(r, dev, o->columns, o->ncolumns);
     tsf_status st = TSF_OK;
-    rd_buf hb = {0};
+    tsf_rd_buf hb = {0};
     size_t pos = 0;
     uint64_t off, rows = 0;
     tsf_fmt_stats cs;
     tsf_error e;
     /* tasks of about PAR_TASK_VALUES values, but at least 4 per thread where the device has the rows */
-    while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK)
+    while (drv && tsf_mip_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK)
         if (cs.end_time >= o->time_min && cs.start_time <= o->time_max) rows += cs.count;
     pos = 0;
     cutter c = {p, di, o->time_min, 0, PAR_TASK_VALUES / (ncols + 1)};
     if (c.target > rows / (4 * (uint64_t)o->threads)) c.target = rows / (4 * (uint64_t)o->threads);
     if (c.target < o->batch_size) c.target = o->batch_size;
-    while (drv && tsf_ixp_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK) {
+    while (drv && tsf_mip_next_chunk_meta(&drv->tsm, &pos, &off, &cs, &e) == TSF_OK) {
         if (cs.end_time < o->time_min || cs.start_time > o->time_max || cs.start_time > cs.end_time) continue;
         tsf_fmt_chunk_header ch;
         uint64_t dpos, dend, fetched = 0;
@@ -224,12 +224,12 @@ static tsf_status plan_device(rd_par *p, size_t di, tsf_error *err)
         /* a page start is a clean cut: batches end there (aligned value pages pair with the time pages;
          * other columns of a non-aligned device are merged by time, whatever the cut) */
         if (cs.count > c.target &&
-            rd_read_chunk_header(r, off, &hb, &ch, &dpos, &dend, &fetched, &e) == TSF_OK &&
+            tsf_rd_read_chunk_header(r, off, &hb, &ch, &dpos, &dend, &fetched, &e) == TSF_OK &&
             tsf_fmt_chunk_multi_page(ch.marker)) {
             paged = 1;
             while (dpos < dend) {
                 tsf_fmt_page_header ph;
-                if (rd_read_page_header(r, dpos, dend, &ch, &hb, &ph, &fetched, &e) || !ph.has_stats) break;
+                if (tsf_rd_read_page_header(r, dpos, dend, &ch, &hb, &ph, &fetched, &e) || !ph.has_stats) break;
                 if (ph.stats.end_time >= o->time_min && ph.stats.start_time <= o->time_max &&
                     (st = unit(&c, ph.stats.start_time, ph.stats.count, err)))
                     goto out;
@@ -240,16 +240,16 @@ static tsf_status plan_device(rd_par *p, size_t di, tsf_error *err)
     }
     st = add_task(p, di, c.last, o->time_max, err);
 out:
-    rd_buf_free(p->a, &hb);
+    tsf_rd_buf_free(p->a, &hb);
     return st;
 }
 
 /* ---- workers ------------------------------------------------------------------------------- */
 
-static size_t arena_put(rd_par *p, par_slot *s, const void *src, size_t n, size_t align, tsf_error *err)
+static size_t arena_put(tsf_rd_par *p, par_slot *s, const void *src, size_t n, size_t align, tsf_error *err)
 {
     size_t off = (s->used + align - 1) & ~(align - 1);
-    if (rd_buf_reserve(p->a, &s->data, off + n + 1, err)) return SIZE_MAX;
+    if (tsf_rd_buf_reserve(p->a, &s->data, off + n + 1, err)) return SIZE_MAX;
     if (n && src) memcpy(s->data.p + off, src, n);
     s->used = off + n;
     return off;
@@ -261,12 +261,12 @@ static int var_type(tsf_type t)
 }
 
 /* Copies batch b into the slot (TEXT/STRING/BLOB payloads too: stored as arena offset + 1, 0 = NULL). */
-static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_error *err)
+static tsf_status copy_batch(tsf_rd_par *p, par_slot *s, const tsf_batch *b, tsf_error *err)
 {
     size_t n = b->nrows;
     tsf_status st;
-    if ((st = rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err))) return st;
-    if ((st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err))) return st;
+    if ((st = tsf_rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err))) return st;
+    if ((st = tsf_rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err))) return st;
     pb_batch *pb = (pb_batch *)s->batches.p + s->nbatches;
     pb->device = b->device;
     pb->nrows = n;
@@ -281,7 +281,7 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
         pc->name = p->o.columns && k < p->o.ncolumns ? p->o.columns[k] : cb->name;
         pc->type = cb->type;
         pc->vp = pc->bp = NULL;
-        size_t esz = rd_cell_size(cb->type);
+        size_t esz = tsf_rd_cell_size(cb->type);
         if ((pc->boff = arena_put(p, s, cb->validity, (n + 7) / 8, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
         if ((pc->voff = arena_put(p, s, cb->values, n * esz, 64, err)) == SIZE_MAX) return TSF_ENOMEM;
         if (!var_type(cb->type)) continue;
@@ -301,14 +301,14 @@ static tsf_status copy_batch(rd_par *p, par_slot *s, const tsf_batch *b, tsf_err
     return TSF_OK;
 }
 
-/* Room for n more rd_bufs in the array buffer `arr` holding `have`. */
-static tsf_status bufs_reserve(rd_par *p, rd_buf *arr, size_t have, size_t n, tsf_error *err)
+/* Room for n more tsf_rd_bufs in the array buffer `arr` holding `have`. */
+static tsf_status bufs_reserve(tsf_rd_par *p, tsf_rd_buf *arr, size_t have, size_t n, tsf_error *err)
 {
-    return rd_buf_reserve(p->a, arr, (have + n) * sizeof(rd_buf), err);
+    return tsf_rd_buf_reserve(p->a, arr, (have + n) * sizeof(tsf_rd_buf), err);
 }
 
 /* A pointer into a task query's constant buffer `qb` moved to the same offset in ours (`mine`). */
-static const uint8_t *subst(const void *ptr, const rd_buf *qb, const rd_buf *mine)
+static const uint8_t *subst(const void *ptr, const tsf_rd_buf *qb, const tsf_rd_buf *mine)
 {
     const uint8_t *x = ptr;
     if (qb->p && x >= qb->p && x < qb->p + qb->cap) return mine->p + (x - qb->p);
@@ -316,28 +316,28 @@ static const uint8_t *subst(const void *ptr, const rd_buf *qb, const rd_buf *min
 }
 
 /* Keeps batch b of the task's query q in slot s: detached without copying where possible, else copied. */
-static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_batch *b, tsf_error *err)
+static tsf_status keep_batch(tsf_rd_par *p, par_slot *s, tsf_query *q, const tsf_batch *b, tsf_error *err)
 {
     size_t need = 1 + 2 * b->ncolumns;
     tsf_status st;
     par_bufs *bf = s->by;
     if ((st = bufs_reserve(p, &s->held, s->nheld, need, err)) ||
         (st = bufs_reserve(p, &bf->spare, 0, PAR_SPARE_BATCHES * need, err)) ||
-        (st = rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err)) ||
-        (st = rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
+        (st = tsf_rd_buf_reserve(p->a, &s->batches, (s->nbatches + 1) * sizeof(pb_batch), err)) ||
+        (st = tsf_rd_buf_reserve(p->a, &s->cols, (s->ncols + b->ncolumns) * sizeof(pb_col), err)))
         return st;
     if (bf->nspare < need) { /* top up the thread's spares from its pool, PAR_SPARE_BATCHES batches' worth */
-        rd_pool *pl = p->pl;
+        tsf_rd_pool *pl = p->pl;
         pthread_mutex_lock(&pl->mu);
         while (bf->nspare < PAR_SPARE_BATCHES * need && bf->npool)
-            ((rd_buf *)bf->spare.p)[bf->nspare++] = ((rd_buf *)bf->pool.p)[--bf->npool];
+            ((tsf_rd_buf *)bf->spare.p)[bf->nspare++] = ((tsf_rd_buf *)bf->pool.p)[--bf->npool];
         pthread_mutex_unlock(&pl->mu);
     }
-    size_t n = rd_query_detach(q, b, (rd_buf *)bf->spare.p, &bf->nspare, (rd_buf *)s->held.p + s->nheld);
+    size_t n = tsf_rd_query_detach(q, b, (tsf_rd_buf *)bf->spare.p, &bf->nspare, (tsf_rd_buf *)s->held.p + s->nheld);
     if (n == SIZE_MAX) return copy_batch(p, s, b, err);
     s->nheld += n;
-    rd_buf qz, qo;
-    rd_query_consts(q, &qz, &qo);
+    tsf_rd_buf qz, qo;
+    tsf_rd_query_consts(q, &qz, &qo);
     pb_batch *pb = (pb_batch *)s->batches.p + s->nbatches++;
     *pb = (pb_batch){b->device, b->nrows, b->ncolumns, s->ncols, b->times, 0};
     for (size_t k = 0; k < b->ncolumns; k++) {
@@ -354,19 +354,19 @@ static tsf_status keep_batch(rd_par *p, par_slot *s, tsf_query *q, const tsf_bat
 }
 
 /* Gives n buffers back to the pool of the thread that filled them (caller holds the mutex). */
-static void pool_put(rd_pool *pl, par_bufs *bf, rd_buf *bufs, size_t n)
+static void pool_put(tsf_rd_pool *pl, par_bufs *bf, tsf_rd_buf *bufs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (rd_buf_reserve(pl->a, &bf->pool, (bf->npool + 1) * sizeof(rd_buf), NULL)) {
-            rd_buf_free(pl->a, &bufs[i]);
+        if (tsf_rd_buf_reserve(pl->a, &bf->pool, (bf->npool + 1) * sizeof(tsf_rd_buf), NULL)) {
+            tsf_rd_buf_free(pl->a, &bufs[i]);
             continue;
         }
-        ((rd_buf *)bf->pool.p)[bf->npool++] = bufs[i];
+        ((tsf_rd_buf *)bf->pool.p)[bf->npool++] = bufs[i];
     }
 }
 
 /* Runs task t of p on worker w's query (opened on its first task) into slot s. */
-static void run_task(par_worker *w, rd_par *p, par_slot *s, const par_task *t)
+static void run_task(par_worker *w, tsf_rd_par *p, par_slot *s, const par_task *t)
 {
     s->used = s->nbatches = s->ncols = 0;
     s->by = w->bf;
@@ -375,10 +375,10 @@ static void run_task(par_worker *w, rd_par *p, par_slot *s, const par_task *t)
     if (!w->q) st = tsf_query_open(p->r, &p->wo, &w->q, &s->err);
     if (!st) {
         /* whole pages per batch (then sliced by the caller) where the slices are the one-thread batches */
-        const rd_device *dev = &p->r->devices[p->o.devices[t->di]];
+        const tsf_rd_device *dev = &p->r->devices[p->o.devices[t->di]];
         size_t ncols = p->o.columns ? p->o.ncolumns : dev->nseries;
         size_t batch = !p->o.where && (dev->aligned || ncols == 1) ? p->big : p->o.batch_size;
-        rd_query_retarget(w->q, t->di, t->tmin, t->tmax, batch);
+        tsf_rd_query_retarget(w->q, t->di, t->tmin, t->tmax, batch);
         while (!st) {
             const tsf_batch *b;
             if ((st = tsf_query_next(w->q, &b, &s->err)) || !b) break;
@@ -390,7 +390,7 @@ static void run_task(par_worker *w, rd_par *p, par_slot *s, const par_task *t)
 }
 
 /* A task of p worker w may start now (pool mutex held). */
-static int can_take(const rd_par *p, const par_worker *w)
+static int can_take(const tsf_rd_par *p, const par_worker *w)
 {
     return p && !p->stop && w->id < p->nw && p->next_task < p->ntasks && p->next_task < p->cons + p->nslots;
 }
@@ -398,10 +398,10 @@ static int can_take(const rd_par *p, const par_worker *w)
 static void *worker(void *arg)
 {
     par_worker *w = arg;
-    rd_pool *pl = w->pl;
+    tsf_rd_pool *pl = w->pl;
     pthread_mutex_lock(&pl->mu);
     for (;;) {
-        rd_par *j = w->job;
+        tsf_rd_par *j = w->job;
         if (j && (j->stop || j->next_task >= j->ntasks)) { /* nothing more for us: close our query, leave */
             tsf_query *q = w->q;
             w->q = NULL;
@@ -413,7 +413,7 @@ static void *worker(void *arg)
             continue;
         }
         if (pl->stop) break;
-        rd_par *p = pl->job;
+        tsf_rd_par *p = pl->job;
         if (!can_take(p, w)) {
             pthread_cond_wait(&pl->cv_work, &pl->mu);
             continue;
@@ -439,13 +439,13 @@ static void *worker(void *arg)
 
 static void slot_free(const tsf_allocator *a, par_slot *s)
 {
-    for (size_t j = 0; j < s->nheld; j++) rd_buf_free(a, (rd_buf *)s->held.p + j);
-    rd_buf *bufs[] = {&s->held, &s->data, &s->batches, &s->cols};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
+    for (size_t j = 0; j < s->nheld; j++) tsf_rd_buf_free(a, (tsf_rd_buf *)s->held.p + j);
+    tsf_rd_buf *bufs[] = {&s->held, &s->data, &s->batches, &s->cols};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tsf_rd_buf_free(a, bufs[i]);
 }
 
 /* Stops and joins the workers and frees the pool (no query may be using it). NULL is a no-op. */
-static void pool_free(rd_pool *pl)
+static void pool_free(tsf_rd_pool *pl)
 {
     if (!pl) return;
     pthread_mutex_lock(&pl->mu);
@@ -457,13 +457,13 @@ static void pool_free(rd_pool *pl)
     tsf_free(pl->a, pl->slots, pl->slots_cap * sizeof *pl->slots);
     for (size_t i = 0; i <= PAR_MAX_THREADS; i++) {
         par_bufs *bf = &pl->bufs[i];
-        for (size_t j = 0; j < bf->npool; j++) rd_buf_free(pl->a, (rd_buf *)bf->pool.p + j);
-        for (size_t j = 0; j < bf->nspare; j++) rd_buf_free(pl->a, (rd_buf *)bf->spare.p + j);
-        rd_buf_free(pl->a, &bf->pool);
-        rd_buf_free(pl->a, &bf->spare);
+        for (size_t j = 0; j < bf->npool; j++) tsf_rd_buf_free(pl->a, (tsf_rd_buf *)bf->pool.p + j);
+        for (size_t j = 0; j < bf->nspare; j++) tsf_rd_buf_free(pl->a, (tsf_rd_buf *)bf->spare.p + j);
+        tsf_rd_buf_free(pl->a, &bf->pool);
+        tsf_rd_buf_free(pl->a, &bf->spare);
     }
-    rd_buf_free(pl->a, &pl->zeros);
-    rd_buf_free(pl->a, &pl->ones);
+    tsf_rd_buf_free(pl->a, &pl->zeros);
+    tsf_rd_buf_free(pl->a, &pl->ones);
     pthread_cond_destroy(&pl->cv_work);
     pthread_cond_destroy(&pl->cv_ready);
     pthread_cond_destroy(&pl->cv_left);
@@ -471,15 +471,15 @@ static void pool_free(rd_pool *pl)
     tsf_free(pl->a, pl, sizeof *pl);
 }
 
-void rd_workers_free(tsf_reader *r)
+void tsf_rd_workers_free(tsf_reader *r)
 {
     pool_free(r->workers);
     r->workers = NULL;
 }
 
-static rd_pool *pool_new(tsf_reader *r)
+static tsf_rd_pool *pool_new(tsf_reader *r)
 {
-    rd_pool *pl = tsf_calloc(r->a, 1, sizeof *pl);
+    tsf_rd_pool *pl = tsf_calloc(r->a, 1, sizeof *pl);
     if (!pl) return NULL;
     pl->r = r;
     pl->a = r->a;
@@ -494,11 +494,11 @@ static rd_pool *pool_new(tsf_reader *r)
 }
 
 /* Makes pl ready to serve p (no job running on it): threads, slots and constant buffers for p->big. */
-static tsf_status pool_prepare(rd_pool *pl, rd_par *p, size_t want, tsf_error *err)
+static tsf_status pool_prepare(tsf_rd_pool *pl, tsf_rd_par *p, size_t want, tsf_error *err)
 {
     tsf_status st;
-    if ((st = rd_buf_reserve(pl->a, &pl->zeros, p->big * 16, err)) ||
-        (st = rd_buf_reserve(pl->a, &pl->ones, p->big / 8 + 1, err)))
+    if ((st = tsf_rd_buf_reserve(pl->a, &pl->zeros, p->big * 16, err)) ||
+        (st = tsf_rd_buf_reserve(pl->a, &pl->ones, p->big / 8 + 1, err)))
         return st;
     memset(pl->zeros.p, 0, pl->zeros.cap);
     memset(pl->ones.p, 0xff, pl->ones.cap);
@@ -522,12 +522,12 @@ static tsf_status pool_prepare(rd_pool *pl, rd_par *p, size_t want, tsf_error *e
 
 /* ---- the caller's side ----------------------------------------------------------------------- */
 
-static void rd_workers_release(tsf_reader *r);
+static void tsf_rd_workers_release(tsf_reader *r);
 
-tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, tsf_error *err)
+tsf_status tsf_rd_par_open(tsf_reader *r, const tsf_query_options *o, tsf_rd_par **out, tsf_error *err)
 {
     *out = NULL;
-    rd_par *p = tsf_calloc(r->a, 1, sizeof *p);
+    tsf_rd_par *p = tsf_calloc(r->a, 1, sizeof *p);
     if (!p) return tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
     p->r = r;
     p->a = r->a;
@@ -543,7 +543,7 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
         p->wx = *o->experimental;
         p->wo.experimental = &p->wx;
     }
-    if (!o->where) p->wo.batch_size = p->big; /* a task's batch size is at most this (rd_query_retarget) */
+    if (!o->where) p->wo.batch_size = p->big; /* a task's batch size is at most this (tsf_rd_query_retarget) */
     /* threads - 1 pool workers; the caller decodes too (below) */
     size_t want = (o->threads > PAR_MAX_THREADS ? PAR_MAX_THREADS : o->threads) - 1;
     if (want > p->ntasks) want = p->ntasks;
@@ -557,9 +557,9 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     if (mine) r->workers_busy = 1;
     pthread_mutex_unlock(&r->lock);
     if (mine && !r->workers) r->workers = pool_new(r);
-    rd_pool *pl = mine ? r->workers : pool_new(r);
+    tsf_rd_pool *pl = mine ? r->workers : pool_new(r);
     if (!pl) {
-        if (mine) rd_workers_release(r);
+        if (mine) tsf_rd_workers_release(r);
         st = tsf_err(err, TSF_ENOMEM, "parallel query: out of memory");
         goto fail;
     }
@@ -580,11 +580,11 @@ tsf_status rd_par_open(tsf_reader *r, const tsf_query_options *o, rd_par **out, 
     *out = p;
     return TSF_OK;
 fail:
-    rd_par_close(p);
+    tsf_rd_par_close(p);
     return st;
 }
 
-static void rd_workers_release(tsf_reader *r)
+static void tsf_rd_workers_release(tsf_reader *r)
 {
     pthread_mutex_lock(&r->lock);
     r->workers_busy = 0;
@@ -592,10 +592,10 @@ static void rd_workers_release(tsf_reader *r)
 }
 
 /* Hands the consumed slot back to the workers, its detached buffers to the pool. */
-static void release(rd_par *p)
+static void release(tsf_rd_par *p)
 {
     par_slot *s = p->cur;
-    rd_pool *pl = p->pl;
+    tsf_rd_pool *pl = p->pl;
     const tsf_query_stats *a = &s->st;
     p->st.chunks_read += a->chunks_read, p->st.chunks_skipped += a->chunks_skipped;
     p->st.pages_read += a->pages_read, p->st.pages_skipped += a->pages_skipped;
@@ -603,7 +603,7 @@ static void release(rd_par *p)
     p->st.bytes_read += a->bytes_read, p->st.bytes_decompressed += a->bytes_decompressed;
     p->st.rows += a->rows;
     pthread_mutex_lock(&pl->mu);
-    pool_put(pl, s->by, (rd_buf *)s->held.p, s->nheld);
+    pool_put(pl, s->by, (tsf_rd_buf *)s->held.p, s->nheld);
     s->nheld = 0;
     s->ready = 0;
     p->cons++;
@@ -612,7 +612,7 @@ static void release(rd_par *p)
     p->cur = NULL;
 }
 
-tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
+tsf_status tsf_rd_par_next(tsf_rd_par *p, const tsf_batch **out, tsf_error *err)
 {
     *out = NULL;
     if (p->failed) {
@@ -623,7 +623,7 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
         if (p->cur && p->cur_batch < p->cur->nbatches) break;
         if (p->cur) release(p);
         if (p->cons >= p->ntasks) return TSF_OK;
-        rd_pool *pl = p->pl;
+        tsf_rd_pool *pl = p->pl;
         par_slot *s = &pl->slots[p->cons % p->nslots];
         pthread_mutex_lock(&pl->mu);
         while (!(s->ready && s->task == p->cons)) {
@@ -675,7 +675,7 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
         p->cb_cap = pb->ncols;
     }
     size_t vb = m / 8 + 1; /* bytes of one re-aligned validity bitmap */
-    if ((r0 & 7) && rd_buf_reserve(p->a, &p->vbits, pb->ncols * vb, err)) return TSF_ENOMEM;
+    if ((r0 & 7) && tsf_rd_buf_reserve(p->a, &p->vbits, pb->ncols * vb, err)) return TSF_ENOMEM;
     uint8_t *base = s->data.p;
     for (size_t k = 0; k < pb->ncols; k++) {
         const pb_col *pc = (const pb_col *)s->cols.p + pb->col0 + k;
@@ -689,7 +689,7 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
         } else {
             b += r0 >> 3;
         }
-        p->cb[k] = (tsf_column_batch){pc->name, pc->type, v + r0 * rd_cell_size(pc->type), b};
+        p->cb[k] = (tsf_column_batch){pc->name, pc->type, v + r0 * tsf_rd_cell_size(pc->type), b};
     }
     const int64_t *t = pb->tp ? pb->tp : (const int64_t *)(base + pb->toff);
     p->out = (tsf_batch){pb->device, m, t + r0, pb->ncols, p->cb};
@@ -699,15 +699,15 @@ tsf_status rd_par_next(rd_par *p, const tsf_batch **out, tsf_error *err)
     return TSF_OK;
 }
 
-void rd_par_stats(const rd_par *p, tsf_query_stats *out)
+void tsf_rd_par_stats(const tsf_rd_par *p, tsf_query_stats *out)
 {
     *out = p->st;
 }
 
-void rd_par_close(rd_par *p)
+void tsf_rd_par_close(tsf_rd_par *p)
 {
     if (!p) return;
-    rd_pool *pl = p->pl;
+    tsf_rd_pool *pl = p->pl;
     if (pl) {
         /* stop the job, wait until every worker that joined it has closed its query and left */
         pthread_mutex_lock(&pl->mu);
@@ -716,17 +716,17 @@ void rd_par_close(rd_par *p)
         while (p->active) pthread_cond_wait(&pl->cv_left, &pl->mu);
         for (size_t i = 0; i < p->nslots; i++) { /* tasks done but not consumed */
             par_slot *s = &pl->slots[i];
-            if (s->nheld) pool_put(pl, s->by, (rd_buf *)s->held.p, s->nheld);
+            if (s->nheld) pool_put(pl, s->by, (tsf_rd_buf *)s->held.p, s->nheld);
             s->nheld = 0;
             s->ready = 0;
         }
         if (pl->job == p) pl->job = NULL;
         pthread_mutex_unlock(&pl->mu);
         if (p->own_pool) pool_free(pl);
-        else rd_workers_release(p->r);
+        else tsf_rd_workers_release(p->r);
     }
     tsf_query_close(p->self.q);
-    rd_buf_free(p->a, &p->vbits);
+    tsf_rd_buf_free(p->a, &p->vbits);
     tsf_free(p->a, p->tasks, p->tasks_cap * sizeof *p->tasks);
     tsf_free(p->a, p->cb, p->cb_cap * sizeof *p->cb);
     tsf_free(p->a, p, sizeof *p);

@@ -33,7 +33,7 @@
 
 typedef struct qcol {
     const char *name;
-    const rd_series *s; /* NULL: the device has no such column */
+    const tsf_rd_series *s; /* NULL: the device has no such column */
     tsf_type type;
     size_t esz;
     /* chunk metadata iteration (one entry of lookahead) */
@@ -50,8 +50,8 @@ typedef struct qcol {
     uint64_t body_off;
     int done;
     /* buffers */
-    rd_buf hdr, body, plain, vals, times, out_vals, out_valid;
-    rd_buf chunk; /* a chunk's pages read whole (one read); hdr and body fetch through its window */
+    tsf_rd_buf hdr, body, plain, vals, times, out_vals, out_valid;
+    tsf_rd_buf chunk; /* a chunk's pages read whole (one read); hdr and body fetch through its window */
     /* decoded page: rows [pos, n) of t (non-aligned: values v parallel to t) */
     const int64_t *t;
     const uint8_t *v;
@@ -74,23 +74,23 @@ struct tsf_query {
     size_t *devs;
     size_t ndevs, di, dend; /* devices devs[di, dend) are still to scan */
     int dev_active;
-    const rd_device *dev;
+    const tsf_rd_device *dev;
     qcol tcol;    /* aligned devices: the time column */
     qcol *cols;
     size_t ncols, cols_cap;
     size_t row_base; /* aligned: page row of tcol.t[0] */
-    rd_buf times_out, zeros, ones;
+    tsf_rd_buf times_out, zeros, ones;
     tsf_column_batch *cb;
     size_t cb_cap;
     tsf_batch out;
     tsf_query_stats st;
-    rd_par *par; /* threads > 1: the workers (parallel.c) yield the batches */
-    rd_fstate *fs;       /* value filter (NULL: none) */
+    tsf_rd_par *par; /* threads > 1: the workers (parallel.c) yield the batches */
+    tsf_rd_fstate *fs;       /* value filter (NULL: none) */
     size_t nvis;         /* returned columns: cols[0, nvis); the rest are read only for the filter */
     int block_bound;     /* TSF_BLOCK_BOUND_* */
     tsf_page_index *pix; /* page-time index of the reader's file (page_index.c) or NULL */
     int checked;         /* decoded pages are compared with their statistics (check.h) */
-    int level;           /* kernel level of those checks (rd_check_level) */
+    int level;           /* kernel level of those checks (tsf_rd_check_level) */
 };
 
 void tsf_query_options_init(tsf_query_options *o)
@@ -106,22 +106,22 @@ void tsf_query_options_init(tsf_query_options *o)
 
 static void col_free(const tsf_allocator *a, qcol *c)
 {
-    rd_buf *bufs[] = {&c->hdr,   &c->body,     &c->plain,     &c->vals,
+    tsf_rd_buf *bufs[] = {&c->hdr,   &c->body,     &c->plain,     &c->vals,
                       &c->times, &c->out_vals, &c->out_valid, &c->chunk};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(a, bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tsf_rd_buf_free(a, bufs[i]);
 }
 
 /* Resets a column's scan state for a new series, keeping its buffers. */
-static void col_reset(qcol *c, const char *name, const rd_series *s)
+static void col_reset(qcol *c, const char *name, const tsf_rd_series *s)
 {
-    rd_buf keep[8] = {c->hdr, c->body, c->plain, c->vals, c->times, c->out_vals, c->out_valid, c->chunk};
+    tsf_rd_buf keep[8] = {c->hdr, c->body, c->plain, c->vals, c->times, c->out_vals, c->out_valid, c->chunk};
     memset(c, 0, sizeof *c);
     c->hdr = keep[0], c->body = keep[1], c->plain = keep[2], c->vals = keep[3];
     c->times = keep[4], c->out_vals = keep[5], c->out_valid = keep[6], c->chunk = keep[7];
     c->name = name;
     c->s = s;
     c->type = s ? s->tsm.data_type : TSF_VECTOR;
-    c->esz = s ? rd_cell_size(c->type) : 1;
+    c->esz = s ? tsf_rd_cell_size(c->type) : 1;
     c->done = s == NULL;
 }
 
@@ -130,21 +130,21 @@ static void col_reset(qcol *c, const char *name, const rd_series *s)
  * them: a query's buffers are sized by its pages, and allocating them afresh for every short query
  * costs page faults that outweigh the decoding of a narrow time range.
  */
-typedef struct rd_qspare {
+typedef struct tsf_rd_qspare {
     qcol *cols;
     size_t cap;
     qcol tcol;
-} rd_qspare;
+} tsf_rd_qspare;
 
 static void qspare_put(tsf_query *q)
 {
     tsf_reader *r = q->r;
     if (!q->cols_cap) return;
-    rd_qspare *s = tsf_alloc(q->a, sizeof *s);
+    tsf_rd_qspare *s = tsf_alloc(q->a, sizeof *s);
     if (!s) return;
     pthread_mutex_lock(&r->lock);
     if (r->nqspare < sizeof r->qspare / sizeof r->qspare[0]) {
-        *s = (rd_qspare){q->cols, q->cols_cap, q->tcol};
+        *s = (tsf_rd_qspare){q->cols, q->cols_cap, q->tcol};
         r->qspare[r->nqspare++] = s;
         q->cols = NULL;
         q->cols_cap = 0;
@@ -158,7 +158,7 @@ static void qspare_put(tsf_query *q)
 static void qspare_take(tsf_query *q)
 {
     tsf_reader *r = q->r;
-    rd_qspare *s = NULL;
+    tsf_rd_qspare *s = NULL;
     pthread_mutex_lock(&r->lock);
     if (r->nqspare) s = r->qspare[--r->nqspare];
     pthread_mutex_unlock(&r->lock);
@@ -174,7 +174,7 @@ static void qspare_take(tsf_query *q)
 void tsf_query_close(tsf_query *q)
 {
     if (!q) return;
-    rd_par_close(q->par);
+    tsf_rd_par_close(q->par);
     qspare_put(q);
     const tsf_allocator *a = q->a;
     col_free(a, &q->tcol);
@@ -183,11 +183,11 @@ void tsf_query_close(tsf_query *q)
     for (size_t i = 0; i < q->nnames; i++) tsf_free(a, q->names[i], strlen(q->names[i]) + 1);
     tsf_free(a, q->names, q->nnames * sizeof *q->names);
     tsf_free(a, q->devs, q->ndevs * sizeof *q->devs);
-    rd_buf_free(a, &q->times_out);
-    rd_buf_free(a, &q->zeros);
-    rd_buf_free(a, &q->ones);
+    tsf_rd_buf_free(a, &q->times_out);
+    tsf_rd_buf_free(a, &q->zeros);
+    tsf_rd_buf_free(a, &q->ones);
     tsf_free(a, q->cb, q->cb_cap * sizeof *q->cb);
-    rd_filter_close(q->fs);
+    tsf_rd_filter_close(q->fs);
     tsf_compressor_close(q->comp);
     tsf_free(a, q, sizeof *q);
 }
@@ -205,7 +205,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     }
     if (o.batch_size == 0) o.batch_size = 4096;
     if (o.batch_size > (1u << 24)) return tsf_err(err, TSF_EINVAL, "batch_size %zu too large", o.batch_size);
-    tsf_status st = rd_ensure_index(r, err);
+    tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
     tsf_query *q = tsf_calloc(r->a, 1, sizeof *q);
     if (!q) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
@@ -259,16 +259,16 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
         goto fail;
     }
     q->block_bound = block_bound;
-    if ((q->checked = rd_checked_of(r, o.checked)) < 0) {
+    if ((q->checked = tsf_rd_checked_of(r, o.checked)) < 0) {
         st = tsf_err(err, TSF_EINVAL, "tsf_query_open: checked %d: -1, 0 or 1", o.checked);
         goto fail;
     }
-    q->level = rd_check_level(tsf_codec_get_path(r->codec));
-    if (o.page_index && rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
-    else if (!o.page_index && o.use_page_index && o.time_min != INT64_MIN) q->pix = rd_pix_get(r);
-    if (o.where && (st = rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, filter_prune, &q->fs, err))) goto fail;
-    if ((st = rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
-    if ((st = rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
+    q->level = tsf_rd_check_level(tsf_codec_get_path(r->codec));
+    if (o.page_index && tsf_rd_page_index_reader(o.page_index) == r) q->pix = o.page_index;
+    else if (!o.page_index && o.use_page_index && o.time_min != INT64_MIN) q->pix = tsf_rd_pix_get(r);
+    if (o.where && (st = tsf_rd_filter_open(r, o.where, q->devs, q->ndevs, q->batch, filter_prune, &q->fs, err))) goto fail;
+    if ((st = tsf_rd_buf_reserve(r->a, &q->zeros, q->batch * 16, err))) goto fail;
+    if ((st = tsf_rd_buf_reserve(r->a, &q->ones, q->batch / 8 + 1, err))) goto fail;
     memset(q->zeros.p, 0, q->zeros.cap);
     memset(q->ones.p, 0xff, q->ones.cap);
     if (o.threads > 1) {
@@ -279,7 +279,7 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
         po.columns = (const char *const *)q->names;
         po.ncolumns = q->nnames;
         po.batch_size = q->batch;
-        if ((st = rd_par_open(r, &po, &q->par, err))) goto fail;
+        if ((st = tsf_rd_par_open(r, &po, &q->par, err))) goto fail;
     }
     *out = q;
     return TSF_OK;
@@ -292,7 +292,7 @@ fail:
 
 void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out)
 {
-    if (q && q->par) rd_par_stats(q->par, out);
+    if (q && q->par) tsf_rd_par_stats(q->par, out);
     else if (q) *out = q->st;
 }
 
@@ -312,7 +312,7 @@ static int inside(const tsf_query *q, int64_t start, int64_t end)
 static tsf_status cm_next(tsf_query *q, qcol *c, tsf_error *err)
 {
     tsf_error e;
-    tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &c->cm_pos, &c->cm_off, &c->cm_stats, &e);
+    tsf_status st = tsf_mip_next_chunk_meta(&c->s->tsm, &c->cm_pos, &c->cm_off, &c->cm_stats, &e);
     c->cm_have = st == TSF_OK;
     if (st == TSF_OK || st == TSF_ENOTFOUND) return TSF_OK;
     if (err) *err = e;
@@ -322,7 +322,7 @@ static tsf_status cm_next(tsf_query *q, qcol *c, tsf_error *err)
 static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind want, tsf_type type, tsf_error *err)
 {
     c->hdr.wlen = c->body.wlen = 0;
-    tsf_status st = rd_read_chunk_header(q->r, off, &c->hdr, &c->ch, &c->dpos, &c->dend, &q->st.bytes_read, err);
+    tsf_status st = tsf_rd_read_chunk_header(q->r, off, &c->hdr, &c->ch, &c->dpos, &c->dend, &q->st.bytes_read, err);
     if (st) return st;
     tsf_chunk_kind k = tsf_fmt_chunk_kind(c->ch.marker);
     if (k != want)
@@ -352,7 +352,7 @@ static tsf_status open_chunk(tsf_query *q, qcol *c, uint64_t off, tsf_chunk_kind
 static tsf_status read_window(tsf_query *q, qcol *c, uint64_t len, tsf_error *err)
 {
     const uint8_t *p;
-    tsf_status st = rd_fetch(q->r, c->dpos, (size_t)len, &c->chunk, &p, err);
+    tsf_status st = tsf_rd_fetch(q->r, c->dpos, (size_t)len, &c->chunk, &p, err);
     if (st) return st;
     c->hdr.wp = c->body.wp = p;
     c->hdr.woff = c->body.woff = c->dpos;
@@ -377,28 +377,28 @@ static tsf_status read_whole_chunk(tsf_query *q, qcol *c, int partial, tsf_error
  * (from any thread) jump to the first page that can match by binary search. Directories live in the
  * reader (under its lock) until it closes; a chunk with a page without statistics gets none.
  */
-typedef struct rd_pdir_page {
+typedef struct tsf_rd_pdir_page {
     uint64_t hdr; /* offset of the page header */
     int64_t end;  /* the page's end time */
-} rd_pdir_page;
+} tsf_rd_pdir_page;
 
-typedef struct rd_pdir {
+typedef struct tsf_rd_pdir {
     uint64_t chunk_off;
     size_t npages;
-    rd_pdir_page *pg;
-} rd_pdir;
+    tsf_rd_pdir_page *pg;
+} tsf_rd_pdir;
 
-static void pdir_destroy(const tsf_allocator *a, rd_pdir *d)
+static void pdir_destroy(const tsf_allocator *a, tsf_rd_pdir *d)
 {
     if (!d) return;
     tsf_free(a, d->pg, d->npages * sizeof *d->pg);
     tsf_free(a, d, sizeof *d);
 }
 
-void rd_pdir_free(tsf_reader *r)
+void tsf_rd_pdir_free(tsf_reader *r)
 {
     for (size_t i = 0; i < r->nqspare; i++) {
-        rd_qspare *s = r->qspare[i];
+        tsf_rd_qspare *s = r->qspare[i];
         col_free(r->a, &s->tcol);
         for (size_t k = 0; k < s->cap; k++) col_free(r->a, &s->cols[k]);
         tsf_free(r->a, s->cols, s->cap * sizeof *s->cols);
@@ -419,15 +419,15 @@ static size_t pdir_slot(const tsf_reader *r, uint64_t off)
 }
 
 /* Puts nd into the reader's table (or frees it if there is no room or another query was first). */
-static const rd_pdir *pdir_insert(tsf_reader *r, const tsf_allocator *a, rd_pdir *nd)
+static const tsf_rd_pdir *pdir_insert(tsf_reader *r, const tsf_allocator *a, tsf_rd_pdir *nd)
 {
-    const rd_pdir *d = NULL;
+    const tsf_rd_pdir *d = NULL;
     pthread_mutex_lock(&r->lock);
     if (r->npdirs * 2 + 2 > r->pdirs_cap) {
         size_t ncap = r->pdirs_cap ? r->pdirs_cap * 2 : 64;
-        rd_pdir **t = tsf_calloc(a, ncap, sizeof *t);
+        tsf_rd_pdir **t = tsf_calloc(a, ncap, sizeof *t);
         if (t) {
-            rd_pdir **old = r->pdirs;
+            tsf_rd_pdir **old = r->pdirs;
             size_t ocap = r->pdirs_cap;
             r->pdirs = t;
             r->pdirs_cap = ncap;
@@ -452,28 +452,28 @@ static const rd_pdir *pdir_insert(tsf_reader *r, const tsf_allocator *a, rd_pdir
 
 /* Directory of c's open chunk: looked up, or built by walking its headers once. NULL if none (a damaged
  * header is then reported when the query walks to it). */
-static const rd_pdir *pdir_get(tsf_query *q, qcol *c)
+static const tsf_rd_pdir *pdir_get(tsf_query *q, qcol *c)
 {
     tsf_reader *r = q->r;
-    const rd_pdir *d = NULL;
+    const tsf_rd_pdir *d = NULL;
     pthread_mutex_lock(&r->lock);
     if (r->pdirs_cap) d = r->pdirs[pdir_slot(r, c->chunk_off)];
     pthread_mutex_unlock(&r->lock);
     if (d) return d;
     size_t n = 0, cap = 64;
-    rd_pdir *nd = tsf_calloc(q->a, 1, sizeof *nd);
-    rd_pdir_page *pg = tsf_alloc(q->a, cap * sizeof *pg);
+    tsf_rd_pdir *nd = tsf_calloc(q->a, 1, sizeof *nd);
+    tsf_rd_pdir_page *pg = tsf_alloc(q->a, cap * sizeof *pg);
     uint64_t pos = c->dpos, fetched = 0;
     int ok = nd && pg;
     while (ok && pos < c->dend) {
         tsf_fmt_page_header ph;
         tsf_error e;
-        if (rd_read_page_header(r, pos, c->dend, &c->ch, &c->hdr, &ph, &fetched, &e) || !ph.has_stats) {
+        if (tsf_rd_read_page_header(r, pos, c->dend, &c->ch, &c->hdr, &ph, &fetched, &e) || !ph.has_stats) {
             ok = 0;
             break;
         }
         if (n == cap) {
-            rd_pdir_page *g = tsf_realloc(q->a, pg, cap * sizeof *pg, 2 * cap * sizeof *pg);
+            tsf_rd_pdir_page *g = tsf_realloc(q->a, pg, cap * sizeof *pg, 2 * cap * sizeof *pg);
             if (!g) {
                 ok = 0;
                 break;
@@ -486,7 +486,7 @@ static const rd_pdir *pdir_get(tsf_query *q, qcol *c)
         n++;
         pos += ph.header_len + ph.compressed_size;
     }
-    rd_pdir_page *fit = ok && n ? tsf_realloc(q->a, pg, cap * sizeof *pg, n * sizeof *pg) : NULL;
+    tsf_rd_pdir_page *fit = ok && n ? tsf_realloc(q->a, pg, cap * sizeof *pg, n * sizeof *pg) : NULL;
     if (!fit) {
         tsf_free(q->a, pg, cap * sizeof *pg);
         tsf_free(q->a, nd, sizeof *nd);
@@ -507,7 +507,7 @@ static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
 {
     if (!tsf_fmt_chunk_multi_page(drv->ch.marker) || drv->dpos >= drv->dend || nvals > 64) return;
     if (q->pix && pix_jump(q, drv, vals, nvals)) return;
-    const rd_pdir *d = pdir_get(q, drv);
+    const tsf_rd_pdir *d = pdir_get(q, drv);
     if (!d) return;
     size_t a = 0, z = d->npages;
     while (a < z) {
@@ -516,7 +516,7 @@ static void pdir_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
     }
     if (a == d->npages) a = d->npages - 1; /* the walk checks the last page (and the chunk's end) */
     if (a == 0) return;
-    const rd_pdir *vd[64];
+    const tsf_rd_pdir *vd[64];
     for (size_t i = 0; i < nvals; i++) {
         vd[i] = NULL;
         if (!vals[i].in_chunk || vals[i].dpos >= vals[i].dend) continue;
@@ -548,7 +548,7 @@ static int pix_jump(tsf_query *q, qcol *drv, qcol *vals, size_t nvals)
         return 0;
     tsf_fmt_page_header ph; /* a damaged index must not skip rows: the page there starts where it says */
     uint64_t fetched = 0;
-    if (rd_read_page_header(q->r, loc.page_offset, drv->dend, &drv->ch, &drv->hdr, &ph, &fetched, NULL) ||
+    if (tsf_rd_read_page_header(q->r, loc.page_offset, drv->dend, &drv->ch, &drv->hdr, &ph, &fetched, NULL) ||
         !ph.has_stats || ph.stats.start_time != loc.start_time)
         return 0;
     for (size_t i = 0; i < nvals; i++) {
@@ -578,19 +578,19 @@ static tsf_status next_page_header(tsf_query *q, qcol *c, tsf_error *err)
         tsf_status st = read_window(q, c, len < RD_READ_AHEAD ? len : RD_READ_AHEAD, err);
         if (st) return st;
     }
-    tsf_status st = rd_read_page_header(q->r, c->dpos, c->dend, &c->ch, &c->hdr, &c->ph, &q->st.bytes_read, err);
+    tsf_status st = tsf_rd_read_page_header(q->r, c->dpos, c->dend, &c->ch, &c->hdr, &c->ph, &q->st.bytes_read, err);
     if (st) return st;
     c->body_off = c->dpos + c->ph.header_len;
     c->dpos = c->body_off + c->ph.compressed_size;
     return TSF_OK;
 }
 
-tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
-                        const tsf_fmt_page_header *ph, uint64_t body_off, rd_buf *body, rd_buf *plain,
+tsf_status tsf_rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
+                        const tsf_fmt_page_header *ph, uint64_t body_off, tsf_rd_buf *body, tsf_rd_buf *plain,
                         const uint8_t **p, size_t *len, uint64_t *fetched, uint64_t *decompressed, tsf_error *err)
 {
     const uint8_t *raw;
-    tsf_status st = rd_fetch(r, body_off, ph->compressed_size, body, &raw, err);
+    tsf_status st = tsf_rd_fetch(r, body_off, ph->compressed_size, body, &raw, err);
     if (st) return st;
     *fetched += ph->compressed_size;
     if (h->compression == TSF_UNCOMPRESSED) {
@@ -604,7 +604,7 @@ tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt
     if (ph->uncompressed_size > cap)
         return tsf_err(err, TSF_ECORRUPT, "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
                        (unsigned long long)body_off, ph->uncompressed_size, ph->compressed_size);
-    if ((st = rd_buf_reserve(r->a, plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err))) return st;
+    if ((st = tsf_rd_buf_reserve(r->a, plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err))) return st;
     st = tsf_compressor_decompress(comp, h->compression, raw, ph->compressed_size, plain->p, ph->uncompressed_size,
                                    err);
     if (st) {
@@ -625,7 +625,7 @@ tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt
 /* Fetches and decompresses the current page body of c: *p / *len (uncompressed). */
 static tsf_status load_body(tsf_query *q, qcol *c, const uint8_t **p, size_t *len, tsf_error *err)
 {
-    return rd_load_page(q->r, q->comp, &c->ch, &c->ph, c->body_off, &c->body, &c->plain, p, len, &q->st.bytes_read,
+    return tsf_rd_load_page(q->r, q->comp, &c->ch, &c->ph, c->body_off, &c->body, &c->plain, p, len, &q->st.bytes_read,
                         &q->st.bytes_decompressed, err);
 }
 
@@ -683,7 +683,7 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
                            (unsigned long long)c->body_off, tot, len);
         ndec = tot;
     }
-    if ((st = rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
+    if ((st = tsf_rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
     int64_t *t = (int64_t *)c->times.p;
     if (ndec && q->checked && enc == TSF_ENC_TS_2DIFF && ndec == tot) {
         st = tsf_ts2diff_decode_i64_sum(q->r->codec, src, srclen, t, ndec, TSF_SUM_ASCENDING, &c->tsum, NULL, err);
@@ -721,7 +721,7 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
 /* Decodes n values of the column's type into c->vals. */
 static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t len, size_t n, tsf_error *err)
 {
-    tsf_status st = rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
+    tsf_status st = tsf_rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
     c->vsum.what = 0;
     if (st) return st;
     if (!n) return TSF_OK;
@@ -750,13 +750,13 @@ static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t 
 static int na_may_match(tsf_query *q, const qcol *c, const tsf_fmt_stats *s, int trusted)
 {
     size_t i = (size_t)(c - q->cols);
-    if (!rd_filter_uses(q->fs, i)) return 1;
-    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    if (!tsf_rd_filter_uses(q->fs, i)) return 1;
+    tsf_rd_unit_col *u = tsf_rd_filter_units(q->fs, q->ncols);
     if (!u) return 1;
     u[i].stats = *s;
     u[i].has = 1;
     u[i].trusted = trusted;
-    return rd_filter_may_match(q->fs, u, q->ncols);
+    return tsf_rd_filter_may_match(q->fs, u, q->ncols);
 }
 
 /* Aligned chunk group of the time chunk at off (next: the following time chunk): the value chunks of the
@@ -764,19 +764,19 @@ static int na_may_match(tsf_query *q, const qcol *c, const tsf_fmt_stats *s, int
  * statistics are not trusted here). A column without a value chunk in the group is null in every row. */
 static int al_chunk_may_match(tsf_query *q, uint64_t off, uint64_t next)
 {
-    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    tsf_rd_unit_col *u = tsf_rd_filter_units(q->fs, q->ncols);
     if (!u) return 1;
     int any = 0;
     for (size_t i = 0; i < q->ncols; i++) {
         const qcol *c = &q->cols[i];
-        if (!c->s || !rd_filter_uses(q->fs, i)) continue;
+        if (!c->s || !tsf_rd_filter_uses(q->fs, i)) continue;
         size_t pos = c->cm_pos;
         int have = c->cm_have;
         uint64_t coff = c->cm_off;
         tsf_fmt_stats cs = c->cm_stats;
         while (have && coff < off) {
             tsf_error e;
-            tsf_status st = tsf_ixp_next_chunk_meta(&c->s->tsm, &pos, &coff, &cs, &e);
+            tsf_status st = tsf_mip_next_chunk_meta(&c->s->tsm, &pos, &coff, &cs, &e);
             if (st && st != TSF_ENOTFOUND) return 1; /* the scan itself reports it */
             have = st == TSF_OK;
         }
@@ -789,26 +789,26 @@ static int al_chunk_may_match(tsf_query *q, uint64_t off, uint64_t next)
             u[i].all_null = 1;
         }
     }
-    return !any || rd_filter_may_match(q->fs, u, q->ncols);
+    return !any || tsf_rd_filter_may_match(q->fs, u, q->ncols);
 }
 
 /* Aligned page: the value pages paired with the current time page (same rows). */
 static int al_page_may_match(tsf_query *q)
 {
-    rd_unit_col *u = rd_filter_units(q->fs, q->ncols);
+    tsf_rd_unit_col *u = tsf_rd_filter_units(q->fs, q->ncols);
     if (!u) return 1;
     for (size_t i = 0; i < q->ncols; i++) {
         const qcol *c = &q->cols[i];
-        if (!rd_filter_uses(q->fs, i)) continue;
+        if (!tsf_rd_filter_uses(q->fs, i)) continue;
         if (!c->in_chunk || c->ph.uncompressed_size == 0) {
             u[i].all_null = 1;
         } else if (c->ph.has_stats) {
             u[i].stats = c->ph.stats;
             u[i].has = 1;
-            u[i].trusted = !rd_lossy(c->type, c->ch.encoding);
+            u[i].trusted = !tsf_rd_lossy(c->type, c->ch.encoding);
         }
     }
-    return rd_filter_may_match(q->fs, u, q->ncols);
+    return tsf_rd_filter_may_match(q->fs, u, q->ncols);
 }
 
 /* ---- checked reads (check.h) ------------------------------------------------------------------ */
@@ -818,8 +818,8 @@ static tsf_status check_range(const tsf_query *q, const tsf_fmt_stats *s, const 
                               tsf_error *err)
 {
     char why[160];
-    if (!q->checked || !rd_check_range(s, why, sizeof why)) return TSF_OK;
-    if (c) return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+    if (!q->checked || !tsf_rd_check_range(s, why, sizeof why)) return TSF_OK;
+    if (c) return tsf_rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
     return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
 }
 
@@ -827,20 +827,20 @@ static tsf_status check_range(const tsf_query *q, const tsf_fmt_stats *s, const 
 static tsf_status check_times(const tsf_query *q, const qcol *c, const int64_t *t, size_t n, tsf_error *err)
 {
     char why[200];
-    const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
-    if (!s || !rd_check_times(q->level, s, t, n, &c->tsum, why, sizeof why)) return TSF_OK;
-    return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+    const tsf_fmt_stats *s = tsf_rd_page_stats(&c->ch, &c->ph, &c->cs);
+    if (!s || !tsf_rd_check_times(q->level, s, t, n, &c->tsum, why, sizeof why)) return TSF_OK;
+    return tsf_rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
 }
 
 /* The n values decoded from c's current page (rows' first and last times t0, t1) against its statistics. */
 static tsf_status check_values(const tsf_query *q, const qcol *c, int64_t t0, int64_t t1, size_t n, tsf_error *err)
 {
     char why[200];
-    const tsf_fmt_stats *s = rd_page_stats(&c->ch, &c->ph, &c->cs);
-    if (!s || !rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, &c->vsum, why,
+    const tsf_fmt_stats *s = tsf_rd_page_stats(&c->ch, &c->ph, &c->cs);
+    if (!s || !tsf_rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, &c->vsum, why,
                                  sizeof why))
         return TSF_OK;
-    return rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
+    return tsf_rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
 }
 
 /* ---- non-aligned columns ------------------------------------------------------------------ */
@@ -888,7 +888,7 @@ static tsf_status na_next_page(tsf_query *q, qcol *c, tsf_error *err)
             }
             partial = !inside(q, c->ph.stats.start_time, c->ph.stats.end_time);
         }
-        if (q->fs && c->ph.has_stats && !na_may_match(q, c, &c->ph.stats, !rd_lossy(c->type, c->ch.encoding))) {
+        if (q->fs && c->ph.has_stats && !na_may_match(q, c, &c->ph.stats, !tsf_rd_lossy(c->type, c->ch.encoding))) {
             q->st.pages_skipped++;
             continue;
         }
@@ -1046,7 +1046,7 @@ static tsf_status al_next_page(tsf_query *q, tsf_error *err)
 
 /* ---- devices and batches ------------------------------------------------------------------ */
 
-static const rd_series *find_series(const tsf_reader *r, const rd_device *d, const char *name)
+static const tsf_rd_series *find_series(const tsf_reader *r, const tsf_rd_device *d, const char *name)
 {
     for (size_t k = 0; k < d->nseries; k++)
         if (!strcmp(r->series[d->series0 + k].name, name)) return &r->series[d->series0 + k];
@@ -1063,8 +1063,8 @@ static const char *qcol_name(const void *cols, size_t i)
 static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
 {
     const tsf_reader *r = q->r;
-    const rd_device *d = &r->devices[q->devs[q->di]];
-    size_t nv = q->names ? q->nnames : d->nseries, n = nv + (q->fs ? rd_filter_ncolumns(q->fs) : 0);
+    const tsf_rd_device *d = &r->devices[q->devs[q->di]];
+    size_t nv = q->names ? q->nnames : d->nseries, n = nv + (q->fs ? tsf_rd_filter_ncolumns(q->fs) : 0);
     tsf_status st;
     *use = 0;
     if (n > q->cols_cap) {
@@ -1084,13 +1084,13 @@ static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
     q->ncols = q->nvis = nv;
     size_t present = 0;
     for (size_t i = 0; i < n; i++) {
-        const rd_series *s;
+        const tsf_rd_series *s;
         const char *name;
         if (i < nv) {
             s = q->names ? find_series(r, d, q->names[i]) : &r->series[d->series0 + i];
             name = q->names ? q->names[i] : s->name;
         } else { /* a filter column not among the returned ones: read, evaluated, not returned */
-            name = rd_filter_column(q->fs, i - nv);
+            name = tsf_rd_filter_column(q->fs, i - nv);
             size_t k = 0;
             while (k < q->ncols && strcmp(q->cols[k].name, name)) k++;
             if (k < q->ncols || !(s = find_series(r, d, name))) continue;
@@ -1105,7 +1105,7 @@ static tsf_status start_device(tsf_query *q, int *use, tsf_error *err)
     if (!present) return TSF_OK;
     if (q->fs) {
         int skip;
-        if ((st = rd_filter_device(q->fs, q->devs[q->di], qcol_name, q->cols, q->ncols, &skip, err))) return st;
+        if ((st = tsf_rd_filter_device(q->fs, q->devs[q->di], qcol_name, q->cols, q->ncols, &skip, err))) return st;
         if (skip) return TSF_OK;
     }
     if (d->aligned) {
@@ -1143,8 +1143,8 @@ static tsf_status al_emit(tsf_query *q, tsf_error *err)
             c->k += m;
             continue;
         }
-        tsf_status st = rd_buf_reserve(q->a, &c->out_vals, m * c->esz, err);
-        if (!st) st = rd_buf_reserve(q->a, &c->out_valid, m / 8 + 1, err);
+        tsf_status st = tsf_rd_buf_reserve(q->a, &c->out_vals, m * c->esz, err);
+        if (!st) st = tsf_rd_buf_reserve(q->a, &c->out_valid, m / 8 + 1, err);
         if (st) return st;
         uint8_t *ov = c->out_vals.p, *vb = c->out_valid.p;
         memset(vb, 0, m / 8 + 1);
@@ -1189,12 +1189,12 @@ static tsf_status na_emit(tsf_query *q, int *got, tsf_error *err)
         *got = m > 0;
         return TSF_OK;
     }
-    if ((st = rd_buf_reserve(q->a, &q->times_out, q->batch * sizeof(int64_t), err))) return st;
+    if ((st = tsf_rd_buf_reserve(q->a, &q->times_out, q->batch * sizeof(int64_t), err))) return st;
     for (size_t i = 0; i < q->ncols; i++) {
         qcol *c = &q->cols[i];
         if (c->done) continue;
-        if ((st = rd_buf_reserve(q->a, &c->out_vals, q->batch * c->esz, err))) return st;
-        if ((st = rd_buf_reserve(q->a, &c->out_valid, q->batch / 8 + 1, err))) return st;
+        if ((st = tsf_rd_buf_reserve(q->a, &c->out_vals, q->batch * c->esz, err))) return st;
+        if ((st = tsf_rd_buf_reserve(q->a, &c->out_valid, q->batch / 8 + 1, err))) return st;
         memset(c->out_valid.p, 0, q->batch / 8 + 1);
     }
     int64_t *to = (int64_t *)q->times_out.p;
@@ -1243,7 +1243,7 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
 {
     if (!q || !out) return tsf_err(err, TSF_EINVAL, "tsf_query_next: query and out are required");
     *out = NULL;
-    if (q->par) return rd_par_next(q->par, out, err);
+    if (q->par) return tsf_rd_par_next(q->par, out, err);
     tsf_status st;
     while (q->di < q->dend) {
         if (!q->dev_active) {
@@ -1274,7 +1274,7 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
         }
         if (got && q->fs) { /* keep the rows where the filter is TRUE; a batch left empty is not returned */
             size_t kept;
-            if ((st = rd_filter_apply(q->fs, &q->out, q->cb, q->ncols, q->nvis, &kept, err))) return st;
+            if ((st = tsf_rd_filter_apply(q->fs, &q->out, q->cb, q->ncols, q->nvis, &kept, err))) return st;
             if (!kept) continue;
         }
         if (got) {
@@ -1294,7 +1294,7 @@ tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error *err)
 /* ---- parallel scan support (parallel.c) ---------------------------------------------------- */
 
 typedef struct dt_ref {
-    rd_buf *buf;
+    tsf_rd_buf *buf;
     int page; /* a decoded page buffer: only detachable once its page is used up */
     const qcol *c;
 } dt_ref;
@@ -1318,7 +1318,7 @@ static dt_ref dt_owner(tsf_query *q, const void *ptr)
     return (dt_ref){NULL, 0, NULL};
 }
 
-void rd_query_retarget(tsf_query *q, size_t di, int64_t tmin, int64_t tmax, size_t batch)
+void tsf_rd_query_retarget(tsf_query *q, size_t di, int64_t tmin, int64_t tmax, size_t batch)
 {
     q->di = di;
     q->dend = di + 1;
@@ -1329,16 +1329,16 @@ void rd_query_retarget(tsf_query *q, size_t di, int64_t tmin, int64_t tmax, size
     memset(&q->st, 0, sizeof q->st);
 }
 
-void rd_query_consts(const tsf_query *q, rd_buf *zeros, rd_buf *ones)
+void tsf_rd_query_consts(const tsf_query *q, tsf_rd_buf *zeros, tsf_rd_buf *ones)
 {
     *zeros = q->zeros;
     *ones = q->ones;
 }
 
-size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *nspare, rd_buf *taken)
+size_t tsf_rd_query_detach(tsf_query *q, const tsf_batch *b, tsf_rd_buf *spare, size_t *nspare, tsf_rd_buf *taken)
 {
     size_t n = 0;
-    rd_buf *own[1 + 2 * 64];
+    tsf_rd_buf *own[1 + 2 * 64];
     size_t nptr = 1 + 2 * b->ncolumns;
     if (b->ncolumns > 64) return SIZE_MAX;
     for (size_t k = 0; k < nptr; k++) {
@@ -1370,7 +1370,7 @@ size_t rd_query_detach(tsf_query *q, const tsf_batch *b, rd_buf *spare, size_t *
             *own[j] = spare[k];
             spare[k] = spare[--*nspare];
         } else {
-            *own[j] = (rd_buf){0};
+            *own[j] = (tsf_rd_buf){0};
         }
     }
     return n;

@@ -17,13 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../format/index.h"
+#include "../format/meta_index.h"
 #include "page_index.h"
 #include "reader_internal.h"
 
 #define RD_MAX_DEPTH 64
 
-tsf_status rd_buf_reserve(const tsf_allocator *a, rd_buf *b, size_t n, tsf_error *err)
+tsf_status tsf_rd_buf_reserve(const tsf_allocator *a, tsf_rd_buf *b, size_t n, tsf_error *err)
 {
     if (n <= b->cap) return TSF_OK;
     size_t c = b->cap ? b->cap : 256;
@@ -35,14 +35,14 @@ tsf_status rd_buf_reserve(const tsf_allocator *a, rd_buf *b, size_t n, tsf_error
     return TSF_OK;
 }
 
-void rd_buf_free(const tsf_allocator *a, rd_buf *b)
+void tsf_rd_buf_free(const tsf_allocator *a, tsf_rd_buf *b)
 {
     tsf_free(a, b->p, b->cap);
     b->p = NULL;
     b->cap = 0;
 }
 
-int rd_lossy(tsf_type type, tsf_encoding enc)
+int tsf_rd_lossy(tsf_type type, tsf_encoding enc)
 {
     if (type != TSF_FLOAT && type != TSF_DOUBLE) return 0;
     return enc == TSF_ENC_TS_2DIFF || enc == TSF_ENC_RLE || enc == TSF_ENC_SPRINTZ || enc == TSF_ENC_RLBE;
@@ -50,7 +50,7 @@ int rd_lossy(tsf_type type, tsf_encoding enc)
 
 /* ---- I/O ---------------------------------------------------------------------------------- */
 
-tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err)
+tsf_status tsf_rd_fetch(const tsf_reader *r, uint64_t off, size_t len, tsf_rd_buf *buf, const uint8_t **out, tsf_error *err)
 {
     if (off > r->size || len > r->size - off)
         return tsf_err(err, TSF_ECORRUPT, "read of %zu bytes at offset %llu: beyond the end of the file (%llu bytes)",
@@ -63,7 +63,7 @@ tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, 
         *out = buf->wp + (off - buf->woff);
         return TSF_OK;
     }
-    tsf_status st = rd_buf_reserve(r->a, buf, len ? len : 1, err);
+    tsf_status st = tsf_rd_buf_reserve(r->a, buf, len ? len : 1, err);
     if (st) return st;
     if (r->src == RD_SRC_CALLBACKS) {
         if (len && r->cb.pread(r->cb.ud, buf->p, len, off) != 0)
@@ -89,11 +89,11 @@ static tsf_status fetch_owned(tsf_reader *r, uint64_t off, size_t len, uint8_t *
                               tsf_error *err)
 {
     *owned = NULL;
-    if (r->src == RD_SRC_MEMORY) return rd_fetch(r, off, len, NULL, out, err);
-    rd_buf b = {0};
-    tsf_status st = rd_fetch(r, off, len, &b, out, err);
+    if (r->src == RD_SRC_MEMORY) return tsf_rd_fetch(r, off, len, NULL, out, err);
+    tsf_rd_buf b = {0};
+    tsf_status st = tsf_rd_fetch(r, off, len, &b, out, err);
     if (st) {
-        rd_buf_free(r->a, &b);
+        tsf_rd_buf_free(r->a, &b);
         return st;
     }
     *owned = b.p;
@@ -150,13 +150,13 @@ static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, t
 /* Head, tail and TsFileMetadata. */
 static tsf_status reader_init(tsf_reader *r, tsf_error *err)
 {
-    rd_buf b = {0};
+    tsf_rd_buf b = {0};
     const uint8_t *p;
     tsf_status st;
     if (r->size < TSF_FMT_HEAD_LEN)
         return tsf_err(err, TSF_ECORRUPT, "file of %llu bytes: too short for the head (7 bytes)",
                        (unsigned long long)r->size);
-    if ((st = rd_fetch(r, 0, r->size >= 8 ? 8 : 7, &b, &p, err))) goto out;
+    if ((st = tsf_rd_fetch(r, 0, r->size >= 8 ? 8 : 7, &b, &p, err))) goto out;
     if ((st = tsf_fmt_parse_head(p, 7, &r->version, err))) goto out;
     if (r->size >= 8 && p[7] == TSF_MARKER_ENCRYPTION_HEADER) {
         st = tsf_err(err, TSF_ENOTSUP, "offset 7: encryption header (0x06): encrypted files are not supported");
@@ -167,7 +167,7 @@ static tsf_status reader_init(tsf_reader *r, tsf_error *err)
                      (unsigned long long)r->size);
         goto out;
     }
-    if ((st = rd_fetch(r, r->size - TSF_FMT_TAIL_LEN, TSF_FMT_TAIL_LEN, &b, &p, err))) goto out;
+    if ((st = tsf_rd_fetch(r, r->size - TSF_FMT_TAIL_LEN, TSF_FMT_TAIL_LEN, &b, &p, err))) goto out;
     if (memcmp(p + 4, TSF_FMT_MAGIC, TSF_FMT_MAGIC_LEN) != 0) {
         st = tsf_err(err, TSF_ECORRUPT, "tail at offset %llu: no \"TsFile\" magic: incomplete file (crashed writer?)",
                      (unsigned long long)(r->size - 6));
@@ -179,11 +179,11 @@ static tsf_status reader_init(tsf_reader *r, tsf_error *err)
     const uint8_t *m;
     if ((st = fetch_owned(r, tail.meta_pos, tail.meta_size, &r->meta, &m, err))) goto out;
     r->meta_len = tail.meta_size;
-    st = tsf_ixp_parse_file_meta(m, r->meta_len, r->meta_pos, r->version, &r->fm, err);
+    st = tsf_mip_parse_file_meta(m, r->meta_len, r->meta_pos, r->version, &r->fm, err);
     if (st && r->version == 3) {
         /* C++ writers put 0x03 on files with the v4 layout (§21 #12) */
         tsf_error e4;
-        if (tsf_ixp_parse_file_meta(m, r->meta_len, r->meta_pos, 4, &r->fm, &e4) == TSF_OK) {
+        if (tsf_mip_parse_file_meta(m, r->meta_len, r->meta_pos, 4, &r->fm, &e4) == TSF_OK) {
             r->version = 4;
             st = TSF_OK;
         }
@@ -199,7 +199,7 @@ static tsf_status reader_init(tsf_reader *r, tsf_error *err)
                      (unsigned long long)r->meta_pos, r->fm.encrypt_level);
         goto out;
     }
-    if ((st = rd_fetch(r, r->fm.meta_offset, 1, &b, &p, err))) goto out;
+    if ((st = tsf_rd_fetch(r, r->fm.meta_offset, 1, &b, &p, err))) goto out;
     if (p[0] != TSF_MARKER_SEPARATOR) {
         st = tsf_err(err, TSF_ECORRUPT, "metaOffset %llu: byte 0x%02x where the separator 0x02 belongs",
                      (unsigned long long)r->fm.meta_offset, p[0]);
@@ -215,7 +215,7 @@ static tsf_status reader_init(tsf_reader *r, tsf_error *err)
         memcpy(r->bloom, r->fm.bloom_bits, r->fm.bloom_len);
     }
 out:
-    rd_buf_free(r->a, &b);
+    tsf_rd_buf_free(r->a, &b);
     return st;
 }
 
@@ -256,7 +256,7 @@ tsf_status tsf_reader_open(tsf_reader **out, const char *path, const tsf_reader_
             r->src = RD_SRC_MEMORY;
         }
     }
-    if (!r->pix_tried && (st = rd_pix_set_path(r, path, err))) {
+    if (!r->pix_tried && (st = tsf_rd_pix_set_path(r, path, err))) {
         tsf_reader_close(r);
         return st;
     }
@@ -295,7 +295,7 @@ tsf_status tsf_reader_open_callbacks(tsf_reader **out, const tsf_read_callbacks 
 void tsf_reader_close(tsf_reader *r)
 {
     if (!r) return;
-    rd_pix_free(r);
+    tsf_rd_pix_free(r);
     if (r->fd >= 0) close(r->fd);
     if (r->src != RD_SRC_MEMORY) {
         tsf_free(r->a, r->meta, r->meta_len);
@@ -309,9 +309,9 @@ void tsf_reader_close(tsf_reader *r)
     tsf_free(r->a, r->series, r->series_cap * sizeof *r->series);
     tsf_free(r->a, r->pool, r->pool_cap);
     tsf_codec_close(r->codec);
-    rd_lastv_free(r);
-    rd_workers_free(r);
-    rd_pdir_free(r);
+    tsf_rd_lastv_free(r);
+    tsf_rd_workers_free(r);
+    tsf_rd_pdir_free(r);
     if (r->map) munmap(r->map, r->map_len);
     pthread_mutex_destroy(&r->lock);
     tsf_free(r->a, r, sizeof *r);
@@ -377,10 +377,10 @@ static tsf_status index_range(load_ctx *c, uint64_t off, uint64_t end, const cha
     return TSF_OK;
 }
 
-static tsf_status add_series(load_ctx *c, rd_device *d, const tsf_ixp_tsm *t, uint64_t at)
+static tsf_status add_series(load_ctx *c, tsf_rd_device *d, const tsf_mip_tsm *t, uint64_t at)
 {
     tsf_reader *r = c->r;
-    rd_series s;
+    tsf_rd_series s;
     memset(&s, 0, sizeof s);
     s.tsm = *t;
     size_t pos = 0, off;
@@ -389,7 +389,7 @@ static tsf_status add_series(load_ctx *c, rd_device *d, const tsf_ixp_tsm *t, ui
     tsf_status st;
     uint64_t data_end = r->fm.meta_offset;
     tsf_error e;
-    while ((st = tsf_ixp_next_chunk_meta(t, &pos, &coff, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(t, &pos, &coff, &cs, &e)) == TSF_OK) {
         if (coff < TSF_FMT_HEAD_LEN || coff >= data_end)
             return tsf_err(c->err, TSF_ECORRUPT, "ChunkMetadata of TimeseriesMetadata at %llu: chunk offset %llu outside the data area",
                            (unsigned long long)at, (unsigned long long)coff);
@@ -422,20 +422,20 @@ static tsf_status add_series(load_ctx *c, rd_device *d, const tsf_ixp_tsm *t, ui
     return TSF_OK;
 }
 
-static tsf_status walk_meas(load_ctx *c, rd_device *d, const tsf_ixp_node *n, int depth)
+static tsf_status walk_meas(load_ctx *c, tsf_rd_device *d, const tsf_mip_node *n, int depth)
 {
     if (depth > RD_MAX_DEPTH)
         return tsf_err(c->err, TSF_ECORRUPT, "measurement index at %llu: deeper than %d levels",
                        (unsigned long long)n->entries_base, RD_MAX_DEPTH);
     size_t pos = 0;
-    tsf_ixp_entry e, next;
+    tsf_mip_entry e, next;
     memset(&next, 0, sizeof next);
-    tsf_status st = tsf_ixp_node_entry(n, &pos, &e, c->err);
+    tsf_status st = tsf_mip_node_entry(n, &pos, &e, c->err);
     if (st) return st;
     for (uint32_t i = 0; i < n->count; i++) {
         uint64_t end = n->end_offset;
         if (i + 1 < n->count) {
-            if ((st = tsf_ixp_node_entry(n, &pos, &next, c->err))) return st;
+            if ((st = tsf_mip_node_entry(n, &pos, &next, c->err))) return st;
             end = next.offset;
         }
         const uint8_t *p = NULL;
@@ -444,16 +444,16 @@ static tsf_status walk_meas(load_ctx *c, rd_device *d, const tsf_ixp_node *n, in
         if (n->type == TSF_NODE_LEAF_MEASUREMENT) {
             size_t at = 0;
             while (at < len) {
-                tsf_ixp_tsm t;
+                tsf_mip_tsm t;
                 size_t used = 0;
-                if ((st = tsf_ixp_parse_tsm(p + at, len - at, e.offset + at, &t, &used, c->err))) return st;
+                if ((st = tsf_mip_parse_tsm(p + at, len - at, e.offset + at, &t, &used, c->err))) return st;
                 if ((st = add_series(c, d, &t, e.offset + at))) return st;
                 at += used;
             }
         } else {
-            tsf_ixp_node child;
+            tsf_mip_node child;
             size_t used = 0;
-            if ((st = tsf_ixp_parse_node(p, len, e.offset, c->r->version, 0, &child, &used, c->err))) return st;
+            if ((st = tsf_mip_parse_node(p, len, e.offset, c->r->version, 0, &child, &used, c->err))) return st;
             if ((st = walk_meas(c, d, &child, depth + 1))) return st;
         }
         e = next;
@@ -467,12 +467,12 @@ static tsf_status add_device(load_ctx *c, const tsf_fmt_device_id *id, uint64_t 
     const uint8_t *p = NULL;
     tsf_status st = index_range(c, off, end, "device index entry", &p);
     if (st) return st;
-    tsf_ixp_node root;
+    tsf_mip_node root;
     size_t used = 0;
-    if ((st = tsf_ixp_parse_node(p, (size_t)(end - off), off, r->version, 0, &root, &used, c->err))) return st;
+    if ((st = tsf_mip_parse_node(p, (size_t)(end - off), off, r->version, 0, &root, &used, c->err))) return st;
     if ((st = grow(r->a, (void **)&r->devices, &r->devices_cap, r->ndevices + 1, sizeof *r->devices, c->err)))
         return st;
-    rd_device *d = &r->devices[r->ndevices];
+    tsf_rd_device *d = &r->devices[r->ndevices];
     memset(d, 0, sizeof *d);
     d->id = *id;
     d->table = c->table;
@@ -489,30 +489,30 @@ static tsf_status add_device(load_ctx *c, const tsf_fmt_device_id *id, uint64_t 
     return TSF_OK;
 }
 
-static tsf_status walk_devices(load_ctx *c, const tsf_ixp_node *n, int depth)
+static tsf_status walk_devices(load_ctx *c, const tsf_mip_node *n, int depth)
 {
     if (depth > RD_MAX_DEPTH)
         return tsf_err(c->err, TSF_ECORRUPT, "device index at %llu: deeper than %d levels",
                        (unsigned long long)n->entries_base, RD_MAX_DEPTH);
     size_t pos = 0;
-    tsf_ixp_entry e, next;
+    tsf_mip_entry e, next;
     memset(&next, 0, sizeof next);
-    tsf_status st = tsf_ixp_node_entry(n, &pos, &e, c->err);
+    tsf_status st = tsf_mip_node_entry(n, &pos, &e, c->err);
     if (st) return st;
     for (uint32_t i = 0; i < n->count; i++) {
         uint64_t end = n->end_offset;
         if (i + 1 < n->count) {
-            if ((st = tsf_ixp_node_entry(n, &pos, &next, c->err))) return st;
+            if ((st = tsf_mip_node_entry(n, &pos, &next, c->err))) return st;
             end = next.offset;
         }
         if (n->type == TSF_NODE_LEAF_DEVICE) {
             if ((st = add_device(c, &e.device, e.offset, end))) return st;
         } else {
             const uint8_t *p;
-            tsf_ixp_node child;
+            tsf_mip_node child;
             size_t used = 0;
             if ((st = index_range(c, e.offset, end, "device index entry", &p))) return st;
-            if ((st = tsf_ixp_parse_node(p, (size_t)(end - e.offset), e.offset, c->r->version, 1, &child, &used,
+            if ((st = tsf_mip_parse_node(p, (size_t)(end - e.offset), e.offset, c->r->version, 1, &child, &used,
                                          c->err)))
                 return st;
             if ((st = walk_devices(c, &child, depth + 1))) return st;
@@ -534,8 +534,8 @@ static tsf_status load_schemas(tsf_reader *r, tsf_error *err)
     for (uint32_t i = 0; i < r->fm.nschemas; i++) {
         tsf_fmt_str name;
         uint32_t ncol;
-        if ((st = tsf_ixp_next_schema(&r->fm, &pos, &name, &ncol, err))) return st;
-        rd_table *t = NULL;
+        if ((st = tsf_mip_next_schema(&r->fm, &pos, &name, &ncol, err))) return st;
+        tsf_rd_table *t = NULL;
         for (size_t k = 0; k < r->ntables; k++)
             if (name_eq_ci(name.data, name.len, r->pool + (uintptr_t)r->tables[k].name)) t = &r->tables[k];
         if (!t) { /* a schema without devices; room was reserved for it */
@@ -551,9 +551,9 @@ static tsf_status load_schemas(tsf_reader *r, tsf_error *err)
         if (!t->columns) return tsf_err(err, TSF_ENOMEM, "reader: out of memory");
         t->ncolumns = ncol;
         for (uint32_t k = 0; k < ncol; k++) {
-            tsf_ixp_column col;
+            tsf_mip_column col;
             size_t off;
-            if ((st = tsf_ixp_next_column(&r->fm, &pos, &col, err))) return st;
+            if ((st = tsf_mip_next_column(&r->fm, &pos, &col, err))) return st;
             if ((st = pool_add(r, col.name, col.name_len, &off, err))) return st;
             tsf_table_column *tc = &t->columns[k];
             tc->name = (const char *)(uintptr_t)off;
@@ -581,9 +581,9 @@ static tsf_status load_index(tsf_reader *r, tsf_error *err)
     size_t pos = 0;
     for (uint32_t i = 0; i < r->fm.ntables; i++) {
         tsf_fmt_str name;
-        tsf_ixp_node root;
-        if ((st = tsf_ixp_next_table(&r->fm, &pos, &name, &root, err))) return st;
-        rd_table *t = &r->tables[r->ntables++];
+        tsf_mip_node root;
+        if ((st = tsf_mip_next_table(&r->fm, &pos, &name, &root, err))) return st;
+        tsf_rd_table *t = &r->tables[r->ntables++];
         size_t off;
         if ((st = pool_add(r, name.data, name.len, &off, err))) return st;
         t->name = (const char *)(uintptr_t)off;
@@ -610,7 +610,7 @@ static tsf_status load_index(tsf_reader *r, tsf_error *err)
     return TSF_OK;
 }
 
-tsf_status rd_ensure_index(tsf_reader *r, tsf_error *err)
+tsf_status tsf_rd_ensure_index(tsf_reader *r, tsf_error *err)
 {
     pthread_mutex_lock(&r->lock);
     if (r->loaded == 0) {
@@ -628,22 +628,22 @@ tsf_status rd_ensure_index(tsf_reader *r, tsf_error *err)
 tsf_status tsf_reader_load_index(tsf_reader *r, tsf_error *err)
 {
     if (!r) return tsf_err(err, TSF_EINVAL, "tsf_reader_load_index: reader is NULL");
-    return rd_ensure_index(r, err);
+    return tsf_rd_ensure_index(r, err);
 }
 
 /* ---- metadata API ------------------------------------------------------------------------- */
 
 size_t tsf_reader_table_count(tsf_reader *r)
 {
-    return r && rd_ensure_index(r, NULL) == TSF_OK ? r->ntables : 0;
+    return r && tsf_rd_ensure_index(r, NULL) == TSF_OK ? r->ntables : 0;
 }
 
 tsf_status tsf_reader_table(tsf_reader *r, size_t i, tsf_table_info *out, tsf_error *err)
 {
-    tsf_status st = r ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
+    tsf_status st = r ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
     if (st) return st;
     if (i >= r->ntables) return tsf_err(err, TSF_EINVAL, "table %zu: the file has %zu", i, r->ntables);
-    const rd_table *t = &r->tables[i];
+    const tsf_rd_table *t = &r->tables[i];
     out->name = t->name;
     out->ncolumns = t->ncolumns;
     out->columns = t->columns;
@@ -654,7 +654,7 @@ tsf_status tsf_reader_table(tsf_reader *r, size_t i, tsf_table_info *out, tsf_er
 
 tsf_status tsf_reader_find_table(tsf_reader *r, const char *name, size_t *index, tsf_error *err)
 {
-    tsf_status st = r && name ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
+    tsf_status st = r && name ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
     if (st) return st;
     for (size_t i = 0; i < r->ntables; i++)
         if (!strcasecmp(r->tables[i].name, name)) {
@@ -666,15 +666,15 @@ tsf_status tsf_reader_find_table(tsf_reader *r, const char *name, size_t *index,
 
 size_t tsf_reader_device_count(tsf_reader *r)
 {
-    return r && rd_ensure_index(r, NULL) == TSF_OK ? r->ndevices : 0;
+    return r && tsf_rd_ensure_index(r, NULL) == TSF_OK ? r->ndevices : 0;
 }
 
 tsf_status tsf_reader_device(tsf_reader *r, size_t i, tsf_device_info *out, tsf_error *err)
 {
-    tsf_status st = r ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
+    tsf_status st = r ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
     if (st) return st;
     if (i >= r->ndevices) return tsf_err(err, TSF_EINVAL, "device %zu: the file has %zu", i, r->ndevices);
-    const rd_device *d = &r->devices[i];
+    const tsf_rd_device *d = &r->devices[i];
     out->name = d->name;
     out->table = d->table;
     out->nsegments = d->id.nseg;
@@ -685,7 +685,7 @@ tsf_status tsf_reader_device(tsf_reader *r, size_t i, tsf_device_info *out, tsf_
 
 tsf_status tsf_reader_device_segment(tsf_reader *r, size_t i, size_t s, tsf_bytes *out, tsf_error *err)
 {
-    tsf_status st = r ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
+    tsf_status st = r ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader is NULL");
     if (st) return st;
     if (i >= r->ndevices || s >= r->devices[i].id.nseg)
         return tsf_err(err, TSF_EINVAL, "device %zu segment %zu does not exist", i, s);
@@ -697,7 +697,7 @@ tsf_status tsf_reader_device_segment(tsf_reader *r, size_t i, size_t s, tsf_byte
 
 tsf_status tsf_reader_find_device(tsf_reader *r, const char *name, size_t *index, tsf_error *err)
 {
-    tsf_status st = r && name ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
+    tsf_status st = r && name ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
     if (st) return st;
     for (size_t i = 0; i < r->ndevices; i++)
         if (!strcmp(r->devices[i].name, name)) {
@@ -777,7 +777,7 @@ static void stats_convert(const tsf_fmt_stats *s, tsf_stats *o)
     o->last = (double)o->last_i;
 }
 
-tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, tsf_fmt_chunk_header *h,
+tsf_status tsf_rd_read_chunk_header(const tsf_reader *r, uint64_t off, tsf_rd_buf *buf, tsf_fmt_chunk_header *h,
                                 uint64_t *data_pos, uint64_t *data_end, uint64_t *fetched, tsf_error *err)
 {
     uint64_t limit = r->fm.meta_offset;
@@ -787,13 +787,13 @@ tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, 
     size_t avail = (size_t)(limit - off), win = avail < 128 ? avail : 128;
     const uint8_t *p;
     size_t used = 0;
-    tsf_status st = rd_fetch(r, off, win, buf, &p, err);
+    tsf_status st = tsf_rd_fetch(r, off, win, buf, &p, err);
     if (st) return st;
     *fetched += win;
     st = tsf_fmt_parse_chunk_header(p, win, off, h, &used, err);
     if (st == TSF_ECORRUPT && win < avail) { /* a long measurement name: retry with a larger window */
         win = avail < (1u << 20) ? avail : (1u << 20);
-        if ((st = rd_fetch(r, off, win, buf, &p, err))) return st;
+        if ((st = tsf_rd_fetch(r, off, win, buf, &p, err))) return st;
         *fetched += win;
         st = tsf_fmt_parse_chunk_header(p, win, off, h, &used, err);
     }
@@ -809,21 +809,21 @@ tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, 
     return TSF_OK;
 }
 
-tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
-                               rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err)
+tsf_status tsf_rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
+                               tsf_rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err)
 {
     if (pos >= end) return tsf_err(err, TSF_ECORRUPT, "page header at %llu: chunk data ends", (unsigned long long)pos);
     size_t avail = (size_t)(end - pos), win = avail < 96 ? avail : 96, used = 0;
     const uint8_t *p;
     int multi = tsf_fmt_chunk_multi_page(h->marker);
     tsf_type t = h->data_type;
-    tsf_status st = rd_fetch(r, pos, win, buf, &p, err);
+    tsf_status st = tsf_rd_fetch(r, pos, win, buf, &p, err);
     if (st) return st;
     *fetched += win;
     st = tsf_fmt_parse_page_header(p, win, pos, t, multi, ph, &used, err);
     if (st == TSF_ECORRUPT && win < avail) { /* large STRING statistics */
         win = avail;
-        if ((st = rd_fetch(r, pos, win, buf, &p, err))) return st;
+        if ((st = tsf_rd_fetch(r, pos, win, buf, &p, err))) return st;
         *fetched += win;
         st = tsf_fmt_parse_page_header(p, win, pos, t, multi, ph, &used, err);
     }
@@ -840,11 +840,11 @@ tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, 
 
 tsf_status tsf_reader_series(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, tsf_error *err)
 {
-    tsf_status st = r && out ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and out are required");
+    tsf_status st = r && out ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and out are required");
     if (st) return st;
     if (device >= r->ndevices || j >= r->devices[device].nseries)
         return tsf_err(err, TSF_EINVAL, "series %zu of device %zu does not exist", j, device);
-    const rd_series *s = &r->series[r->devices[device].series0 + j];
+    const tsf_rd_series *s = &r->series[r->devices[device].series0 + j];
     memset(out, 0, sizeof *out);
     out->measurement = s->name;
     out->type = s->tsm.data_type;
@@ -859,27 +859,27 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
 {
     tsf_status st = tsf_reader_series(r, device, j, out, err);
     if (st) return st;
-    const rd_series *s = &r->series[r->devices[device].series0 + j];
-    rd_buf b = {0};
+    const tsf_rd_series *s = &r->series[r->devices[device].series0 + j];
+    tsf_rd_buf b = {0};
     size_t pos = 0;
     uint64_t coff, fetched = 0;
     tsf_fmt_stats cs;
     int first = 1;
     tsf_error e;
-    while ((st = tsf_ixp_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
         tsf_fmt_chunk_header h;
         uint64_t dp, de;
-        if ((st = rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
+        if ((st = tsf_rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
         out->disk_bytes += de - coff;
         if (first) {
             out->encoding = h.encoding;
             out->compression = h.compression;
             first = 0;
         }
-        if (rd_lossy(h.data_type, h.encoding)) out->stats.trusted = 0;
+        if (tsf_rd_lossy(h.data_type, h.encoding)) out->stats.trusted = 0;
         while (dp < de) {
             tsf_fmt_page_header ph;
-            if ((st = rd_read_page_header(r, dp, de, &h, &b, &ph, &fetched, err))) break;
+            if ((st = tsf_rd_read_page_header(r, dp, de, &h, &b, &ph, &fetched, err))) break;
             dp += ph.header_len + ph.compressed_size;
             out->npages++;
             out->page_bytes += ph.compressed_size;
@@ -887,7 +887,7 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
         }
         if (st) break;
     }
-    rd_buf_free(r->a, &b);
+    tsf_rd_buf_free(r->a, &b);
     if (st == TSF_ENOTFOUND) return TSF_OK;
     if (err && e.code == st) *err = e;
     return st;
@@ -895,10 +895,10 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
 
 tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j, tsf_error *err)
 {
-    tsf_status st = r && measurement ? rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
+    tsf_status st = r && measurement ? tsf_rd_ensure_index(r, err) : tsf_err(err, TSF_EINVAL, "reader and name required");
     if (st) return st;
     if (device >= r->ndevices) return tsf_err(err, TSF_EINVAL, "device %zu does not exist", device);
-    const rd_device *d = &r->devices[device];
+    const tsf_rd_device *d = &r->devices[device];
     for (size_t k = 0; k < d->nseries; k++)
         if (!strcmp(r->series[d->series0 + k].name, measurement)) {
             *j = k;

@@ -9,44 +9,44 @@
 
 #include "../common/internal.h"
 #include "../format/format.h"
-#include "../format/index_parse.h"
+#include "../format/meta_index_parse.h"
 
 /* A growable scratch buffer owned by one query (or by the reader during open/load). A fetch through it
  * is served from the window [woff, woff + wlen) at wp when it lies inside (a chunk read whole with one
  * read, see query.c); wlen = 0: no window. */
-typedef struct rd_buf {
+typedef struct tsf_rd_buf {
     uint8_t *p;
     size_t cap;
     const uint8_t *wp;
     uint64_t woff;
     size_t wlen;
-} rd_buf;
+} tsf_rd_buf;
 
 /* Ensures cap >= n; TSF_ENOMEM otherwise. */
-tsf_status rd_buf_reserve(const tsf_allocator *a, rd_buf *b, size_t n, tsf_error *err);
-void rd_buf_free(const tsf_allocator *a, rd_buf *b);
+tsf_status tsf_rd_buf_reserve(const tsf_allocator *a, tsf_rd_buf *b, size_t n, tsf_error *err);
+void tsf_rd_buf_free(const tsf_allocator *a, tsf_rd_buf *b);
 
-typedef struct rd_series {
+typedef struct tsf_rd_series {
     const char *name;  /* NUL-terminated copy */
-    tsf_ixp_tsm tsm;   /* borrows from the reader's index buffer */
+    tsf_mip_tsm tsm;   /* borrows from the reader's index buffer */
     uint32_t nchunks;
-} rd_series;
+} tsf_rd_series;
 
-typedef struct rd_device {
+typedef struct tsf_rd_device {
     tsf_fmt_device_id id; /* borrows from the reader's buffers */
     const char *name;     /* toString() */
     size_t table;
     int aligned;
-    rd_series time;       /* aligned: the "" time column */
+    tsf_rd_series time;       /* aligned: the "" time column */
     size_t series0, nseries;
-} rd_device;
+} tsf_rd_device;
 
-typedef struct rd_table {
+typedef struct tsf_rd_table {
     const char *name;
     tsf_table_column *columns;
     size_t ncolumns;
     size_t first_device, ndevices;
-} rd_table;
+} tsf_rd_table;
 
 enum { RD_SRC_MEMORY = 0, RD_SRC_FD = 1, RD_SRC_CALLBACKS = 2 };
 
@@ -56,11 +56,11 @@ struct tsf_reader {
     const uint8_t *mem;
     int fd;
     void *map;       /* tsf_reader_open: the mapped file (src is then RD_SRC_MEMORY), NULL if read by pread */
-    struct rd_pdir **pdirs; /* page directories of chunks queries read in part (query.c; under lock) */
+    struct tsf_rd_pdir **pdirs; /* page directories of chunks queries read in part (query.c; under lock) */
     size_t pdirs_cap, npdirs;
     void *qspare[8];        /* buffers of closed queries, kept for the next ones (query.c; under lock) */
     size_t nqspare;
-    struct rd_pool *workers; /* threads of parallel queries, kept across queries (parallel.c) */
+    struct tsf_rd_pool *workers; /* threads of parallel queries, kept across queries (parallel.c) */
     int workers_busy;        /* a query holds `workers` (under lock) */
     size_t map_len;
     int use_pread;
@@ -72,23 +72,23 @@ struct tsf_reader {
     uint64_t meta_pos; /* TsFileMetadata */
     uint8_t *meta;     /* TsFileMetadata bytes (owned unless the source is memory) */
     size_t meta_len;
-    tsf_ixp_file_meta fm;
+    tsf_mip_file_meta fm;
     uint8_t *bloom;    /* ceil(size/8) bytes, zero-padded copy */
 
     pthread_mutex_t lock; /* guards the one-time index load */
     int loaded;           /* 0 not yet, 1 done, -1 failed (load_err holds why) */
-    struct rd_lastv *lastv; /* tsf_last_value: decoded BLOB last values by series, until close (under lock) */
+    struct tsf_rd_lastv *lastv; /* tsf_last_value: decoded BLOB last values by series, until close (under lock) */
     tsf_error load_err;
     uint8_t *index;       /* bytes [meta_offset, meta_pos) (owned unless memory) */
     size_t index_len;
     uint64_t index_base;
     char *pool;           /* all names, NUL-terminated */
     size_t pool_len, pool_cap;
-    rd_table *tables;
+    tsf_rd_table *tables;
     size_t ntables;
-    rd_device *devices;
+    tsf_rd_device *devices;
     size_t ndevices, devices_cap;
-    rd_series *series;
+    tsf_rd_series *series;
     size_t nseries, series_cap;
     /* the reader's own page-time index (page_index.c, tsf_reader_options.page_index) */
     char *pix_path;             /* "<path>.tsfidx" (tsf_reader_open with the option), else NULL */
@@ -97,36 +97,36 @@ struct tsf_reader {
 };
 
 /* Frees r->pdirs and r->qspare (query.c). */
-void rd_pdir_free(tsf_reader *r);
+void tsf_rd_pdir_free(tsf_reader *r);
 /* Joins and frees r->workers (parallel.c). */
-void rd_workers_free(tsf_reader *r);
+void tsf_rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */
-tsf_status rd_fetch(const tsf_reader *r, uint64_t off, size_t len, rd_buf *buf, const uint8_t **out, tsf_error *err);
+tsf_status tsf_rd_fetch(const tsf_reader *r, uint64_t off, size_t len, tsf_rd_buf *buf, const uint8_t **out, tsf_error *err);
 /* Loads the index once (thread-safe). */
-tsf_status rd_ensure_index(tsf_reader *r, tsf_error *err);
+tsf_status tsf_rd_ensure_index(tsf_reader *r, tsf_error *err);
 /* Bytes of one value in the C representation of tsf.h. */
 /* Bytes per cell of a batch column: tsf_type_size(), and sizeof(tsf_bytes) for a column the device lacks
  * (type TSF_VECTOR: all null, its values a run of zeros as wide as the widest cell). */
-static inline size_t rd_cell_size(tsf_type t)
+static inline size_t tsf_rd_cell_size(tsf_type t)
 {
     size_t n = tsf_type_size(t);
     return n ? n : sizeof(tsf_bytes);
 }
 /* 1 if statistics of `type` encoded with `enc` cannot be trusted (lossy float forms). */
-int rd_lossy(tsf_type type, tsf_encoding enc);
+int tsf_rd_lossy(tsf_type type, tsf_encoding enc);
 
 /* Chunk header at `off` (bounds: the data area). data_pos and data_end delimit its pages. */
-tsf_status rd_read_chunk_header(const tsf_reader *r, uint64_t off, rd_buf *buf, tsf_fmt_chunk_header *h,
+tsf_status tsf_rd_read_chunk_header(const tsf_reader *r, uint64_t off, tsf_rd_buf *buf, tsf_fmt_chunk_header *h,
                                 uint64_t *data_pos, uint64_t *data_end, uint64_t *fetched, tsf_error *err);
 /* Page header at `pos` inside a chunk ending at `end`. */
-tsf_status rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
-                               rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
+tsf_status tsf_rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
+                               tsf_rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
 /* Frees r->lastv (aggregate.c). */
-void rd_lastv_free(tsf_reader *r);
+void tsf_rd_lastv_free(tsf_reader *r);
 /* Fetches the body of page ph (at body_off, chunk h) into body and decompresses it into plain (size capped
  * against the compressed size): *p / *len are the uncompressed bytes. Adds to *fetched and *decompressed. */
-tsf_status rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
-                        const tsf_fmt_page_header *ph, uint64_t body_off, rd_buf *body, rd_buf *plain,
+tsf_status tsf_rd_load_page(const tsf_reader *r, tsf_compressor *comp, const tsf_fmt_chunk_header *h,
+                        const tsf_fmt_page_header *ph, uint64_t body_off, tsf_rd_buf *body, tsf_rd_buf *plain,
                         const uint8_t **p, size_t *len, uint64_t *fetched, uint64_t *decompressed, tsf_error *err);
 
 #endif

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../format/index.h"
+#include "../format/meta_index.h"
 #include "../common/tmpfile.h"
 #include "verify_scan.h"
 
@@ -91,7 +91,7 @@ static uint64_t rc_hash(const uint8_t *p, size_t n)
 }
 
 /* Numbers the devices of the chunks (c->dev); *ndev receives the count. */
-static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, rc_dev **out,
+static tsf_status rc_devices(const tsf_allocator *a, tsf_vs_scan *s, rc_dev **out,
                              size_t *ndev, tsf_error *err)
 {
     size_t cap = 16;
@@ -106,7 +106,7 @@ static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, rc_dev **out,
     for (size_t i = 0; i < cap; i++) map[i] = SIZE_MAX;
     size_t n = 0;
     for (size_t g = 0; g < s->ngroups; g++) {
-        const vs_group *gr = &s->groups[g];
+        const tsf_vs_group *gr = &s->groups[g];
         size_t h = (size_t)rc_hash(gr->dev.raw, gr->dev.raw_len) & (cap - 1);
         while (map[h] != SIZE_MAX) {
             const rc_dev *d = &devs[map[h]];
@@ -131,21 +131,21 @@ static tsf_status rc_devices(const tsf_allocator *a, vs_scan *s, rc_dev **out,
 /* Sort order of kept chunks: device, measurement, file offset (qsort context through a static-free
  * wrapper: the chunk array pointer travels in each element). */
 typedef struct rc_ref {
-    const vs_chunk *c;
+    const tsf_vs_chunk *c;
     size_t idx;
 } rc_ref;
 
 static int rc_ref_cmp(const void *x, const void *y)
 {
-    const vs_chunk *a = ((const rc_ref *)x)->c, *b = ((const rc_ref *)y)->c;
+    const tsf_vs_chunk *a = ((const rc_ref *)x)->c, *b = ((const rc_ref *)y)->c;
     if (a->dev != b->dev) return a->dev < b->dev ? -1 : 1;
-    int c = tsf_ix_str_cmp((const char *)a->h.measurement.data, a->h.measurement.len,
+    int c = tsf_mi_str_cmp((const char *)a->h.measurement.data, a->h.measurement.len,
                            (const char *)b->h.measurement.data, b->h.measurement.len);
     if (c) return c;
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
-static int same_series(const vs_chunk *a, const vs_chunk *b)
+static int same_series(const tsf_vs_chunk *a, const tsf_vs_chunk *b)
 {
     return a->dev == b->dev && a->h.measurement.len == b->h.measurement.len &&
            !memcmp(a->h.measurement.data, b->h.measurement.data, a->h.measurement.len);
@@ -153,9 +153,9 @@ static int same_series(const vs_chunk *a, const vs_chunk *b)
 
 /* Table schemas of the input's TsFileMetadata (names copied NUL-terminated into pool). */
 typedef struct rc_tables {
-    tsf_ix_table *t;
+    tsf_mi_table *t;
     size_t n;
-    tsf_ix_column *cols;
+    tsf_mi_column *cols;
     size_t ncols;
     char *pool;
     size_t pool_len;
@@ -170,7 +170,7 @@ static void rc_tables_free(const tsf_allocator *a, rc_tables *t)
 }
 
 /* Reads the schemas; any damage there just means no schemas (the data stays readable). */
-static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm, rc_tables *out,
+static tsf_status rc_schemas(const tsf_allocator *a, const tsf_mip_file_meta *fm, rc_tables *out,
                              tsf_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -178,11 +178,11 @@ static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm
     tsf_fmt_str name;
     uint32_t nc;
     for (uint32_t i = 0; i < fm->nschemas; i++) { /* sizing pass */
-        if (tsf_ixp_next_schema(fm, &pos, &name, &nc, NULL)) return TSF_OK;
+        if (tsf_mip_next_schema(fm, &pos, &name, &nc, NULL)) return TSF_OK;
         pool += name.len + 1;
         for (uint32_t k = 0; k < nc; k++) {
-            tsf_ixp_column col;
-            if (tsf_ixp_next_column(fm, &pos, &col, NULL)) return TSF_OK;
+            tsf_mip_column col;
+            if (tsf_mip_next_column(fm, &pos, &col, NULL)) return TSF_OK;
             pool += col.name_len + 1;
         }
         ncols += nc;
@@ -200,7 +200,7 @@ static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm
     pos = 0;
     size_t pp = 0, ci = 0;
     for (uint32_t i = 0; i < fm->nschemas; i++) {
-        tsf_ixp_next_schema(fm, &pos, &name, &nc, NULL);
+        tsf_mip_next_schema(fm, &pos, &name, &nc, NULL);
         memcpy(out->pool + pp, name.data, name.len);
         out->pool[pp + name.len] = 0;
         out->t[i].name = out->pool + pp;
@@ -208,8 +208,8 @@ static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm
         out->t[i].columns = out->cols + ci;
         out->t[i].ncolumns = nc;
         for (uint32_t k = 0; k < nc; k++, ci++) {
-            tsf_ixp_column col;
-            tsf_ixp_next_column(fm, &pos, &col, NULL);
+            tsf_mip_column col;
+            tsf_mip_next_column(fm, &pos, &col, NULL);
             memcpy(out->pool + pp, col.name, col.name_len);
             out->pool[pp + col.name_len] = 0;
             out->cols[ci].name = out->pool + pp;
@@ -226,7 +226,7 @@ static tsf_status rc_schemas(const tsf_allocator *a, const tsf_ixp_file_meta *fm
 /* ---- index ---------------------------------------------------------------------------------- */
 
 /* Builds the index input from the kept chunks (refs sorted by device, measurement, offset) and writes it. */
-static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *refs, size_t nrefs,
+static tsf_status rc_index(const tsf_allocator *a, tsf_vs_scan *s, const rc_ref *refs, size_t nrefs,
                            const rc_dev *devs, size_t ndev, const rc_tables *tabs, rc_out *o, tsf_error *err)
 {
     tsf_status st = TSF_OK;
@@ -234,9 +234,9 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
     for (size_t i = 0; i < nrefs; i++) nser += i == 0 || !same_series(refs[i - 1].c, refs[i].c);
     size_t nsegs_all = 0;
     for (size_t d = 0; d < ndev; d++) nsegs_all += s->groups[devs[d].group].dev.nseg;
-    tsf_ix_series *ser = tsf_calloc(a, nser ? nser : 1, sizeof *ser);
-    tsf_ix_device *ixd = tsf_calloc(a, ndev ? ndev : 1, sizeof *ixd);
-    tsf_ix_seg *segs = tsf_calloc(a, nsegs_all ? nsegs_all : 1, sizeof *segs);
+    tsf_mi_series *ser = tsf_calloc(a, nser ? nser : 1, sizeof *ser);
+    tsf_mi_device *ixd = tsf_calloc(a, ndev ? ndev : 1, sizeof *ixd);
+    tsf_mi_seg *segs = tsf_calloc(a, nsegs_all ? nsegs_all : 1, sizeof *segs);
     size_t *soff = tsf_calloc(a, nser ? nser : 1, 2 * sizeof *soff);
     tsf_wbuf sb, cb;
     tsf_wbuf_init(&sb, a);
@@ -249,11 +249,11 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
     }
     size_t si = 0, di = 0, gi = 0;
     for (size_t i = 0; i < nrefs;) {
-        const vs_chunk *c0 = refs[i].c;
+        const tsf_vs_chunk *c0 = refs[i].c;
         size_t j = i;
         while (j < nrefs && same_series(c0, refs[j].c)) j++;
         /* series [i, j) */
-        tsf_ix_series *x = &ser[si];
+        tsf_mi_series *x = &ser[si];
         x->name = (const char *)c0->h.measurement.data;
         x->name_len = c0->h.measurement.len;
         x->nchunks = (uint32_t)(j - i);
@@ -265,7 +265,7 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
         tsf_wstats_init(&sum, c0->h.data_type);
         soff[2 * si + 1] = cb.len;
         for (size_t k = i; k < j; k++) {
-            const vs_chunk *c = refs[k].c;
+            const tsf_vs_chunk *c = refs[k].c;
             tsf_wbuf_be64(&cb, c->new_off);
             tsf_wstats_serialize(&c->stats, &cb);
             tsf_wstats_merge(&sum, &c->stats, a);
@@ -280,7 +280,7 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
         }
         if (i == 0 || refs[i - 1].c->dev != c0->dev) { /* a new device */
             const tsf_fmt_device_id *id = &s->groups[devs[c0->dev].group].dev;
-            tsf_ix_device *dv = &ixd[di++];
+            tsf_mi_device *dv = &ixd[di++];
             dv->segs = segs + gi;
             dv->nsegs = id->nseg;
             for (uint32_t q = 0; q < id->nseg; q++) {
@@ -299,8 +299,8 @@ static tsf_status rc_index(const tsf_allocator *a, vs_scan *s, const rc_ref *ref
         ser[k].stats = sb.p + soff[2 * k];
         ser[k].chunks = cb.p + soff[2 * k + 1];
     }
-    tsf_ix_input in = {ixd, di, tabs->t, tabs->n, 256, 0.05, a};
-    st = tsf_index_write(&in, o->pos, rc_sink, o, NULL, err);
+    tsf_mi_input in = {ixd, di, tabs->t, tabs->n, 256, 0.05, a};
+    st = tsf_meta_index_write(&in, o->pos, rc_sink, o, NULL, err);
 done:
     tsf_wstats_free(&sum, a);
     tsf_wbuf_free(&sb);
@@ -341,7 +341,7 @@ static void rc_scan_problem(void *ctx, uint64_t off, const char *msg, int warnin
 }
 
 /* "<device>.<measurement>" of chunk c into buf. */
-static const char *rc_name(const vs_scan *s, const vs_chunk *c, char *buf, size_t cap)
+static const char *rc_name(const tsf_vs_scan *s, const tsf_vs_chunk *c, char *buf, size_t cap)
 {
     size_t n = tsf_fmt_device_to_string(&s->groups[c->group].dev, buf, cap);
     if (n + 1 < cap)
@@ -363,7 +363,7 @@ static tsf_status rc_put_header(rc_out *o, const tsf_fmt_chunk_header *h, tsf_er
 }
 
 /* Writes chunk c with its pages' statistics replaced by those recomputed from their values (s->pstats). */
-static tsf_status rc_put_restat(rc_out *o, const vs_scan *s, const vs_chunk *c, tsf_error *err)
+static tsf_status rc_put_restat(rc_out *o, const tsf_vs_scan *s, const tsf_vs_chunk *c, tsf_error *err)
 {
     tsf_wbuf pages;
     tsf_wbuf_init(&pages, NULL);
@@ -412,21 +412,21 @@ static tsf_status rc_put_restat(rc_out *o, const vs_scan *s, const vs_chunk *c, 
 
 /* Empty value chunks for the aligned columns that lack a chunk after a kept time chunk. */
 typedef struct rc_fill {
-    vs_chunk *c;
+    tsf_vs_chunk *c;
     size_t n, cap;
 } rc_fill;
 
-static tsf_status rc_fill_add(const tsf_allocator *a, rc_fill *f, const vs_chunk *tmpl, const vs_chunk *tc,
+static tsf_status rc_fill_add(const tsf_allocator *a, rc_fill *f, const tsf_vs_chunk *tmpl, const tsf_vs_chunk *tc,
                               tsf_error *err)
 {
     if (f->n == f->cap) {
         size_t nc = f->cap ? f->cap * 2 : 16;
-        vs_chunk *p = tsf_realloc(a, f->c, f->cap * sizeof *p, nc * sizeof *p);
+        tsf_vs_chunk *p = tsf_realloc(a, f->c, f->cap * sizeof *p, nc * sizeof *p);
         if (!p) return tsf_err(err, TSF_ENOMEM, "recover: out of memory");
         f->c = p;
         f->cap = nc;
     }
-    vs_chunk *c = &f->c[f->n++];
+    tsf_vs_chunk *c = &f->c[f->n++];
     memset(c, 0, sizeof *c);
     c->group = tc->group;
     c->offset = c->end = tc->offset; /* sorts with its time chunk; written after that chunk's group part */
@@ -442,7 +442,7 @@ static tsf_status rc_fill_add(const tsf_allocator *a, rc_fill *f, const vs_chunk
 
 static int rc_fill_cmp(const void *x, const void *y)
 {
-    const vs_chunk *a = x, *b = y;
+    const tsf_vs_chunk *a = x, *b = y;
     return a->offset < b->offset ? -1 : a->offset > b->offset;
 }
 
@@ -487,9 +487,9 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     const tsf_allocator *a = NULL;
     const uint8_t *file;
     size_t len;
-    tsf_status st = vs_map_file(in_path, &file, &len, err);
+    tsf_status st = tsf_vs_map_file(in_path, &file, &len, err);
     if (st) return st;
-    vs_scan s;
+    tsf_vs_scan s;
     tsf_reader *r = NULL;
     uint8_t *keep = NULL;
     size_t *seg = NULL;
@@ -506,7 +506,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     rc_out o = {-1, out_path, {0}, 0};
     tsf_tmp tmp = {NULL, 0, -1};
     tsf_wbuf_init(&o.buf, a);
-    if ((st = vs_scan_init(&s, file, len, rc_scan_problem, &notes, err))) goto out;
+    if ((st = tsf_vs_scan_init(&s, file, len, rc_scan_problem, &notes, err))) goto out;
     s.restat = 1;
     int version = 0;
     tsf_error e;
@@ -525,8 +525,8 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
         if (r->fm.meta_offset < len) limit = (size_t)r->fm.meta_offset + 1;
         if ((st = rc_schemas(a, &r->fm, &tabs, err))) goto out;
     }
-    if ((st = vs_scan_run(&s, limit, err))) goto out;
-    if (r && (st = vs_check_index(&s, r, err))) goto out; /* drops chunks that disagree with their metadata */
+    if ((st = tsf_vs_scan_run(&s, limit, err))) goto out;
+    if (r && (st = tsf_vs_check_index(&s, r, err))) goto out; /* drops chunks that disagree with their metadata */
     uint64_t data_end = s.separator ? s.end : len;
     /* what to keep */
     keep = tsf_calloc(a, s.nchunks ? s.nchunks : 1, 1);
@@ -577,7 +577,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     memset(devval, 0, ndev ? ndev : 1);
     for (size_t i = 0, first = 0; i < nrefs; i++) {
         if (i == 0 || !same_series(refs[first].c, refs[i].c)) first = i;
-        const vs_chunk *f = refs[first].c, *c = refs[i].c;
+        const tsf_vs_chunk *f = refs[first].c, *c = refs[i].c;
         int dup = w > 0 && i > first && c->kind == TSF_CHUNK_VALUE && seg[refs[w - 1].idx] == seg[refs[i].idx] &&
                   same_series(refs[w - 1].c, c);
         if (c->kind != f->kind || c->h.data_type != f->h.data_type || dup) {
@@ -599,7 +599,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     /* a time chunk none of whose values were kept adds no row: dropped (an aligned device with columns) */
     w = 0;
     for (size_t i = 0; i < nrefs; i++) {
-        const vs_chunk *c = refs[i].c;
+        const tsf_vs_chunk *c = refs[i].c;
         if (c->kind == TSF_CHUNK_TIME && devval[c->dev] && !segvals[refs[i].idx]) {
             keep[refs[i].idx] = 0;
             tsf_fmt_device_to_string(&s.groups[c->group].dev, nm, sizeof nm);
@@ -627,7 +627,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
                     p++;
                     continue;
                 }
-                const vs_chunk *tc = refs[k].c;
+                const tsf_vs_chunk *tc = refs[k].c;
                 if ((st = rc_fill_add(a, &fill, refs[v0].c, tc, err))) goto out;
                 rc_note(&notes, tc->offset,
                         "%s: no whole chunk in the chunk group at %llu (%s); written as an empty chunk, so its "
@@ -642,10 +642,10 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     /* the file ends inside its last chunk group: name the non-aligned series of that device, seen in its
      * earlier groups, that have no chunk there */
     if (!s.separator && s.ngroups) {
-        const vs_group *lg = &s.groups[s.ngroups - 1];
+        const tsf_vs_group *lg = &s.groups[s.ngroups - 1];
         size_t ldev = lg->nchunks ? s.chunks[lg->chunk0].dev : SIZE_MAX;
         for (size_t i = 0; i < nrefs && ldev != SIZE_MAX; i++) {
-            const vs_chunk *c = refs[i].c;
+            const tsf_vs_chunk *c = refs[i].c;
             if (c->dev != ldev || c->kind != TSF_CHUNK_NONALIGNED || (i > 0 && same_series(refs[i - 1].c, c)))
                 continue;
             int there = 0;
@@ -675,7 +675,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     if ((st = rc_put(&o, head, sizeof head, err))) goto out;
     size_t fi = 0;
     for (size_t g = 0; g < s.ngroups; g++) {
-        const vs_group *gr = &s.groups[g];
+        const tsf_vs_group *gr = &s.groups[g];
         size_t kept = 0;
         for (size_t k = 0; k < gr->nchunks; k++) kept += keep[gr->chunk0 + k];
         if (!kept) {
@@ -687,7 +687,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
         rep.bytes_kept += gr->hdr_end - gr->offset;
         uint64_t seg_at = UINT64_MAX; /* the kept time chunk whose empty value chunks are due */
         for (size_t k = 0; k <= gr->nchunks; k++) {
-            vs_chunk *c = k < gr->nchunks ? &s.chunks[gr->chunk0 + k] : NULL;
+            tsf_vs_chunk *c = k < gr->nchunks ? &s.chunks[gr->chunk0 + k] : NULL;
             if (c && !keep[gr->chunk0 + k]) continue;
             if (!c || c->kind == TSF_CHUNK_TIME) { /* a segment ends: its empty chunks */
                 for (; fi < fill.n && fill.c[fi].offset == seg_at; fi++) {
@@ -716,7 +716,7 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
         goto out;
     }
     for (size_t i = 0; i < s.nchunks; i++) {
-        const vs_chunk *c = &s.chunks[i];
+        const tsf_vs_chunk *c = &s.chunks[i];
         if (keep[i]) {
             rep.chunks_kept++;
             if (c->kind != TSF_CHUNK_TIME) rep.points_kept += c->points;
@@ -751,7 +751,7 @@ out:
     tsf_free(a, devval, ndev ? ndev : 1);
     rc_tables_free(a, &tabs);
     tsf_reader_close(r);
-    vs_scan_free(&s);
-    vs_unmap_file(file, len);
+    tsf_vs_scan_free(&s);
+    tsf_vs_unmap_file(file, len);
     return st;
 }

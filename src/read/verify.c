@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../format/index.h"
+#include "../format/meta_index.h"
 #include "verify_scan.h"
 
 /* Largest decompressed page accepted: max(16 MiB, 4096 x the compressed size), at most 1 GiB (as query.c). */
@@ -34,7 +34,7 @@
 
 /* ---- file mapping --------------------------------------------------------------------------- */
 
-tsf_status vs_map_file(const char *path, const uint8_t **data, size_t *len, tsf_error *err)
+tsf_status tsf_vs_map_file(const char *path, const uint8_t **data, size_t *len, tsf_error *err)
 {
     *data = NULL;
     *len = 0;
@@ -67,14 +67,14 @@ tsf_status vs_map_file(const char *path, const uint8_t **data, size_t *len, tsf_
     return TSF_OK;
 }
 
-void vs_unmap_file(const uint8_t *data, size_t len)
+void tsf_vs_unmap_file(const uint8_t *data, size_t len)
 {
     if (data && len) munmap((void *)data, len);
 }
 
 /* ---- problems and statistics ---------------------------------------------------------------- */
 
-static void vs_report(vs_scan *s, uint64_t off, int warning, const char *fmt, va_list ap)
+static void tsf_vs_report(tsf_vs_scan *s, uint64_t off, int warning, const char *fmt, va_list ap)
 {
     char msg[TSF_ERROR_MESSAGE_SIZE * 2];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -85,19 +85,19 @@ static void vs_report(vs_scan *s, uint64_t off, int warning, const char *fmt, va
     if (s->problem) s->problem(s->ctx, off, msg, warning);
 }
 
-void vs_problem(vs_scan *s, uint64_t off, const char *fmt, ...)
+void tsf_vs_problem(tsf_vs_scan *s, uint64_t off, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vs_report(s, off, 0, fmt, ap);
+    tsf_vs_report(s, off, 0, fmt, ap);
     va_end(ap);
 }
 
-void vs_warning(vs_scan *s, uint64_t off, const char *fmt, ...)
+void tsf_vs_warning(tsf_vs_scan *s, uint64_t off, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vs_report(s, off, 1, fmt, ap);
+    tsf_vs_report(s, off, 1, fmt, ap);
     va_end(ap);
 }
 
@@ -132,7 +132,7 @@ static int bin_same(const tsf_sbin *w, const tsf_bytes *f)
         }                                                                                                    \
     } while (0)
 
-int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap)
+int tsf_vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap)
 {
     int values = (what & VS_CMP_VALUES) != 0, sums = (what & VS_CMP_SUM) != 0;
     DIFF(w->count != f->count, "count %u but %llu values decoded", f->count, (unsigned long long)w->count);
@@ -202,7 +202,7 @@ int vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, 
 
 /* ---- the scan ------------------------------------------------------------------------------- */
 
-tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_fn fn, void *ctx,
+tsf_status tsf_vs_scan_init(tsf_vs_scan *s, const uint8_t *file, size_t len, tsf_vs_problem_fn fn, void *ctx,
                         tsf_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -217,13 +217,13 @@ tsf_status vs_scan_init(vs_scan *s, const uint8_t *file, size_t len, vs_problem_
     return st;
 }
 
-void vs_scan_free(vs_scan *s)
+void tsf_vs_scan_free(tsf_vs_scan *s)
 {
     for (size_t i = 0; i < s->nchunks; i++) tsf_wstats_free(&s->chunks[i].stats, s->a);
     tsf_free(s->a, s->chunks, s->ccap * sizeof *s->chunks);
     tsf_free(s->a, s->groups, s->gcap * sizeof *s->groups);
-    rd_buf *bufs[] = {&s->plain, &s->vals, &s->times, &s->ctimes, &s->tpages};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) rd_buf_free(s->a, bufs[i]);
+    tsf_rd_buf *bufs[] = {&s->plain, &s->vals, &s->times, &s->ctimes, &s->tpages};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) tsf_rd_buf_free(s->a, bufs[i]);
     tsf_wstats_free(&s->pstat, s->a);
     tsf_wbuf_free(&s->pstats);
     tsf_codec_close(s->codec);
@@ -237,7 +237,7 @@ static tsf_status oom(tsf_error *err)
 }
 
 /* Decompressed body of the page `it` (the file bytes when UNCOMPRESSED). */
-static tsf_status page_body(vs_scan *s, const tsf_walk_item *it, const uint8_t **p, size_t *n, tsf_error *err)
+static tsf_status page_body(tsf_vs_scan *s, const tsf_walk_item *it, const uint8_t **p, size_t *n, tsf_error *err)
 {
     const tsf_fmt_page_header *ph = &it->page;
     tsf_compression c = it->chunk.compression;
@@ -256,7 +256,7 @@ static tsf_status page_body(vs_scan *s, const tsf_walk_item *it, const uint8_t *
         return tsf_err(err, TSF_ECORRUPT,
                        "page at %llu: uncompressedSize %u implausible for %u compressed bytes",
                        (unsigned long long)it->offset, ph->uncompressed_size, ph->compressed_size);
-    tsf_status st = rd_buf_reserve(s->a, &s->plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err);
+    tsf_status st = tsf_rd_buf_reserve(s->a, &s->plain, ph->uncompressed_size ? ph->uncompressed_size : 1, err);
     if (st) return st;
     st =
         tsf_compressor_decompress(s->comp, c, it->body, it->body_len, s->plain.p, ph->uncompressed_size, err);
@@ -272,7 +272,7 @@ static tsf_status page_body(vs_scan *s, const tsf_walk_item *it, const uint8_t *
 }
 
 /* Decodes a time stream into s->times; timestamps must strictly ascend. */
-static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p,
+static tsf_status decode_times(tsf_vs_scan *s, const tsf_walk_item *it, tsf_encoding enc, const uint8_t *p,
                                size_t len, size_t *n, tsf_error *err)
 {
     size_t cnt = 0;
@@ -285,7 +285,7 @@ static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding
     if (cnt > len * 8 + 64)
         return tsf_err(err, TSF_ECORRUPT, "time stream of page at %llu: %zu values claimed in %zu bytes",
                        (unsigned long long)it->offset, cnt, len);
-    if ((st = rd_buf_reserve(s->a, &s->times, (cnt ? cnt : 1) * sizeof(int64_t), err))) return st;
+    if ((st = tsf_rd_buf_reserve(s->a, &s->times, (cnt ? cnt : 1) * sizeof(int64_t), err))) return st;
     int64_t *t = (int64_t *)s->times.p;
     if (cnt && (st = tsf_codec_decode(s->codec, TSF_INT64, enc, p, len, t, cnt, NULL, err))) return st;
     for (size_t i = 1; i < cnt; i++)
@@ -297,7 +297,7 @@ static tsf_status decode_times(vs_scan *s, const tsf_walk_item *it, tsf_encoding
     return TSF_OK;
 }
 
-static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8_t *p, size_t len, size_t n,
+static tsf_status decode_values(tsf_vs_scan *s, const tsf_walk_item *it, const uint8_t *p, size_t len, size_t n,
                                 tsf_error *err)
 {
     size_t esz = tsf_type_size(it->chunk.data_type);
@@ -305,7 +305,7 @@ static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8
         return tsf_err(err, TSF_ENOTSUP, "chunk at %llu: data type %d has no values",
                        (unsigned long long)it->chunk_offset, (int)it->chunk.data_type);
     /* n is bounded by the time stream (or a value page's rowCount, equal to its time page's rows) */
-    tsf_status st = rd_buf_reserve(s->a, &s->vals, (n ? n : 1) * esz, err);
+    tsf_status st = tsf_rd_buf_reserve(s->a, &s->vals, (n ? n : 1) * esz, err);
     if (st || !n) return st;
     st = tsf_codec_decode(s->codec, it->chunk.data_type, it->chunk.encoding, p, len, s->vals.p, n, NULL, err);
     if (st && err && st != TSF_ENOMEM) {
@@ -323,7 +323,7 @@ static tsf_status decode_values(vs_scan *s, const tsf_walk_item *it, const uint8
  * overflow, in the reference too): a writer that computed the statistics from its input leaves them
  * disagreeing with what every reader decodes, and the reference's recovery keeps those values. Elsewhere
  * such a disagreement marks damage (a changed byte that still decodes) and the chunk is dropped. */
-static int restat_ok(const vs_scan *s, const vs_chunk *c)
+static int restat_ok(const tsf_vs_scan *s, const tsf_vs_chunk *c)
 {
     return s->restat && c->h.encoding == TSF_ENC_SPRINTZ;
 }
@@ -331,16 +331,16 @@ static int restat_ok(const vs_scan *s, const vs_chunk *c)
 /* Compares the page header statistics (if any) with s->pstat, then merges s->pstat into the chunk. With
  * restat_ok, a page whose count and times agree but whose value statistics do not is accepted and its
  * recomputed statistics are saved for the rewrite. */
-static tsf_status page_stats(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, tsf_error *err)
+static tsf_status page_stats(tsf_vs_scan *s, const tsf_walk_item *it, tsf_vs_chunk *c, tsf_error *err)
 {
     char why[200];
     if (it->page.has_stats && it->page.uncompressed_size) {
-        if (vs_stats_differ(&s->pstat, &it->page.stats, 0, why, sizeof why) ||
-            (!restat_ok(s, c) && vs_stats_differ(&s->pstat, &it->page.stats, vs_cmp_rule(c->h.data_type, c->h.encoding), why,
+        if (tsf_vs_stats_differ(&s->pstat, &it->page.stats, 0, why, sizeof why) ||
+            (!restat_ok(s, c) && tsf_vs_stats_differ(&s->pstat, &it->page.stats, tsf_vs_cmp_rule(c->h.data_type, c->h.encoding), why,
                                                  sizeof why)))
             return tsf_err(err, TSF_ECORRUPT, "page statistics at %llu: %s", (unsigned long long)it->offset, why);
         if (s->restat) {
-            if (!rd_lossy(c->h.data_type, c->h.encoding) && vs_stats_differ(&s->pstat, &it->page.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
+            if (!tsf_rd_lossy(c->h.data_type, c->h.encoding) && tsf_vs_stats_differ(&s->pstat, &it->page.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
                 c->restat = 1;
             size_t at = s->pstats.len;
             tsf_wbuf_be32(&s->pstats, 0);
@@ -356,7 +356,7 @@ static tsf_status page_stats(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
 }
 
 /* Decodes and checks one page of chunk c. */
-static tsf_status check_page(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, tsf_error *err)
+static tsf_status check_page(tsf_vs_scan *s, const tsf_walk_item *it, tsf_vs_chunk *c, tsf_error *err)
 {
     tsf_status st;
     const uint8_t *p;
@@ -401,8 +401,8 @@ static tsf_status check_page(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
                 return tsf_err(err, TSF_ECORRUPT,
                                "time page at %llu: time %lld is not above the previous page's",
                                (unsigned long long)it->offset, (long long)t[0]);
-            if ((st = rd_buf_reserve(s->a, &s->ctimes, (s->nctimes + n + 1) * sizeof(int64_t), err)) ||
-                (st = rd_buf_reserve(s->a, &s->tpages, (s->ntpages + 1) * 2 * sizeof(size_t), err)))
+            if ((st = tsf_rd_buf_reserve(s->a, &s->ctimes, (s->nctimes + n + 1) * sizeof(int64_t), err)) ||
+                (st = tsf_rd_buf_reserve(s->a, &s->tpages, (s->ntpages + 1) * 2 * sizeof(size_t), err)))
                 return st;
             memcpy((int64_t *)s->ctimes.p + s->nctimes, t, n * sizeof(int64_t));
             size_t *tp = (size_t *)s->tpages.p + 2 * s->ntpages;
@@ -429,19 +429,19 @@ static tsf_status check_page(vs_scan *s, const tsf_walk_item *it, vs_chunk *c, t
 }
 
 /* Closes the chunk whose pages were walked: page-count checks. */
-static void end_chunk(vs_scan *s)
+static void end_chunk(tsf_vs_scan *s)
 {
     if (s->cur < 0) return;
-    vs_chunk *c = &s->chunks[s->cur];
+    tsf_vs_chunk *c = &s->chunks[s->cur];
     s->cur = -1;
     if (!c->ok || !c->restat) s->pstats.len = c->pstats_off; /* kept only for chunks to rewrite */
     if (!c->ok) return;
     if (!tsf_fmt_chunk_multi_page(c->h.marker) && c->npages > 1) {
-        vs_problem(s, c->offset, "chunk at %llu: marker 0x%02x announces one page but it holds %u",
+        tsf_vs_problem(s, c->offset, "chunk at %llu: marker 0x%02x announces one page but it holds %u",
                    (unsigned long long)c->offset, c->h.marker, c->npages);
         c->ok = 0;
     } else if (c->kind == TSF_CHUNK_VALUE && c->h.data_size && c->npages != s->ntpages) {
-        vs_problem(s, c->offset, "value chunk at %llu: %u pages but its time chunk has %zu",
+        tsf_vs_problem(s, c->offset, "value chunk at %llu: %u pages but its time chunk has %zu",
                    (unsigned long long)c->offset, c->npages, s->ntpages);
         c->ok = 0;
     }
@@ -450,16 +450,16 @@ static void end_chunk(vs_scan *s)
     }
 }
 
-static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *err)
+static tsf_status begin_chunk(tsf_vs_scan *s, const tsf_walk_item *it, tsf_error *err)
 {
     if (s->nchunks == s->ccap) {
         size_t nc = s->ccap ? s->ccap * 2 : 64;
-        vs_chunk *p = tsf_realloc(s->a, s->chunks, s->ccap * sizeof *p, nc * sizeof *p);
+        tsf_vs_chunk *p = tsf_realloc(s->a, s->chunks, s->ccap * sizeof *p, nc * sizeof *p);
         if (!p) return oom(err);
         s->chunks = p;
         s->ccap = nc;
     }
-    vs_chunk *c = &s->chunks[s->nchunks];
+    tsf_vs_chunk *c = &s->chunks[s->nchunks];
     memset(c, 0, sizeof *c);
     c->group = s->ngroups - 1;
     c->offset = it->offset;
@@ -473,7 +473,7 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
     s->groups[s->ngroups - 1].nchunks++;
     if (c->kind == TSF_CHUNK_TIME) {
         if (it->chunk.data_type != TSF_VECTOR) {
-            vs_problem(s, c->offset, "time chunk at %llu: data type %d, not VECTOR",
+            tsf_vs_problem(s, c->offset, "time chunk at %llu: data type %d, not VECTOR",
                        (unsigned long long)c->offset, (int)it->chunk.data_type);
             c->ok = 0;
         }
@@ -481,7 +481,7 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
         s->nctimes = s->ntpages = 0;
     } else if (c->kind == TSF_CHUNK_VALUE) {
         if (s->tchunk < 0) {
-            vs_problem(s, c->offset, "value chunk at %llu: no time chunk before it in its chunk group",
+            tsf_vs_problem(s, c->offset, "value chunk at %llu: no time chunk before it in its chunk group",
                        (unsigned long long)c->offset);
             c->ok = 0;
         } else if (!s->chunks[s->tchunk].ok) {
@@ -489,34 +489,34 @@ static tsf_status begin_chunk(vs_scan *s, const tsf_walk_item *it, tsf_error *er
         }
     }
     if (c->ok && (it->chunk.data_type == TSF_VECTOR) != (c->kind == TSF_CHUNK_TIME)) {
-        vs_problem(s, c->offset, "chunk at %llu: data type %d does not fit marker 0x%02x",
+        tsf_vs_problem(s, c->offset, "chunk at %llu: data type %d does not fit marker 0x%02x",
                    (unsigned long long)c->offset, (int)it->chunk.data_type, it->chunk.marker);
         c->ok = 0;
     }
     if (c->ok && c->kind != TSF_CHUNK_TIME && it->chunk.measurement.len == 0) {
         /* readers take a device's first series named "" for its time column */
-        vs_problem(s, c->offset, "chunk at %llu: empty measurement name outside a time chunk",
+        tsf_vs_problem(s, c->offset, "chunk at %llu: empty measurement name outside a time chunk",
                    (unsigned long long)c->offset);
         c->ok = 0;
     }
     if (c->ok && c->kind != TSF_CHUNK_TIME && !tsf_type_size(it->chunk.data_type)) {
-        vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported",
+        tsf_vs_problem(s, c->offset, "chunk at %llu: data type %d is not supported",
                    (unsigned long long)c->offset, (int)it->chunk.data_type);
         c->ok = 0;
     }
     return TSF_OK;
 }
 
-static tsf_status begin_group(vs_scan *s, const tsf_walk_item *it, uint64_t hdr_end, tsf_error *err)
+static tsf_status begin_group(tsf_vs_scan *s, const tsf_walk_item *it, uint64_t hdr_end, tsf_error *err)
 {
     if (s->ngroups == s->gcap) {
         size_t nc = s->gcap ? s->gcap * 2 : 16;
-        vs_group *p = tsf_realloc(s->a, s->groups, s->gcap * sizeof *p, nc * sizeof *p);
+        tsf_vs_group *p = tsf_realloc(s->a, s->groups, s->gcap * sizeof *p, nc * sizeof *p);
         if (!p) return oom(err);
         s->groups = p;
         s->gcap = nc;
     }
-    vs_group *g = &s->groups[s->ngroups++];
+    tsf_vs_group *g = &s->groups[s->ngroups++];
     g->offset = it->offset;
     g->hdr_end = hdr_end;
     g->dev = it->device;
@@ -527,7 +527,7 @@ static tsf_status begin_group(vs_scan *s, const tsf_walk_item *it, uint64_t hdr_
     return TSF_OK;
 }
 
-tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
+tsf_status tsf_vs_scan_run(tsf_vs_scan *s, size_t limit, tsf_error *err)
 {
     tsf_walker w;
     tsf_walk_item it;
@@ -535,7 +535,7 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
     if (limit > s->len) limit = s->len;
     tsf_status st = tsf_walk_init(&w, s->file, limit, &e);
     if (st) {
-        vs_problem(s, 0, "%s", e.message);
+        tsf_vs_problem(s, 0, "%s", e.message);
         s->stopped = 1;
         return st == TSF_ENOMEM ? st : TSF_OK;
     }
@@ -546,8 +546,8 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
         if (st) {
             uint64_t at = w.pos;
             if (s->cur >= 0) { /* a page header failed: the chunk header gave the chunk's end */
-                vs_chunk *c = &s->chunks[s->cur];
-                vs_problem(s, at, "%s", e.message);
+                tsf_vs_chunk *c = &s->chunks[s->cur];
+                tsf_vs_problem(s, at, "%s", e.message);
                 c->ok = 0;
                 uint64_t next = c->end;
                 s->cur = -1;
@@ -565,13 +565,13 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
                     char dn[512];
                     s->torn_chunks++;
                     tsf_fmt_device_to_string(&s->groups[s->ngroups - 1].dev, dn, sizeof dn);
-                    vs_problem(s, at,
+                    tsf_vs_problem(s, at,
                                "chunk at %llu (%s.%.*s): its %u bytes of pages run past the end of the data (%zu): "
                                "the file ends inside its chunk group",
                                (unsigned long long)at, dn, (int)h.measurement.len, (const char *)h.measurement.data,
                                h.data_size, limit);
                 } else {
-                    vs_problem(s, at, "%s", e.message);
+                    tsf_vs_problem(s, at, "%s", e.message);
                 }
             }
             s->stopped = 1;
@@ -589,13 +589,13 @@ tsf_status vs_scan_run(vs_scan *s, size_t limit, tsf_error *err)
             if (it.chunk.data_size == 0) end_chunk(s);
             break;
         case TSF_WALK_PAGE: {
-            vs_chunk *c = &s->chunks[s->cur];
+            tsf_vs_chunk *c = &s->chunks[s->cur];
             s->pages++;
             if (c->ok) {
                 st = check_page(s, &it, c, &e);
                 if (st == TSF_ENOMEM) return tsf_err(err, st, "%s", e.message);
                 if (st) {
-                    vs_problem(s, it.offset, "%s", e.message);
+                    tsf_vs_problem(s, it.offset, "%s", e.message);
                     c->ok = 0;
                 }
             } else if (it.page.has_stats) {
@@ -631,7 +631,7 @@ static void vf_forward(void *ctx, uint64_t off, const char *msg, int warning)
     if (v->fn) v->fn(v->ctx, &p);
 }
 
-static long find_chunk(const vs_scan *s, uint64_t off)
+static long find_chunk(const tsf_vs_scan *s, uint64_t off)
 {
     size_t lo = 0, hi = s->nchunks;
     while (lo < hi) {
@@ -645,7 +645,7 @@ static long find_chunk(const vs_scan *s, uint64_t off)
 }
 
 /* Bloom probe with the key built from the device's segment bytes (names may hold NUL bytes). */
-static int bloom_has(const tsf_reader *r, const rd_device *d, const rd_series *se, const tsf_allocator *a)
+static int bloom_has(const tsf_reader *r, const tsf_rd_device *d, const tsf_rd_series *se, const tsf_allocator *a)
 {
     if (!r->bloom) return 1;
     tsf_wbuf key;
@@ -667,7 +667,7 @@ static int bloom_has(const tsf_reader *r, const rd_device *d, const rd_series *s
 }
 
 /* Checks one series of the index against the chunks the scan found. */
-static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, const rd_series *se,
+static tsf_status check_series(tsf_vs_scan *s, tsf_reader *r, const tsf_rd_device *d, const tsf_rd_series *se,
                                tsf_chunk_kind kind, tsf_error *err)
 {
     char why[200], dn[512];
@@ -681,9 +681,9 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
     uint64_t prev = 0;
     tsf_status st;
     const char *mname = se->name;
-    while ((st = tsf_ixp_next_chunk_meta(&se->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
+    while ((st = tsf_mip_next_chunk_meta(&se->tsm, &pos, &off, &cs, &e)) == TSF_OK) {
         if (off <= prev && prev) {
-            vs_problem(s, se->tsm.chunks_base,
+            tsf_vs_problem(s, se->tsm.chunks_base,
                        "TimeseriesMetadata of %s.%s: chunk offsets not ascending (%llu after %llu)", d->name,
                        mname, (unsigned long long)off, (unsigned long long)prev);
         }
@@ -692,18 +692,18 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
         if (ci < 0) {
             all_ok = 0;
             if (!s->stopped || off < s->end)
-                vs_problem(s, off, "TimeseriesMetadata of %s.%s lists a chunk at %llu: no chunk header there",
+                tsf_vs_problem(s, off, "TimeseriesMetadata of %s.%s lists a chunk at %llu: no chunk header there",
                            d->name, mname, (unsigned long long)off);
             continue;
         }
-        vs_chunk *c = &s->chunks[ci];
+        tsf_vs_chunk *c = &s->chunks[ci];
         c->listed = 1;
-        const vs_group *g = &s->groups[c->group];
+        const tsf_vs_group *g = &s->groups[c->group];
         tsf_fmt_device_to_string(&g->dev, dn, sizeof dn);
         const tsf_fmt_str *m = &se->tsm.measurement; /* bytes: a name may hold a NUL */
         if (c->h.measurement.len != m->len || (m->len && memcmp(c->h.measurement.data, m->data, m->len)) ||
             strcmp(dn, d->name) || c->kind != kind || c->h.data_type != se->tsm.data_type) {
-            vs_problem(
+            tsf_vs_problem(
                 s, off,
                 "TimeseriesMetadata of %s.%s lists the chunk at %llu, which is %.*s of %s (%s, type %d)",
                 d->name, mname, (unsigned long long)off, (int)c->h.measurement.len,
@@ -719,33 +719,33 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
             all_ok = 0;
             continue;
         }
-        if (vs_stats_differ(&c->stats, &cs, vs_cmp_rule(c->h.data_type, c->h.encoding), why, sizeof why)) {
-            vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname,
+        if (tsf_vs_stats_differ(&c->stats, &cs, tsf_vs_cmp_rule(c->h.data_type, c->h.encoding), why, sizeof why)) {
+            tsf_vs_problem(s, off, "ChunkMetadata of %s.%s (chunk at %llu): %s", d->name, mname,
                        (unsigned long long)off, why);
             /* data and metadata disagree: recover drops it (but see restat_ok) */
-            if (!restat_ok(s, c) || vs_stats_differ(&c->stats, &cs, 0, why, sizeof why)) c->ok = 0;
+            if (!restat_ok(s, c) || tsf_vs_stats_differ(&c->stats, &cs, 0, why, sizeof why)) c->ok = 0;
             all_ok = 0;
             continue;
         }
-        if (rd_lossy(c->h.data_type, c->h.encoding)) all_ok = 0; /* series values not comparable */
+        if (tsf_rd_lossy(c->h.data_type, c->h.encoding)) all_ok = 0; /* series values not comparable */
         tsf_wstats_merge(&sum, &c->stats, s->a);
     }
-    if (st != TSF_ENOTFOUND) vs_problem(s, se->tsm.chunks_base, "%s", e.message);
+    if (st != TSF_ENOTFOUND) tsf_vs_problem(s, se->tsm.chunks_base, "%s", e.message);
     if (sum.oom) {
         tsf_wstats_free(&sum, s->a);
         return oom(err);
     }
-    if (all_ok && st == TSF_ENOTFOUND && vs_stats_differ(&sum, &se->tsm.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
-        vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: statistics %s", d->name, mname, why);
+    if (all_ok && st == TSF_ENOTFOUND && tsf_vs_stats_differ(&sum, &se->tsm.stats, VS_CMP_VALUES | VS_CMP_SUM, why, sizeof why))
+        tsf_vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: statistics %s", d->name, mname, why);
     else if (!all_ok && sum.count > se->tsm.stats.count)
-        vs_problem(s, se->tsm.chunks_base,
+        tsf_vs_problem(s, se->tsm.chunks_base,
                    "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded", d->name, mname,
                    se->tsm.stats.count, (unsigned long long)sum.count);
     tsf_wstats_free(&sum, s->a);
     uint8_t role = kind == TSF_CHUNK_TIME ? 0x80 : kind == TSF_CHUNK_VALUE ? 0x40 : 0;
     uint8_t want = (uint8_t)(role | (se->nchunks > 1 ? 1 : 0));
     if (se->tsm.meta_type != want)
-        vs_warning(s, se->tsm.chunks_base,
+        tsf_vs_warning(s, se->tsm.chunks_base,
                    "TimeseriesMetadata of %s.%s: type byte 0x%02x where the writer puts 0x%02x (%s column, %zu "
                    "chunk%s); read as the reference reads it (only its low six bits count)",
                    d->name, mname, se->tsm.meta_type, want,
@@ -754,12 +754,12 @@ static tsf_status check_series(vs_scan *s, tsf_reader *r, const rd_device *d, co
                                              : "non-aligned",
                    (size_t)se->nchunks, se->nchunks == 1 ? "" : "s");
     if (!bloom_has(r, d, se, s->a))
-        vs_problem(s, r->meta_pos, "bloom filter: series %s.%s is missing", d->name, mname);
+        tsf_vs_problem(s, r->meta_pos, "bloom filter: series %s.%s is missing", d->name, mname);
     return TSF_OK;
 }
 
 /* Chunk group of the chunk at off (SIZE_MAX: no chunk there). */
-static size_t group_at(const vs_scan *s, uint64_t off)
+static size_t group_at(const tsf_vs_scan *s, uint64_t off)
 {
     long ci = find_chunk(s, off);
     return ci < 0 ? SIZE_MAX : s->chunks[ci].group;
@@ -769,7 +769,7 @@ static size_t group_at(const vs_scan *s, uint64_t off)
  * column goes with the i-th of the time column (a value column with fewer throws, extra ones are never
  * read). So each value column must list exactly one chunk per time chunk, each in that time chunk's
  * chunk group (an all-null column as an empty chunk). */
-static tsf_status check_aligned_steps(vs_scan *s, const tsf_reader *r, const rd_device *d, tsf_error *err)
+static tsf_status check_aligned_steps(tsf_vs_scan *s, const tsf_reader *r, const tsf_rd_device *d, tsf_error *err)
 {
     size_t nt = d->time.nchunks;
     size_t *tg = tsf_alloc(s->a, (nt ? nt : 1) * sizeof *tg);
@@ -777,15 +777,15 @@ static tsf_status check_aligned_steps(vs_scan *s, const tsf_reader *r, const rd_
     size_t pos = 0, n = 0;
     uint64_t off;
     tsf_fmt_stats cs;
-    while (n < nt && tsf_ixp_next_chunk_meta(&d->time.tsm, &pos, &off, &cs, NULL) == TSF_OK) tg[n++] = group_at(s, off);
+    while (n < nt && tsf_mip_next_chunk_meta(&d->time.tsm, &pos, &off, &cs, NULL) == TSF_OK) tg[n++] = group_at(s, off);
     for (size_t j = 0; j < d->nseries; j++) {
-        const rd_series *se = &r->series[d->series0 + j];
+        const tsf_rd_series *se = &r->series[d->series0 + j];
         size_t i = 0;
         pos = 0;
-        while (i < n && tsf_ixp_next_chunk_meta(&se->tsm, &pos, &off, &cs, NULL) == TSF_OK) {
+        while (i < n && tsf_mip_next_chunk_meta(&se->tsm, &pos, &off, &cs, NULL) == TSF_OK) {
             size_t g = group_at(s, off);
             if (g != tg[i] && g != SIZE_MAX && tg[i] != SIZE_MAX) {
-                vs_problem(s, off,
+                tsf_vs_problem(s, off,
                            "aligned device %s: value column %s lists its chunk %zu at %llu in the chunk group at "
                            "%llu, but time chunk %zu is in the one at %llu (readers pair them by position)",
                            d->name, se->name, i, (unsigned long long)off,
@@ -796,7 +796,7 @@ static tsf_status check_aligned_steps(vs_scan *s, const tsf_reader *r, const rd_
             i++;
         }
         if (se->nchunks != nt)
-            vs_problem(s, se->tsm.chunks_base,
+            tsf_vs_problem(s, se->tsm.chunks_base,
                        "aligned device %s: value column %s lists %u chunks but the time column %zu (readers pair "
                        "them by position; the reference fails on fewer and never reads extra ones)",
                        d->name, se->name, se->nchunks, nt);
@@ -805,20 +805,20 @@ static tsf_status check_aligned_steps(vs_scan *s, const tsf_reader *r, const rd_
     return TSF_OK;
 }
 
-tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
+tsf_status tsf_vs_check_index(tsf_vs_scan *s, tsf_reader *r, tsf_error *err)
 {
     tsf_error e;
-    tsf_status st = rd_ensure_index(r, &e);
+    tsf_status st = tsf_rd_ensure_index(r, &e);
     if (st == TSF_ENOMEM) return tsf_err(err, st, "%s", e.message);
     if (st) {
-        vs_problem(s, r->fm.meta_offset, "index: %s", e.message);
+        tsf_vs_problem(s, r->fm.meta_offset, "index: %s", e.message);
         return TSF_OK;
     }
     if (s->separator && s->end != r->fm.meta_offset)
-        vs_problem(s, s->end, "separator at %llu but TsFileMetadata says metaOffset %llu",
+        tsf_vs_problem(s, s->end, "separator at %llu but TsFileMetadata says metaOffset %llu",
                    (unsigned long long)s->end, (unsigned long long)r->fm.meta_offset);
     for (size_t i = 0; i < r->ndevices; i++) {
-        const rd_device *d = &r->devices[i];
+        const tsf_rd_device *d = &r->devices[i];
         if (d->aligned && (st = check_series(s, r, d, &d->time, TSF_CHUNK_TIME, err))) return st;
         for (size_t j = 0; j < d->nseries; j++) {
             st = check_series(s, r, d, &r->series[d->series0 + j],
@@ -828,9 +828,9 @@ tsf_status vs_check_index(vs_scan *s, tsf_reader *r, tsf_error *err)
         if (d->aligned && (st = check_aligned_steps(s, r, d, err))) return st;
     }
     for (size_t i = 0; i < s->nchunks; i++) {
-        const vs_chunk *c = &s->chunks[i];
+        const tsf_vs_chunk *c = &s->chunks[i];
         if (!c->listed)
-            vs_problem(s, c->offset, "chunk at %llu (%.*s) is not listed in the index",
+            tsf_vs_problem(s, c->offset, "chunk at %llu (%.*s) is not listed in the index",
                        (unsigned long long)c->offset, (int)c->h.measurement.len,
                        (const char *)c->h.measurement.data);
     }
@@ -844,21 +844,21 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
     if (report) memset(report, 0, sizeof *report);
     const uint8_t *file;
     size_t len;
-    tsf_status st = vs_map_file(path, &file, &len, err);
+    tsf_status st = tsf_vs_map_file(path, &file, &len, err);
     if (st) return st;
     vf_ctx vc = {on_problem, ctx};
-    vs_scan s;
+    tsf_vs_scan s;
     tsf_reader *r = NULL;
-    if ((st = vs_scan_init(&s, file, len, vf_forward, &vc, err))) goto out;
+    if ((st = tsf_vs_scan_init(&s, file, len, vf_forward, &vc, err))) goto out;
     size_t limit = len;
     tsf_error e;
     int head_ok = 0;
     if (tsf_fmt_parse_head(file, len, &(int){0}, &e) != TSF_OK) {
-        vs_problem(&s, 0, "head: %s", e.message);
+        tsf_vs_problem(&s, 0, "head: %s", e.message);
     } else {
         head_ok = 1;
         if (!tsf_fmt_is_complete(file, len)) {
-            vs_problem(
+            tsf_vs_problem(
                 &s, len,
                 "no tail at %zu: the file is incomplete (a crashed writer?); tsf_recover can repair it", len);
         } else {
@@ -869,16 +869,16 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
             }
             if (st) {
                 r = NULL;
-                vs_problem(&s, len - TSF_FMT_TAIL_LEN, "tail/TsFileMetadata: %s", e.message);
+                tsf_vs_problem(&s, len - TSF_FMT_TAIL_LEN, "tail/TsFileMetadata: %s", e.message);
             } else if (r->fm.meta_offset < len) {
                 limit = (size_t)r->fm.meta_offset + 1;
             }
         }
     }
-    if (head_ok && (st = vs_scan_run(&s, limit, err))) goto out;
+    if (head_ok && (st = tsf_vs_scan_run(&s, limit, err))) goto out;
     if (head_ok && !s.separator && !s.stopped && r)
-        vs_problem(&s, s.end, "data area ends at %llu without a separator", (unsigned long long)s.end);
-    if (r && (st = vs_check_index(&s, r, err))) goto out;
+        tsf_vs_problem(&s, s.end, "data area ends at %llu without a separator", (unsigned long long)s.end);
+    if (r && (st = tsf_vs_check_index(&s, r, err))) goto out;
     if (report) {
         report->chunk_groups = s.ngroups;
         report->chunks = s.nchunks;
@@ -892,7 +892,7 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
              : TSF_OK;
 out:
     tsf_reader_close(r);
-    vs_scan_free(&s);
-    vs_unmap_file(file, len);
+    tsf_vs_scan_free(&s);
+    tsf_vs_unmap_file(file, len);
     return st;
 }

@@ -126,7 +126,7 @@ const tsf_codec *tsf_wauto_codec(const tsf_writer *w, const wcol *c, tsf_codec *
     return tmp;
 }
 
-void tsf_wauto_schema(tsf_ix_column *cols, size_t n)
+void tsf_wauto_schema(tsf_mi_column *cols, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (cols[i].encoding == (uint8_t)TSF_ENCODING_AUTO)
@@ -641,7 +641,7 @@ static tsf_status group_header(tsf_writer *w, const wdevice *d, tsf_error *err)
     tsf_wbuf hb;
     tsf_wbuf_init(&hb, w->alloc);
     tsf_wbuf_u8(&hb, 0x00);
-    tsf_ix_put_device(&hb, d->segs, d->nsegs);
+    tsf_mi_put_device(&hb, d->segs, d->nsegs);
     tsf_status s =
         hb.oom ? tsf_err(err, TSF_ENOMEM, "writer: out of memory") : tsf_w_out(w, hb.p, hb.len, err);
     tsf_wbuf_free(&hb);

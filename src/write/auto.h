@@ -49,7 +49,7 @@ void tsf_wauto_counters(const wcol *c, uint64_t *pages, uint64_t *trials);
 /* The codec to encode c's pages with: w->codec, or a copy at c's precision in *tmp. */
 const tsf_codec *tsf_wauto_codec(const tsf_writer *w, const wcol *c, tsf_codec *tmp);
 /* Replaces TSF_ENCODING_AUTO in a table schema by the type's default (the schema is on disk). */
-void tsf_wauto_schema(tsf_ix_column *cols, size_t n);
+void tsf_wauto_schema(tsf_mi_column *cols, size_t n);
 
 /*
  * Index of the first of n FLOAT/DOUBLE values that a TS_2DIFF/RLE precision stream at `digits`

@@ -5,7 +5,7 @@
 #ifndef TSF_WRITE_LZ4LIT_H
 #define TSF_WRITE_LZ4LIT_H
 
-#include "../format/index.h"
+#include "../format/meta_index.h"
 
 /* Value streams shorter than this always go through LZ4 (two 2 KiB probe samples). */
 #define TSF_LZ4LIT_MIN 4096

@@ -137,7 +137,7 @@ tsf_status tsf_tablet_new(tsf_writer *w, const char *target, const char *const *
     if (ti < 0) {
         size_t n = strlen(target);
         char *buf = tsf_alloc(w->alloc, n + 1);
-        tsf_ix_seg segs[TSF_W_MAX_SEGS + 3];
+        tsf_mi_seg segs[TSF_W_MAX_SEGS + 3];
         size_t ns;
         if (!buf) {
             tsf_free(w->alloc, t, sizeof *t);
@@ -396,7 +396,7 @@ static const uint8_t *valid_or_null(const tsf_tablet *t, size_t col, size_t a, s
 }
 
 /* Table device of row r: [table, tags...] with trailing nulls stripped. */
-static size_t row_segs(const tsf_tablet *t, const wtable *tb, size_t r, tsf_ix_seg *segs)
+static size_t row_segs(const tsf_tablet *t, const wtable *tb, size_t r, tsf_mi_seg *segs)
 {
     segs[0].data = tb->name;
     segs[0].len = strlen(tb->name);
@@ -444,7 +444,7 @@ static int tag_cmp(const tsf_tablet *t, size_t a, size_t b)
         tsf_bytes x, y;
         memcpy(&x, t->vals[i] + a * sizeof x, sizeof x);
         memcpy(&y, t->vals[i] + b * sizeof y, sizeof y);
-        int c = tsf_ix_str_cmp((const char *)x.data, x.len, (const char *)y.data, y.len);
+        int c = tsf_mi_str_cmp((const char *)x.data, x.len, (const char *)y.data, y.len);
         if (c) return c;
     }
     return 0;
@@ -827,7 +827,7 @@ static tsf_status out_piece(tsf_writer *w, wctx *x, wdevice *d, size_t j, tsf_er
     if (j) return tsf_wcol_flush_chunk_k(w, x, &d->cols[j - 1], &d->cols[j - 1].out, d->aligned, err);
     x->ghead.len = 0;
     tsf_wbuf_u8(&x->ghead, 0x00);
-    tsf_ix_put_device(&x->ghead, d->segs, d->nsegs);
+    tsf_mi_put_device(&x->ghead, d->segs, d->nsegs);
     if (x->ghead.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
     tsf_status s = tsf_w_out(w, x->ghead.p, x->ghead.len, err);
     if (!s && d->aligned) s = tsf_wcol_flush_chunk_k(w, x, &d->tcol, &d->tcol.out, 0, err);
@@ -1297,7 +1297,7 @@ tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err)
 static int cmp_dev(const void *a, const void *b)
 {
     const wdevice *x = *(wdevice *const *)a, *y = *(wdevice *const *)b;
-    return tsf_ix_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
+    return tsf_mi_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
 }
 
 /*
@@ -1385,7 +1385,7 @@ tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
         if ((s = tsf_w_seal_device(w, d, err))) break;
         hb.len = 0;
         tsf_wbuf_u8(&hb, 0x00);
-        tsf_ix_put_device(&hb, d->segs, d->nsegs);
+        tsf_mi_put_device(&hb, d->segs, d->nsegs);
         if (hb.oom) {
             s = tsf_err(err, TSF_ENOMEM, "writer: out of memory");
             break;
@@ -1545,8 +1545,8 @@ typedef struct run {
 static tsf_status write_table(tsf_writer *w, tsf_tablet *t, tsf_error *err)
 {
     const wtable *tb = &w->tables[t->table];
-    tsf_ix_seg segs[1 + 256];
-    tsf_ix_seg *sp = tb->ntags <= 256 ? segs : tsf_alloc(w->alloc, (1 + tb->ntags) * sizeof *sp);
+    tsf_mi_seg segs[1 + 256];
+    tsf_mi_seg *sp = tb->ntags <= 256 ? segs : tsf_alloc(w->alloc, (1 + tb->ntags) * sizeof *sp);
     if (!sp) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
     size_t nruns = 0;
     for (size_t r = 0; r < t->rows; r++)
@@ -1568,7 +1568,7 @@ static tsf_status write_table(tsf_writer *w, tsf_tablet *t, tsf_error *err)
         if (!d) {
             if ((s = tsf_w_add_device(w, sp, ns, 1, t->table, &d, err))) break;
             for (size_t f = 0; f < tb->nfields && !s; f++) {
-                const tsf_ix_column *col = &tb->cols[tb->field_idx[f]];
+                const tsf_mi_column *col = &tb->cols[tb->field_idx[f]];
                 if (d->ncols == d->ccap) {
                     size_t nc = d->ccap ? d->ccap * 2 : 4;
                     wcol *ncols = tsf_realloc(w->alloc, d->cols, d->ccap * sizeof *ncols, nc * sizeof *ncols);

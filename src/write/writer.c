@@ -344,15 +344,15 @@ static uint64_t hash_bytes(const uint8_t *p, size_t n)
 }
 
 /* Serialized device id into w->scratch2 (the map key). */
-static const uint8_t *device_key(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, size_t *len)
+static const uint8_t *device_key(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, size_t *len)
 {
     w->scratch2.len = 0;
-    tsf_ix_put_device(&w->scratch2, segs, nsegs);
+    tsf_mi_put_device(&w->scratch2, segs, nsegs);
     *len = w->scratch2.len;
     return w->scratch2.oom ? NULL : w->scratch2.p;
 }
 
-static int dev_eq(const wdevice *d, const tsf_ix_seg *segs, size_t nsegs)
+static int dev_eq(const wdevice *d, const tsf_mi_seg *segs, size_t nsegs)
 {
     if (d->nsegs != nsegs) return 0;
     for (size_t i = 0; i < nsegs; i++) {
@@ -363,7 +363,7 @@ static int dev_eq(const wdevice *d, const tsf_ix_seg *segs, size_t nsegs)
     return 1;
 }
 
-wdevice *tsf_w_find_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, size_t *hash_out)
+wdevice *tsf_w_find_device(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, size_t *hash_out)
 {
     size_t klen;
     const uint8_t *k = device_key(w, segs, nsegs, &klen);
@@ -413,7 +413,7 @@ static void device_free(tsf_writer *w, wdevice *d)
     tsf_free(w->alloc, d, sizeof *d);
 }
 
-tsf_status tsf_w_add_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, int aligned, int table,
+tsf_status tsf_w_add_device(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, int aligned, int table,
                             wdevice **out, tsf_error *err)
 {
     tsf_status s;
@@ -477,7 +477,7 @@ oom:
  * 1 node -> [root]; 2-3 nodes -> [nodes 0..n-2 joined, last]; 4+ -> [nodes 0..2 joined, rest].
  * `buf` (strlen(path)+1 bytes) receives the segment text.
  */
-tsf_status tsf_w_split_path(tsf_writer *w, const char *path, tsf_ix_seg *segs, size_t *nsegs, char *buf,
+tsf_status tsf_w_split_path(tsf_writer *w, const char *path, tsf_mi_seg *segs, size_t *nsegs, char *buf,
                             tsf_error *err)
 {
     (void)w;
@@ -578,7 +578,7 @@ static tsf_status tree_device(tsf_writer *w, const char *device, int aligned, in
     char stackbuf[256];
     char *buf = n < sizeof stackbuf ? stackbuf : tsf_alloc(w->alloc, n + 1);
     if (!buf) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
-    tsf_ix_seg segs[TSF_W_MAX_SEGS + 3];
+    tsf_mi_seg segs[TSF_W_MAX_SEGS + 3];
     size_t ns;
     tsf_status s = tsf_w_split_path(w, device, segs, &ns, buf, err);
     if (!s) {
@@ -727,10 +727,10 @@ static tsf_status write_index(tsf_writer *w, tsf_error *err)
         nser += k;
         ndev += k > 0;
     }
-    tsf_ix_device *devs = tsf_calloc(w->alloc, ndev ? ndev : 1, sizeof *devs);
-    tsf_ix_series *ser = tsf_calloc(w->alloc, nser ? nser : 1, sizeof *ser);
+    tsf_mi_device *devs = tsf_calloc(w->alloc, ndev ? ndev : 1, sizeof *devs);
+    tsf_mi_series *ser = tsf_calloc(w->alloc, nser ? nser : 1, sizeof *ser);
     size_t *soff = tsf_calloc(w->alloc, nser ? nser : 1, sizeof *soff);
-    tsf_ix_table *tabs = tsf_calloc(w->alloc, w->ntables ? w->ntables : 1, sizeof *tabs);
+    tsf_mi_table *tabs = tsf_calloc(w->alloc, w->ntables ? w->ntables : 1, sizeof *tabs);
     tsf_wbuf sb;
     tsf_wbuf_init(&sb, w->alloc);
     if (!devs || !ser || !soff || !tabs) {
@@ -744,7 +744,7 @@ static tsf_status write_index(tsf_writer *w, tsf_error *err)
         for (size_t j = 0; j < d->ncols + (size_t)(d->aligned ? 1 : 0); j++) {
             wcol *c = j < d->ncols ? &d->cols[j] : &d->tcol;
             if (!c->nchunks) continue;
-            tsf_ix_series *x = &ser[si];
+            tsf_mi_series *x = &ser[si];
             x->name = c->name;
             x->name_len = c->name_len;
             x->meta_type = (uint8_t)((c->nchunks > 1 ? 1 : 0) | c->mask);
@@ -776,8 +776,8 @@ static tsf_status write_index(tsf_writer *w, tsf_error *err)
         tabs[i].columns = w->tables[i].cols;
         tabs[i].ncolumns = w->tables[i].ncols;
     }
-    tsf_ix_input in = {devs, di, tabs, w->ntables, w->opt.max_index_degree, w->opt.bloom_error_rate, w->alloc};
-    s = tsf_index_write(&in, tsf_w_pos(w), index_sink, w, NULL, err);
+    tsf_mi_input in = {devs, di, tabs, w->ntables, w->opt.max_index_degree, w->opt.bloom_error_rate, w->alloc};
+    s = tsf_meta_index_write(&in, tsf_w_pos(w), index_sink, w, NULL, err);
 done:
     if (devs) tsf_free(w->alloc, devs, (ndev ? ndev : 1) * sizeof *devs);
     if (ser) tsf_free(w->alloc, ser, (nser ? nser : 1) * sizeof *ser);

@@ -6,7 +6,7 @@
 #define TSF_WRITE_WRITER_H
 
 #include "../codec/codec.h"
-#include "../format/index.h"
+#include "../format/meta_index.h"
 #include "bodypool.h"
 #include "../format/stats.h"
 
@@ -114,7 +114,7 @@ typedef struct wcol {
 } wcol;
 
 typedef struct wdevice {
-    tsf_ix_seg *segs;
+    tsf_mi_seg *segs;
     size_t nsegs;
     char *path;      /* toString(): segments joined by '.' */
     size_t path_len;
@@ -139,7 +139,7 @@ typedef struct wdevice {
 
 typedef struct wtable {
     char *name;
-    tsf_ix_column *cols; /* names owned */
+    tsf_mi_column *cols; /* names owned */
     size_t ncols;
     size_t *tag_idx, ntags;
     size_t *field_idx, nfields;
@@ -264,10 +264,10 @@ tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
 tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
 
 /* devices (writer.c) */
-wdevice *tsf_w_find_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, size_t *hash_out);
-tsf_status tsf_w_add_device(tsf_writer *w, const tsf_ix_seg *segs, size_t nsegs, int aligned, int table,
+wdevice *tsf_w_find_device(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, size_t *hash_out);
+tsf_status tsf_w_add_device(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, int aligned, int table,
                             wdevice **out, tsf_error *err);
-tsf_status tsf_w_split_path(tsf_writer *w, const char *path, tsf_ix_seg *segs, size_t *nsegs, char *buf,
+tsf_status tsf_w_split_path(tsf_writer *w, const char *path, tsf_mi_seg *segs, size_t *nsegs, char *buf,
                             tsf_error *err);
 int tsf_w_table_index(const tsf_writer *w, const char *name);
 

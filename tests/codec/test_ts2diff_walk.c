@@ -2,7 +2,7 @@
  * Tests of the windowed TS_2DIFF block walk (src/codec/ts2diff_walk.c, tsf_td_window_select): for streams
  * of Java-sized, short and wide blocks with and without jitter, every window edge at and around each
  * block's first and last value, both plans and both walk modes, the selection equals the full listing
- * (tsf_ts2diff_blocks + rd_blocks_select) and a brute-force reference over the values: every block with a
+ * (tsf_ts2diff_blocks + tsf_rd_blocks_select) and a brute-force reference over the values: every block with a
  * value in the window is selected, the exact bound decodes at most one phantom block at the lower edge and none at
  * the upper one, the walk stops at the first block after the window, and the selected bytes decode to
  * the reference values. Hostile input: every byte cut and random garbage give the same status as the full
@@ -66,7 +66,7 @@ static void check_window(const wstream *s, const tsf_ts2diff_block *blk, size_t 
     tsf_error err;
     CHECK_OK(tsf_td_window_select(s->b, s->len, tmin, tmax, conservative, to_end, &w, &err), &err);
     size_t r0, r1;
-    rd_blocks_select(blk, nb, tmin, tmax, conservative, &r0, &r1);
+    tsf_rd_blocks_select(blk, nb, tmin, tmax, conservative, &r0, &r1);
     /* the walk's extent: every block, or up to the first one starting after tmax */
     size_t stop = nb;
     for (size_t k = 0; k < nb && !to_end; k++)

@@ -495,7 +495,7 @@ static void test_lookup_paths(void)
             /* keys whose window needs separator level >= 1 (the window spans more than two lines) */
             uint64_t wide = 0;
             for (uint64_t l = 0; l < ix->n_leaves; l++) {
-                const ix_leaf *L = &ix->leaves[l];
+                const tsf_lix_leaf *L = &ix->leaves[l];
                 if (L->err_lo != IX_ERR_WIDE && L->err_hi != IX_ERR_WIDE &&
                     ((uint64_t)L->err_lo + L->err_hi) / IX_SLOTS + 2 > 2 * IX_SEP_FAN)
                     wide += L->nbase;
@@ -607,9 +607,9 @@ static void test_dram_layout(void)
 {
     uint64_t bad = 0;
     for (uint64_t nb = 1; nb <= IX_RADIX_MAX; nb++)
-        if (ix_radix_n(nb) && ix_radix_off_fast(nb) != ix_meta_radix_off(nb)) bad++;
+        if (tsf_lix_radix_n(nb) && tsf_lix_radix_off_fast(nb) != tsf_lix_meta_radix_off(nb)) bad++;
     CHECK_EQ_INT(bad, 0);
-    CHECK(ix_radix_n(IX_RADIX_MAX) != 0 && ix_radix_n(IX_RADIX_MAX + 1) == 0);
+    CHECK(tsf_lix_radix_n(IX_RADIX_MAX) != 0 && tsf_lix_radix_n(IX_RADIX_MAX + 1) == 0);
     char path[64];
     snprintf(path, sizeof path, "/tmp/tsf_index_layout_%d.ix", (int)getpid());
     size_t n = 300000; /* a ~5 MB file: the build prefaults its range from a helper thread */
@@ -718,7 +718,7 @@ static void test_fast_path(void)
                 uint64_t rs = 11 + gi;
                 for (int i = 0; i < 20000 && ix->fast->rt; i++) {
                     uint64_t r = tsf_test_rand(&rs), x = i % 2 ? r : k[r % m] + (uint64_t)(i % 4 == 1);
-                    if (ix_rt_route(ix->fast->rt, ix->fast->rt_h, x) != ix_route(ix, x)) rbad++;
+                    if (tsf_lix_rt_route(ix->fast->rt, ix->fast->rt_h, x) != tsf_lix_route(ix, x)) rbad++;
                 }
                 CHECK_EQ_INT(rbad, 0);
             }

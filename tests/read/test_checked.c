@@ -134,10 +134,10 @@ static void count_problem(void *ctx, uint64_t off, const char *msg, int warning)
 static size_t visible_damage(const uint8_t *p, size_t n)
 {
     size_t k = 0;
-    vs_scan s;
+    tsf_vs_scan s;
     tsf_error e;
-    if (vs_scan_init(&s, p, n, count_problem, &k, &e) == TSF_OK) vs_scan_run(&s, n, &e);
-    vs_scan_free(&s);
+    if (tsf_vs_scan_init(&s, p, n, count_problem, &k, &e) == TSF_OK) tsf_vs_scan_run(&s, n, &e);
+    tsf_vs_scan_free(&s);
     return k;
 }
 
@@ -506,10 +506,10 @@ static void test_kernel_paths(void)
         }
         si.v.i64.sum = s;
         char why[200];
-        for (int level = 0; level <= rd_check_level(TSF_PATH_AVX512); level++) {
-            CHECK_EQ_INT(rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why),
+        for (int level = 0; level <= tsf_rd_check_level(TSF_PATH_AVX512); level++) {
+            CHECK_EQ_INT(tsf_rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why),
                          0);
-            CHECK_EQ_INT(rd_check_values(level, TSF_DOUBLE, TSF_ENC_PLAIN, &sd, 1, 2, d, n, NULL, why, sizeof why),
+            CHECK_EQ_INT(tsf_rd_check_values(level, TSF_DOUBLE, TSF_ENC_PLAIN, &sd, 1, 2, d, n, NULL, why, sizeof why),
                          0);
             /* one value out of place: a different min or max is found on every path */
             size_t k = tsf_test_rand(&rng) % n;
@@ -518,18 +518,18 @@ static void test_kernel_paths(void)
             if (v[k] == INT64_MIN && si.v.i64.min == INT64_MIN) v[k] = keep;
             if (v[k] != keep)
                 CHECK_EQ_INT(
-                    rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why), 1);
+                    tsf_rd_check_values(level, TSF_INT64, TSF_ENC_PLAIN, &si, 1, 2, v, n, NULL, why, sizeof why), 1);
             v[k] = keep;
             /* times: ascending passes, one step back is found */
             static int64_t t[1000];
             for (size_t i = 0; i < n; i++) t[i] = (int64_t)i * 3 - 7;
             tsf_fmt_stats st = {0};
             st.type = TSF_VECTOR, st.count = (uint32_t)n, st.start_time = t[0], st.end_time = t[n - 1];
-            CHECK_EQ_INT(rd_check_times(level, &st, t, n, NULL, why, sizeof why), 0);
+            CHECK_EQ_INT(tsf_rd_check_times(level, &st, t, n, NULL, why, sizeof why), 0);
             if (n > 2) {
                 size_t j = 1 + tsf_test_rand(&rng) % (n - 2);
                 t[j] = t[j - 1];
-                CHECK_EQ_INT(rd_check_times(level, &st, t, n, NULL, why, sizeof why), 1);
+                CHECK_EQ_INT(tsf_rd_check_times(level, &st, t, n, NULL, why, sizeof why), 1);
             }
         }
     }
@@ -543,14 +543,14 @@ static void test_int64_sum_rule(void)
     s.type = TSF_INT64, s.count = 3, s.start_time = 1, s.end_time = 3;
     s.v.i64.min = -2, s.v.i64.max = 9, s.v.i64.first = 5, s.v.i64.last = 9, s.v.i64.sum = 12;
     char why[200];
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 0);
+    CHECK_EQ_INT(tsf_rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 0);
     s.v.i64.sum = 12.000000000001; /* inside verify's rounding tolerance, but this sum is exact */
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 1);
+    CHECK_EQ_INT(tsf_rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, v, 3, NULL, why, sizeof why), 1);
     CHECK(strstr(why, "sum") != NULL);
     int64_t big[2] = {INT64_C(1) << 62, 1};
     s.v.i64.min = 1, s.v.i64.max = big[0], s.v.i64.first = big[0], s.v.i64.last = 1, s.count = 2;
     s.v.i64.sum = 0; /* cannot be checked: the writer's double sum rounds */
-    CHECK_EQ_INT(rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, big, 2, NULL, why, sizeof why), 0);
+    CHECK_EQ_INT(tsf_rd_check_values(0, TSF_INT64, TSF_ENC_PLAIN, &s, 1, 3, big, 2, NULL, why, sizeof why), 0);
 }
 
 /* The reader's default and the per-call overrides. */

@@ -125,7 +125,7 @@ static void build_ref(tsf_reader *r, ref *f)
     size_t c = 0;
     tsf_error e;
     for (size_t d = 0; d < r->ndevices; d++) {
-        const rd_device *dv = &r->devices[d];
+        const tsf_rd_device *dv = &r->devices[d];
         if (!dv->aligned) {
             for (size_t j = 0; j < dv->nseries; j++, c++) {
                 rcol *col = &f->c[c];
@@ -133,7 +133,7 @@ static void build_ref(tsf_reader *r, ref *f)
                 size_t pos = 0;
                 uint64_t coff;
                 tsf_fmt_stats cs;
-                while (tsf_ixp_next_chunk_meta(&r->series[dv->series0 + j].tsm, &pos, &coff, &cs, &e) ==
+                while (tsf_mip_next_chunk_meta(&r->series[dv->series0 + j].tsm, &pos, &coff, &cs, &e) ==
                        TSF_OK) {
                     long np = chunk_pages(f, r->version, coff, &cs, g_tp, MAXP);
                     for (long k = 0; k < np; k++) {
@@ -151,7 +151,7 @@ static void build_ref(tsf_reader *r, ref *f)
         uint64_t toff[4096];
         tsf_fmt_stats tcs[4096];
         size_t nt = 0, pos = 0;
-        while (nt < 4096 && tsf_ixp_next_chunk_meta(&dv->time.tsm, &pos, &toff[nt], &tcs[nt], &e) == TSF_OK)
+        while (nt < 4096 && tsf_mip_next_chunk_meta(&dv->time.tsm, &pos, &toff[nt], &tcs[nt], &e) == TSF_OK)
             nt++;
         for (size_t i = 0; i < nt; i++) {
             uint64_t next = i + 1 < nt ? toff[i + 1] : r->fm.meta_offset;
@@ -165,7 +165,7 @@ static void build_ref(tsf_reader *r, ref *f)
                 size_t vpos = 0;
                 uint64_t voff;
                 tsf_fmt_stats vs;
-                while (tsf_ixp_next_chunk_meta(&r->series[dv->series0 + j].tsm, &vpos, &voff, &vs, &e) ==
+                while (tsf_mip_next_chunk_meta(&r->series[dv->series0 + j].tsm, &vpos, &voff, &vs, &e) ==
                        TSF_OK) {
                     if (voff < toff[i] || voff >= next) continue;
                     long nv = chunk_pages(f, r->version, voff, &vs, g_vp, MAXP);

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "format/index.h"
-#include "format/index_parse.h"
+#include "format/meta_index.h"
+#include "format/meta_index_parse.h"
 #include "gen_file.h"
 #include "read/reader_internal.h"
 #include "test.h"
@@ -179,10 +179,10 @@ static void test_bloom_damage(void)
     uint8_t *copy = malloc(b->n);
     memcpy(copy, b->p, b->n);
     tsf_fmt_tail tail;
-    tsf_ixp_file_meta fm;
+    tsf_mip_file_meta fm;
     tsf_error e = {0};
     CHECK_OK(tsf_fmt_parse_tail(copy + b->n - 10, 10, b->n, &tail, &e), &e);
-    CHECK_OK(tsf_ixp_parse_file_meta(copy + tail.meta_pos, tail.meta_size, tail.meta_pos, 4, &fm, &e), &e);
+    CHECK_OK(tsf_mip_parse_file_meta(copy + tail.meta_pos, tail.meta_size, tail.meta_pos, 4, &fm, &e), &e);
     CHECK(fm.bloom_bits != NULL);
     if (fm.bloom_bits) memset(copy + (fm.bloom_bits - copy), 0, fm.bloom_len);
     problems ps = {0};
@@ -271,9 +271,9 @@ static tsf_status sink_buf(void *ud, const uint8_t *data, size_t len, tsf_error 
 
 /* Index input for series se of a file the reader loaded: its TimeseriesMetadata fields as stored
  * (statistics bytes: between the list size and the list). */
-static void ix_series_of(const rd_series *se, tsf_ix_series *x)
+static void tsf_lix_series_of(const tsf_rd_series *se, tsf_mi_series *x)
 {
-    const tsf_ixp_tsm *t = &se->tsm;
+    const tsf_mip_tsm *t = &se->tsm;
     memset(x, 0, sizeof *x);
     x->name = (const char *)t->measurement.data;
     x->name_len = t->measurement.len;
@@ -330,23 +330,23 @@ static void test_aligned_out_of_step(void)
     CHECK(!strcmp(last_name, "b"));
     tsf_reader *r = NULL;
     CHECK_OK(tsf_reader_open_memory(&r, f, len, NULL, &e), &e);
-    CHECK_OK(rd_ensure_index(r, &e), &e);
+    CHECK_OK(tsf_rd_ensure_index(r, &e), &e);
     CHECK(r->ndevices == 1 && r->devices[0].aligned && r->devices[0].nseries == 2);
-    tsf_ix_series ser[3];
-    ix_series_of(&r->devices[0].time, &ser[0]);
-    ix_series_of(&r->series[0], &ser[1]);
-    ix_series_of(&r->series[1], &ser[2]);
+    tsf_mi_series ser[3];
+    tsf_lix_series_of(&r->devices[0].time, &ser[0]);
+    tsf_lix_series_of(&r->series[0], &ser[1]);
+    tsf_lix_series_of(&r->series[1], &ser[2]);
     CHECK(ser[0].nchunks == 2 && ser[2].nchunks == 2 && ser[2].chunks_len > 8);
     ser[2].nchunks = 1; /* b: its first ChunkMetadata only (an offset: single-chunk layout) */
     ser[2].meta_type = 0x40;
     ser[2].chunks_len = 8;
-    tsf_ix_seg segs[2] = {{"root.sg", 7}, {"d", 1}};
-    tsf_ix_device dev = {segs, 2, ser, 3};
-    tsf_ix_input in = {&dev, 1, NULL, 0, 256, 0.05, NULL};
+    tsf_mi_seg segs[2] = {{"root.sg", 7}, {"d", 1}};
+    tsf_mi_device dev = {segs, 2, ser, 3};
+    tsf_mi_input in = {&dev, 1, NULL, 0, 256, 0.05, NULL};
     tsf_wbuf out;
     tsf_wbuf_init(&out, NULL);
     tsf_wbuf_put(&out, f, (size_t)last);
-    CHECK_OK(tsf_index_write(&in, last, sink_buf, &out, NULL, &e), &e);
+    CHECK_OK(tsf_meta_index_write(&in, last, sink_buf, &out, NULL, &e), &e);
     tsf_reader_close(r);
     FILE *fp = fopen(bad, "wb");
     CHECK(fp && fwrite(out.p, 1, out.len, fp) == out.len);

@@ -16,7 +16,7 @@
 
 #include "common/bytes.h"
 #include "format/format.h"
-#include "format/index.h"
+#include "format/meta_index.h"
 #include "test.h"
 
 typedef tsf_test_membuf membuf; /* tests/test.h */

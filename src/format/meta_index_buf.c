@@ -1,12 +1,12 @@
 /*
- * index_buf.c - the growable output buffer and the container's primitive writers (spec
+ * meta_index_buf.c - the growable output buffer and the container's primitive writers (spec
  * tsfile-container-format.md §1), v4 device ids and their ordering (§4.1), and Java HashMap
  * iteration order (the table-schema map of TsFileMetadata is a HashMap, §8.6/§8.8).
  */
 #include <string.h>
 
 #include "../common/bytes.h"
-#include "index.h"
+#include "meta_index.h"
 
 void tsf_wbuf_init(tsf_wbuf *b, const tsf_allocator *a)
 {
@@ -108,13 +108,13 @@ void tsf_wbuf_istr(tsf_wbuf *b, const char *s, size_t n)
     tsf_wbuf_put(b, s, n);
 }
 
-void tsf_ix_put_device(tsf_wbuf *b, const tsf_ix_seg *segs, size_t nsegs)
+void tsf_mi_put_device(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs)
 {
     tsf_wbuf_uvarint(b, (uint32_t)nsegs);
     for (size_t i = 0; i < nsegs; i++) tsf_wbuf_varstr(b, segs[i].data, segs[i].len);
 }
 
-int tsf_ix_str_cmp(const char *a, size_t na, const char *b, size_t nb)
+int tsf_mi_str_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
     size_t m = na < nb ? na : nb;
     int c = m ? memcmp(a, b, m) : 0;
@@ -122,7 +122,7 @@ int tsf_ix_str_cmp(const char *a, size_t na, const char *b, size_t nb)
     return na < nb ? -1 : na > nb;
 }
 
-int tsf_ix_device_cmp(const tsf_ix_seg *a, size_t na, const tsf_ix_seg *b, size_t nb)
+int tsf_mi_device_cmp(const tsf_mi_seg *a, size_t na, const tsf_mi_seg *b, size_t nb)
 {
     size_t m = na < nb ? na : nb;
     for (size_t i = 0; i < m; i++) {
@@ -130,7 +130,7 @@ int tsf_ix_device_cmp(const tsf_ix_seg *a, size_t na, const tsf_ix_seg *b, size_
             if (!a[i].data && !b[i].data) continue;
             return a[i].data ? 1 : -1; /* null sorts first */
         }
-        int c = tsf_ix_str_cmp(a[i].data, a[i].len, b[i].data, b[i].len);
+        int c = tsf_mi_str_cmp(a[i].data, a[i].len, b[i].data, b[i].len);
         if (c) return c;
     }
     return na < nb ? -1 : na > nb;

@@ -1,16 +1,16 @@
 /*
- * index_parse.c - parsing of the index area (tsfile-container-format.md §8.1-§8.8, §9, §11):
+ * meta_index_parse.c - parsing of the index area (tsfile-container-format.md §8.1-§8.8, §9, §11):
  * MetadataIndexNode, TimeseriesMetadata, ChunkMetadata lists, TsFileMetadata (v4 and v3 layouts),
  * TableSchema columns, the bloom filter and the properties map. Every count is checked against the
  * bytes that remain before anything trusts it, so no caller allocates from an unchecked field.
  */
-#include "index_parse.h"
+#include "meta_index_parse.h"
 
 #include "fmt_io.h"
 
 #define NODE_ENTRY_MIN 9 /* smallest entry: 1-byte key + i64 offset */
 
-static tsf_status rd_i64(fmt_rd *r, const char *what, int64_t *v, tsf_error *err)
+static tsf_status tsf_rd_i64(fmt_rd *r, const char *what, int64_t *v, tsf_error *err)
 {
     uint64_t u;
     tsf_status st = tsf_fmt_rd_be64(r, what, &u, err);
@@ -19,7 +19,7 @@ static tsf_status rd_i64(fmt_rd *r, const char *what, int64_t *v, tsf_error *err
 }
 
 /* Reads one entry key + offset at r. */
-static tsf_status rd_entry(fmt_rd *r, int version, int device_level, tsf_ixp_entry *e, tsf_error *err)
+static tsf_status tsf_rd_entry(fmt_rd *r, int version, int device_level, tsf_mip_entry *e, tsf_error *err)
 {
     tsf_status st;
     if (device_level) {
@@ -35,7 +35,7 @@ static tsf_status rd_entry(fmt_rd *r, int version, int device_level, tsf_ixp_ent
             return tsf_err(err, TSF_ECORRUPT, "MetadataIndexEntry.name at %llu: null", (unsigned long long)fmt_rd_off(r));
     }
     int64_t off;
-    st = rd_i64(r, "MetadataIndexEntry.offset", &off, err);
+    st = tsf_rd_i64(r, "MetadataIndexEntry.offset", &off, err);
     if (st) return st;
     e->offset = (uint64_t)off;
     if (off < 0)
@@ -44,8 +44,8 @@ static tsf_status rd_entry(fmt_rd *r, int version, int device_level, tsf_ixp_ent
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_parse_node(const uint8_t *p, size_t len, uint64_t base, int version, int device_level,
-                              tsf_ixp_node *out, size_t *used, tsf_error *err)
+tsf_status tsf_mip_parse_node(const uint8_t *p, size_t len, uint64_t base, int version, int device_level,
+                              tsf_mip_node *out, size_t *used, tsf_error *err)
 {
     fmt_rd r = fmt_rd_make(p, len, base);
     uint32_t count;
@@ -61,9 +61,9 @@ tsf_status tsf_ixp_parse_node(const uint8_t *p, size_t len, uint64_t base, int v
     out->entries_base = fmt_rd_off(&r);
     uint64_t prev = 0;
     for (uint32_t i = 0; i < count; i++) {
-        tsf_ixp_entry e;
+        tsf_mip_entry e;
         uint64_t at = fmt_rd_off(&r);
-        if ((st = rd_entry(&r, version, device_level, &e, err))) return st;
+        if ((st = tsf_rd_entry(&r, version, device_level, &e, err))) return st;
         if (i > 0 && e.offset <= prev)
             return tsf_err(err, TSF_ECORRUPT, "MetadataIndexNode entry %u at %llu: offset %llu not above %llu", i,
                            (unsigned long long)at, (unsigned long long)e.offset, (unsigned long long)prev);
@@ -71,7 +71,7 @@ tsf_status tsf_ixp_parse_node(const uint8_t *p, size_t len, uint64_t base, int v
     }
     out->entries_len = r.pos - (size_t)(out->entries - p);
     int64_t end;
-    if ((st = rd_i64(&r, "MetadataIndexNode.endOffset", &end, err))) return st;
+    if ((st = tsf_rd_i64(&r, "MetadataIndexNode.endOffset", &end, err))) return st;
     if (end < 0 || (uint64_t)end <= prev)
         return tsf_err(err, TSF_ECORRUPT, "MetadataIndexNode.endOffset at %llu: %lld not above the last entry %llu",
                        (unsigned long long)(fmt_rd_off(&r) - 8), (long long)end, (unsigned long long)prev);
@@ -87,18 +87,18 @@ tsf_status tsf_ixp_parse_node(const uint8_t *p, size_t len, uint64_t base, int v
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_node_entry(const tsf_ixp_node *n, size_t *pos, tsf_ixp_entry *out, tsf_error *err)
+tsf_status tsf_mip_node_entry(const tsf_mip_node *n, size_t *pos, tsf_mip_entry *out, tsf_error *err)
 {
     if (*pos >= n->entries_len) return tsf_err(err, TSF_ENOTFOUND, "no more index entries");
     fmt_rd r = fmt_rd_make(n->entries, n->entries_len, n->entries_base);
     r.pos = *pos;
-    tsf_status st = rd_entry(&r, n->version, n->device_level, out, err);
+    tsf_status st = tsf_rd_entry(&r, n->version, n->device_level, out, err);
     if (st) return st;
     *pos = r.pos;
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_parse_tsm(const uint8_t *p, size_t len, uint64_t base, tsf_ixp_tsm *out, size_t *used,
+tsf_status tsf_mip_parse_tsm(const uint8_t *p, size_t len, uint64_t base, tsf_mip_tsm *out, size_t *used,
                              tsf_error *err)
 {
     fmt_rd r = fmt_rd_make(p, len, base);
@@ -137,14 +137,14 @@ tsf_status tsf_ixp_parse_tsm(const uint8_t *p, size_t len, uint64_t base, tsf_ix
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_next_chunk_meta(const tsf_ixp_tsm *t, size_t *pos, uint64_t *chunk_offset, tsf_fmt_stats *stats,
+tsf_status tsf_mip_next_chunk_meta(const tsf_mip_tsm *t, size_t *pos, uint64_t *chunk_offset, tsf_fmt_stats *stats,
                                    tsf_error *err)
 {
     if (*pos >= t->chunks_len) return tsf_err(err, TSF_ENOTFOUND, "no more chunk metadata");
     fmt_rd r = fmt_rd_make(t->chunks, t->chunks_len, t->chunks_base);
     r.pos = *pos;
     int64_t off;
-    tsf_status st = rd_i64(&r, "ChunkMetadata.offsetOfChunkHeader", &off, err);
+    tsf_status st = tsf_rd_i64(&r, "ChunkMetadata.offsetOfChunkHeader", &off, err);
     if (st) return st;
     if (off < 0)
         return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata.offsetOfChunkHeader at %llu: negative",
@@ -163,7 +163,7 @@ tsf_status tsf_ixp_next_chunk_meta(const tsf_ixp_tsm *t, size_t *pos, uint64_t *
 }
 
 /* Bloom filter (§9): uvarint byteLength [bytes, uvarint size, uvarint k]. */
-static tsf_status rd_bloom(fmt_rd *r, tsf_ixp_file_meta *m, tsf_error *err)
+static tsf_status tsf_rd_bloom(fmt_rd *r, tsf_mip_file_meta *m, tsf_error *err)
 {
     uint32_t n;
     uint64_t at = fmt_rd_off(r);
@@ -183,7 +183,7 @@ static tsf_status rd_bloom(fmt_rd *r, tsf_ixp_file_meta *m, tsf_error *err)
 }
 
 /* Properties (§8.7): zig-zag count treated as a hint, pairs read until the buffer ends. */
-static tsf_status rd_props(fmt_rd *r, tsf_ixp_file_meta *m, tsf_error *err)
+static tsf_status tsf_rd_props(fmt_rd *r, tsf_mip_file_meta *m, tsf_error *err)
 {
     uint32_t zz;
     if (fmt_rd_left(r) == 0) return TSF_OK;
@@ -213,20 +213,20 @@ static tsf_status skip_schema(fmt_rd *r, tsf_error *err)
         return tsf_err(err, TSF_ECORRUPT, "TableSchema.columnCount at %llu: %u columns impossible in %zu bytes",
                        (unsigned long long)fmt_rd_off(r), ncol, fmt_rd_left(r));
     for (uint32_t c = 0; c < ncol; c++) {
-        tsf_ixp_column col;
+        tsf_mip_column col;
         size_t p = r->pos;
-        tsf_ixp_file_meta fm = {0};
+        tsf_mip_file_meta fm = {0};
         fm.schemas = r->p;
         fm.schemas_len = r->len;
         fm.schemas_base = r->base;
-        if ((st = tsf_ixp_next_column(&fm, &p, &col, err))) return st;
+        if ((st = tsf_mip_next_column(&fm, &p, &col, err))) return st;
         r->pos = p;
     }
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_parse_file_meta(const uint8_t *p, size_t len, uint64_t base, int version,
-                                   tsf_ixp_file_meta *out, tsf_error *err)
+tsf_status tsf_mip_parse_file_meta(const uint8_t *p, size_t len, uint64_t base, int version,
+                                   tsf_mip_file_meta *out, tsf_error *err)
 {
     memset(out, 0, sizeof *out);
     out->version = version;
@@ -234,12 +234,12 @@ tsf_status tsf_ixp_parse_file_meta(const uint8_t *p, size_t len, uint64_t base, 
     tsf_status st;
     int64_t mo;
     if (version == 3) {
-        tsf_ixp_node root;
+        tsf_mip_node root;
         size_t used = 0;
         out->ntables = 1;
         out->tables = p;
         out->tables_base = base;
-        if ((st = tsf_ixp_parse_node(p, len, base, 3, 1, &root, &used, err))) return st;
+        if ((st = tsf_mip_parse_node(p, len, base, 3, 1, &root, &used, err))) return st;
         r.pos = used;
         out->tables_len = used;
     } else {
@@ -251,10 +251,10 @@ tsf_status tsf_ixp_parse_file_meta(const uint8_t *p, size_t len, uint64_t base, 
         out->tables_base = fmt_rd_off(&r);
         for (uint32_t i = 0; i < out->ntables; i++) {
             tsf_fmt_str name;
-            tsf_ixp_node node;
+            tsf_mip_node node;
             size_t used = 0;
             if ((st = tsf_fmt_rd_varstr(&r, "TsFileMetadata.tableName", &name, err))) return st;
-            if ((st = tsf_ixp_parse_node(p + r.pos, len - r.pos, fmt_rd_off(&r), 4, 1, &node, &used, err))) return st;
+            if ((st = tsf_mip_parse_node(p + r.pos, len - r.pos, fmt_rd_off(&r), 4, 1, &node, &used, err))) return st;
             r.pos += used;
         }
         out->tables_len = (size_t)(fmt_rd_off(&r) - out->tables_base);
@@ -271,18 +271,18 @@ tsf_status tsf_ixp_parse_file_meta(const uint8_t *p, size_t len, uint64_t base, 
         }
         out->schemas_len = (size_t)(fmt_rd_off(&r) - out->schemas_base);
     }
-    if ((st = rd_i64(&r, "TsFileMetadata.metaOffset", &mo, err))) return st;
+    if ((st = tsf_rd_i64(&r, "TsFileMetadata.metaOffset", &mo, err))) return st;
     if (mo < 7)
         return tsf_err(err, TSF_ECORRUPT, "TsFileMetadata.metaOffset at %llu: %lld before the data area",
                        (unsigned long long)(fmt_rd_off(&r) - 8), (long long)mo);
     out->meta_offset = (uint64_t)mo;
     if (version == 3 && fmt_rd_left(&r) == 0) return TSF_OK;
-    if ((st = rd_bloom(&r, out, err))) return st;
+    if ((st = tsf_rd_bloom(&r, out, err))) return st;
     if (version == 3) return TSF_OK;
-    return rd_props(&r, out, err);
+    return tsf_rd_props(&r, out, err);
 }
 
-tsf_status tsf_ixp_next_table(const tsf_ixp_file_meta *m, size_t *pos, tsf_fmt_str *name, tsf_ixp_node *root,
+tsf_status tsf_mip_next_table(const tsf_mip_file_meta *m, size_t *pos, tsf_fmt_str *name, tsf_mip_node *root,
                               tsf_error *err)
 {
     if (*pos >= m->tables_len) return tsf_err(err, TSF_ENOTFOUND, "no more tables");
@@ -297,13 +297,13 @@ tsf_status tsf_ixp_next_table(const tsf_ixp_file_meta *m, size_t *pos, tsf_fmt_s
         return st;
     }
     size_t used = 0;
-    st = tsf_ixp_parse_node(r.p + r.pos, r.len - r.pos, fmt_rd_off(&r), m->version, 1, root, &used, err);
+    st = tsf_mip_parse_node(r.p + r.pos, r.len - r.pos, fmt_rd_off(&r), m->version, 1, root, &used, err);
     if (st) return st;
     *pos = r.pos + used;
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_next_schema(const tsf_ixp_file_meta *m, size_t *pos, tsf_fmt_str *name, uint32_t *ncolumns,
+tsf_status tsf_mip_next_schema(const tsf_mip_file_meta *m, size_t *pos, tsf_fmt_str *name, uint32_t *ncolumns,
                                tsf_error *err)
 {
     if (*pos >= m->schemas_len) return tsf_err(err, TSF_ENOTFOUND, "no more table schemas");
@@ -319,7 +319,7 @@ tsf_status tsf_ixp_next_schema(const tsf_ixp_file_meta *m, size_t *pos, tsf_fmt_
     return TSF_OK;
 }
 
-tsf_status tsf_ixp_next_column(const tsf_ixp_file_meta *m, size_t *pos, tsf_ixp_column *col, tsf_error *err)
+tsf_status tsf_mip_next_column(const tsf_mip_file_meta *m, size_t *pos, tsf_mip_column *col, tsf_error *err)
 {
     fmt_rd r = fmt_rd_make(m->schemas, m->schemas_len, m->schemas_base);
     r.pos = *pos;

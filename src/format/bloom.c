@@ -1,5 +1,5 @@
 /*
- * index_bloom.c - the TsFileMetadata bloom filter (spec tsfile-container-format.md §9): Java's
+ * bloom.c - the TsFileMetadata bloom filter (spec tsfile-container-format.md §9): Java's
  * BloomFilter sizing, its Murmur128Hash variant (sign-extended tail bytes, h1 + h2 truncated to
  * int), the seeds {5,7,11,19,31,37,43,59}, and BitSet.toByteArray serialization (LSB first,
  * trailing zero bytes dropped).
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../common/bytes.h"
-#include "index.h"
+#include "meta_index.h"
 
 static const uint32_t SEEDS[8] = {5, 7, 11, 19, 31, 37, 43, 59};
 

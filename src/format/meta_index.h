@@ -1,5 +1,5 @@
 /*
- * index.h - serialization of the TsFile INDEX AREA (spec tsfile-container-format.md §8, §9, §2):
+ * meta_index.h - serialization of the TsFile INDEX AREA (spec tsfile-container-format.md §8, §9, §2):
  * TimeseriesMetadata runs, MetadataIndexNode trees (measurement and device level), TsFileMetadata
  * with table schemas, the bloom filter, the properties map and the tail. The writer hands over
  * per-series pre-serialized statistics and chunk-metadata lists; this module sorts nothing but
@@ -9,8 +9,8 @@
  * Also home of a small growable byte buffer (tsf_wbuf) with the container's primitive writers
  * (§1: big-endian ints, uvarint, zig-zag varint, varstr, istr) used by the writer.
  */
-#ifndef TSF_FORMAT_INDEX_H
-#define TSF_FORMAT_INDEX_H
+#ifndef TSF_FORMAT_META_INDEX_H
+#define TSF_FORMAT_META_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,22 +42,22 @@ void tsf_wbuf_istr(tsf_wbuf *b, const char *s, size_t n);   /* i32 length + byte
 /* ---- device ids (§4.1) -------------------------------------------------------------------- */
 
 /* One segment of a v4 device id; data NULL = null segment. */
-typedef struct tsf_ix_seg {
+typedef struct tsf_mi_seg {
     const char *data;
     size_t len;
-} tsf_ix_seg;
+} tsf_mi_seg;
 
 /* uvarint count + varstr segments (trailing null segments must already be stripped). */
-void tsf_ix_put_device(tsf_wbuf *b, const tsf_ix_seg *segs, size_t nsegs);
+void tsf_mi_put_device(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs);
 /* IDeviceID.compareTo: segment-wise, null first, bytes (UTF-8) order, shorter prefix first. */
-int tsf_ix_device_cmp(const tsf_ix_seg *a, size_t na, const tsf_ix_seg *b, size_t nb);
+int tsf_mi_device_cmp(const tsf_mi_seg *a, size_t na, const tsf_mi_seg *b, size_t nb);
 /* Byte-wise comparison of two strings (shorter prefix first). */
-int tsf_ix_str_cmp(const char *a, size_t na, const char *b, size_t nb);
+int tsf_mi_str_cmp(const char *a, size_t na, const char *b, size_t nb);
 
 /* ---- index input -------------------------------------------------------------------------- */
 
 /* One series of a device, everything pre-serialized by the writer. */
-typedef struct tsf_ix_series {
+typedef struct tsf_mi_series {
     const char *name; /* "" for the aligned time column */
     size_t name_len;
     uint8_t meta_type;      /* §8.1 type byte: chunk-count bit | 0x80 time | 0x40 value */
@@ -67,48 +67,48 @@ typedef struct tsf_ix_series {
     const uint8_t *chunks;  /* ChunkMetadata list, serialized (§8.2) */
     size_t chunks_len;
     uint32_t nchunks;       /* chunk metadata count (bloom filter sizing) */
-} tsf_ix_series;
+} tsf_mi_series;
 
-typedef struct tsf_ix_device {
-    const tsf_ix_seg *segs; /* segs[0] = table name */
+typedef struct tsf_mi_device {
+    const tsf_mi_seg *segs; /* segs[0] = table name */
     size_t nsegs;
-    tsf_ix_series *series; /* sorted by tsf_index_write */
+    tsf_mi_series *series; /* sorted by tsf_meta_index_write */
     size_t nseries;
-} tsf_ix_device;
+} tsf_mi_device;
 
-typedef enum tsf_ix_category { TSF_IX_TAG = 0, TSF_IX_FIELD = 1, TSF_IX_ATTRIBUTE = 2 } tsf_ix_category;
+typedef enum tsf_mi_category { TSF_IX_TAG = 0, TSF_IX_FIELD = 1, TSF_IX_ATTRIBUTE = 2 } tsf_mi_category;
 
-typedef struct tsf_ix_column {
+typedef struct tsf_mi_column {
     const char *name;
     uint8_t data_type, encoding, compression;
     int32_t category;
-} tsf_ix_column;
+} tsf_mi_column;
 
-typedef struct tsf_ix_table {
+typedef struct tsf_mi_table {
     const char *name;
-    const tsf_ix_column *columns;
+    const tsf_mi_column *columns;
     size_t ncolumns;
-} tsf_ix_table;
+} tsf_mi_table;
 
 /* Streams the index bytes out as they are produced. */
-typedef tsf_status (*tsf_ix_sink)(void *ud, const uint8_t *data, size_t len, tsf_error *err);
+typedef tsf_status (*tsf_mi_sink)(void *ud, const uint8_t *data, size_t len, tsf_error *err);
 
-typedef struct tsf_ix_input {
-    tsf_ix_device *devices; /* sorted in place by tsf_index_write */
+typedef struct tsf_mi_input {
+    tsf_mi_device *devices; /* sorted in place by tsf_meta_index_write */
     size_t ndevices;
-    const tsf_ix_table *tables; /* schemas, serialized in Java HashMap order */
+    const tsf_mi_table *tables; /* schemas, serialized in Java HashMap order */
     size_t ntables;
     uint32_t max_degree;     /* 256 */
     double bloom_error_rate; /* 0.05 */
     const tsf_allocator *alloc;
-} tsf_ix_input;
+} tsf_mi_input;
 
 /*
  * Writes everything from the SEPARATOR (at absolute offset meta_offset) to the tail magic:
  * 0x02, TimeseriesMetadata runs, index nodes, TsFileMetadata, metaSize, "TsFile".
  * *end_offset receives the file size after the tail.
  */
-tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink sink, void *ud,
+tsf_status tsf_meta_index_write(tsf_mi_input *in, uint64_t meta_offset, tsf_mi_sink sink, void *ud,
                            uint64_t *end_offset, tsf_error *err);
 
 /* ---- bloom filter (§9) -------------------------------------------------------------------- */

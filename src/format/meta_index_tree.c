@@ -1,5 +1,5 @@
 /*
- * index_tree.c - writes the index area (spec tsfile-container-format.md §8): TimeseriesMetadata
+ * meta_index_tree.c - writes the index area (spec tsfile-container-format.md §8): TimeseriesMetadata
  * runs per device (devices in IDeviceID order, series by name), the measurement-level
  * MetadataIndexNode tree of every device, the device-level tree of every table (§8.4, the Java
  * TsFileIOWriter/MetadataIndexConstructor algorithm with maxDegree fan-out), TsFileMetadata (§8.6:
@@ -9,43 +9,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
+#include "meta_index.h"
 
 enum { NODE_INTERNAL_DEVICE = 0, NODE_LEAF_DEVICE = 1, NODE_INTERNAL_MEASUREMENT = 2, NODE_LEAF_MEASUREMENT = 3 };
 
-typedef struct ix_key {
+typedef struct tsf_lix_key {
     const char *s; /* measurement-level key */
     size_t len;
-    const tsf_ix_device *dev; /* device-level key */
-} ix_key;
+    const tsf_mi_device *dev; /* device-level key */
+} tsf_lix_key;
 
-typedef struct ix_entry {
-    ix_key key;
+typedef struct tsf_lix_entry {
+    tsf_lix_key key;
     uint64_t off;
-} ix_entry;
+} tsf_lix_entry;
 
-typedef struct ix_node {
-    ix_entry *e;
+typedef struct tsf_lix_node {
+    tsf_lix_entry *e;
     size_t n, cap;
     uint64_t end;
     uint8_t type;
-} ix_node;
+} tsf_lix_node;
 
-typedef struct ix_out {
+typedef struct tsf_lix_out {
     tsf_wbuf buf;
     uint64_t base; /* file offset of buf.p[0] */
-    tsf_ix_sink sink;
+    tsf_mi_sink sink;
     void *ud;
     tsf_error *err;
     const tsf_allocator *a;
     uint32_t degree;
-} ix_out;
+} tsf_lix_out;
 
 #define IX_FLUSH_AT (1u << 20)
 
-static uint64_t pos(const ix_out *o) { return o->base + o->buf.len; }
+static uint64_t pos(const tsf_lix_out *o) { return o->base + o->buf.len; }
 
-static tsf_status out_check(ix_out *o)
+static tsf_status out_check(tsf_lix_out *o)
 {
     if (o->buf.oom) return tsf_err(o->err, TSF_ENOMEM, "index: out of memory");
     if (o->buf.len >= IX_FLUSH_AT) {
@@ -57,18 +57,18 @@ static tsf_status out_check(ix_out *o)
     return TSF_OK;
 }
 
-static void node_free(ix_out *o, ix_node *nd)
+static void node_free(tsf_lix_out *o, tsf_lix_node *nd)
 {
     if (nd->e) tsf_free(o->a, nd->e, nd->cap * sizeof *nd->e);
     nd->e = NULL;
     nd->n = nd->cap = 0;
 }
 
-static tsf_status node_add(ix_out *o, ix_node *nd, ix_key key, uint64_t off)
+static tsf_status node_add(tsf_lix_out *o, tsf_lix_node *nd, tsf_lix_key key, uint64_t off)
 {
     if (nd->n == nd->cap) {
         size_t nc = nd->cap ? nd->cap * 2 : 4;
-        ix_entry *ne = tsf_realloc(o->a, nd->e, nd->cap * sizeof *ne, nc * sizeof *ne);
+        tsf_lix_entry *ne = tsf_realloc(o->a, nd->e, nd->cap * sizeof *ne, nc * sizeof *ne);
         if (!ne) return tsf_err(o->err, TSF_ENOMEM, "index: out of memory");
         nd->e = ne;
         nd->cap = nc;
@@ -80,14 +80,14 @@ static tsf_status node_add(ix_out *o, ix_node *nd, ix_key key, uint64_t off)
 }
 
 /* MetadataIndexNode.serializeTo (§8.3). */
-static tsf_status node_write(ix_out *o, const ix_node *nd)
+static tsf_status node_write(tsf_lix_out *o, const tsf_lix_node *nd)
 {
     tsf_wbuf *b = &o->buf;
     tsf_wbuf_uvarint(b, (uint32_t)nd->n);
     for (size_t i = 0; i < nd->n; i++) {
-        const ix_key *k = &nd->e[i].key;
+        const tsf_lix_key *k = &nd->e[i].key;
         if (nd->type <= NODE_LEAF_DEVICE)
-            tsf_ix_put_device(b, k->dev->segs, k->dev->nsegs);
+            tsf_mi_put_device(b, k->dev->segs, k->dev->nsegs);
         else
             tsf_wbuf_varstr(b, k->s, k->len);
         tsf_wbuf_be64(b, nd->e[i].off);
@@ -97,16 +97,16 @@ static tsf_status node_write(ix_out *o, const ix_node *nd)
     return out_check(o);
 }
 
-typedef struct ix_queue {
-    ix_node *v;
+typedef struct tsf_lix_queue {
+    tsf_lix_node *v;
     size_t n, cap;
-} ix_queue;
+} tsf_lix_queue;
 
-static tsf_status queue_push(ix_out *o, ix_queue *q, ix_node *nd)
+static tsf_status queue_push(tsf_lix_out *o, tsf_lix_queue *q, tsf_lix_node *nd)
 {
     if (q->n == q->cap) {
         size_t nc = q->cap ? q->cap * 2 : 4;
-        ix_node *nv = tsf_realloc(o->a, q->v, q->cap * sizeof *nv, nc * sizeof *nv);
+        tsf_lix_node *nv = tsf_realloc(o->a, q->v, q->cap * sizeof *nv, nc * sizeof *nv);
         if (!nv) return tsf_err(o->err, TSF_ENOMEM, "index: out of memory");
         q->v = nv;
         q->cap = nc;
@@ -116,7 +116,7 @@ static tsf_status queue_push(ix_out *o, ix_queue *q, ix_node *nd)
     return TSF_OK;
 }
 
-static void queue_free(ix_out *o, ix_queue *q)
+static void queue_free(tsf_lix_out *o, tsf_lix_queue *q)
 {
     for (size_t i = 0; i < q->n; i++) node_free(o, &q->v[i]);
     if (q->v) tsf_free(o->a, q->v, q->cap * sizeof *q->v);
@@ -124,12 +124,12 @@ static void queue_free(ix_out *o, ix_queue *q)
 }
 
 /* Java generateRootNode: writes every level but the last; *root receives the top node. */
-static tsf_status gen_root(ix_out *o, ix_queue *q, uint8_t type, ix_node *root)
+static tsf_status gen_root(tsf_lix_out *o, tsf_lix_queue *q, uint8_t type, tsf_lix_node *root)
 {
     tsf_status s = TSF_OK;
     while (q->n > 1) {
-        ix_queue next = {0};
-        ix_node cur = {.type = type};
+        tsf_lix_queue next = {0};
+        tsf_lix_node cur = {.type = type};
         for (size_t i = 0; i < q->n && !s; i++) {
             if (cur.n >= o->degree) {
                 cur.end = pos(o);
@@ -155,7 +155,7 @@ static tsf_status gen_root(ix_out *o, ix_queue *q, uint8_t type, ix_node *root)
 }
 
 /* TimeseriesMetadata (§8.1). */
-static tsf_status write_tsm(ix_out *o, const tsf_ix_series *s)
+static tsf_status write_tsm(tsf_lix_out *o, const tsf_mi_series *s)
 {
     tsf_wbuf *b = &o->buf;
     tsf_wbuf_u8(b, s->meta_type);
@@ -168,20 +168,20 @@ static tsf_status write_tsm(ix_out *o, const tsf_ix_series *s)
 }
 
 /* Measurement-level index of one device: writes its TimeseriesMetadata and internal nodes. */
-static tsf_status build_device(ix_out *o, const tsf_ix_device *d, ix_node *root)
+static tsf_status build_device(tsf_lix_out *o, const tsf_mi_device *d, tsf_lix_node *root)
 {
-    ix_queue q = {0};
-    ix_node leaf = {.type = NODE_LEAF_MEASUREMENT};
+    tsf_lix_queue q = {0};
+    tsf_lix_node leaf = {.type = NODE_LEAF_MEASUREMENT};
     tsf_status s = TSF_OK;
     for (size_t i = 0; i < d->nseries && !s; i++) {
-        const tsf_ix_series *se = &d->series[i];
+        const tsf_mi_series *se = &d->series[i];
         if (i % o->degree == 0) {
             if (leaf.n >= o->degree) {
                 leaf.end = pos(o);
                 if ((s = queue_push(o, &q, &leaf))) break;
                 leaf.type = NODE_LEAF_MEASUREMENT;
             }
-            ix_key k = {se->name, se->name_len, NULL};
+            tsf_lix_key k = {se->name, se->name_len, NULL};
             if ((s = node_add(o, &leaf, k, pos(o)))) break;
         }
         s = write_tsm(o, se);
@@ -199,18 +199,18 @@ static tsf_status build_device(ix_out *o, const tsf_ix_device *d, ix_node *root)
 }
 
 /* Device-level index of one table (Java checkAndBuildLevelIndex). */
-static tsf_status build_table(ix_out *o, tsf_ix_device *devs, ix_node *roots, size_t n, ix_node *root)
+static tsf_status build_table(tsf_lix_out *o, tsf_mi_device *devs, tsf_lix_node *roots, size_t n, tsf_lix_node *root)
 {
     tsf_status s = TSF_OK;
-    ix_queue q = {0};
-    ix_node cur = {.type = NODE_LEAF_DEVICE};
+    tsf_lix_queue q = {0};
+    tsf_lix_node cur = {.type = NODE_LEAF_DEVICE};
     for (size_t i = 0; i < n && !s; i++) {
         if (n > o->degree && cur.n >= o->degree) {
             cur.end = pos(o);
             if ((s = queue_push(o, &q, &cur))) break;
             cur.type = NODE_LEAF_DEVICE;
         }
-        ix_key k = {NULL, 0, &devs[i]};
+        tsf_lix_key k = {NULL, 0, &devs[i]};
         if ((s = node_add(o, &cur, k, pos(o)))) break;
         s = node_write(o, &roots[i]);
     }
@@ -236,19 +236,19 @@ static tsf_status build_table(ix_out *o, tsf_ix_device *devs, ix_node *roots, si
 
 static int cmp_series(const void *a, const void *b)
 {
-    const tsf_ix_series *x = a, *y = b;
-    return tsf_ix_str_cmp(x->name, x->name_len, y->name, y->name_len);
+    const tsf_mi_series *x = a, *y = b;
+    return tsf_mi_str_cmp(x->name, x->name_len, y->name, y->name_len);
 }
 
 static int cmp_device(const void *a, const void *b)
 {
-    const tsf_ix_device *x = a, *y = b;
-    return tsf_ix_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
+    const tsf_mi_device *x = a, *y = b;
+    return tsf_mi_device_cmp(x->segs, x->nsegs, y->segs, y->nsegs);
 }
 
 /* Bloom key: segments joined by '.', null as "null", then '.' + measurement. */
-static tsf_status bloom_add_series(ix_out *o, tsf_bloom *bf, tsf_wbuf *key, const tsf_ix_device *d,
-                                   const tsf_ix_series *se)
+static tsf_status bloom_add_series(tsf_lix_out *o, tsf_bloom *bf, tsf_wbuf *key, const tsf_mi_device *d,
+                                   const tsf_mi_series *se)
 {
     key->len = 0;
     for (size_t i = 0; i < d->nsegs; i++) {
@@ -265,11 +265,11 @@ static tsf_status bloom_add_series(ix_out *o, tsf_bloom *bf, tsf_wbuf *key, cons
     return TSF_OK;
 }
 
-static void write_table_schema(tsf_wbuf *b, const tsf_ix_table *t)
+static void write_table_schema(tsf_wbuf *b, const tsf_mi_table *t)
 {
     tsf_wbuf_uvarint(b, (uint32_t)t->ncolumns);
     for (size_t i = 0; i < t->ncolumns; i++) {
-        const tsf_ix_column *c = &t->columns[i];
+        const tsf_mi_column *c = &t->columns[i];
         tsf_wbuf_istr(b, c->name, strlen(c->name));
         tsf_wbuf_u8(b, c->data_type);
         tsf_wbuf_u8(b, c->encoding);
@@ -279,10 +279,10 @@ static void write_table_schema(tsf_wbuf *b, const tsf_ix_table *t)
     }
 }
 
-tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink sink, void *ud,
+tsf_status tsf_meta_index_write(tsf_mi_input *in, uint64_t meta_offset, tsf_mi_sink sink, void *ud,
                            uint64_t *end_offset, tsf_error *err)
 {
-    ix_out o;
+    tsf_lix_out o;
     memset(&o, 0, sizeof o);
     tsf_wbuf_init(&o.buf, in->alloc);
     o.base = meta_offset;
@@ -293,7 +293,7 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
     o.degree = in->max_degree >= 2 ? in->max_degree : 256;
 
     tsf_status s = TSF_OK;
-    ix_node *roots = NULL;
+    tsf_lix_node *roots = NULL;
     size_t nd = in->ndevices;
     tsf_bloom bf;
     memset(&bf, 0, sizeof bf);
@@ -306,7 +306,7 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
     uint64_t nchunks = 0;
     for (size_t i = 0; i < nd; i++) {
         if (in->devices[i].nseries > 1)
-            qsort(in->devices[i].series, in->devices[i].nseries, sizeof(tsf_ix_series), cmp_series);
+            qsort(in->devices[i].series, in->devices[i].nseries, sizeof(tsf_mi_series), cmp_series);
         for (size_t j = 0; j < in->devices[i].nseries; j++) nchunks += in->devices[i].series[j].nchunks;
     }
     roots = tsf_calloc(o.a, nd ? nd : 1, sizeof *roots);
@@ -321,10 +321,10 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
     /* 2. per table: device roots and device-level nodes; table roots stay in memory */
     size_t ntab = 0;
     for (size_t i = 0; i < nd; i++)
-        if (i == 0 || tsf_ix_str_cmp(in->devices[i].segs[0].data, in->devices[i].segs[0].len,
+        if (i == 0 || tsf_mi_str_cmp(in->devices[i].segs[0].data, in->devices[i].segs[0].len,
                                      in->devices[i - 1].segs[0].data, in->devices[i - 1].segs[0].len))
             ntab++;
-    ix_node *troots = tsf_calloc(o.a, ntab ? ntab : 1, sizeof *troots);
+    tsf_lix_node *troots = tsf_calloc(o.a, ntab ? ntab : 1, sizeof *troots);
     size_t *tfirst = tsf_calloc(o.a, ntab ? ntab : 1, sizeof *tfirst);
     if (!troots || !tfirst) {
         if (troots) tsf_free(o.a, troots, (ntab ? ntab : 1) * sizeof *troots);
@@ -335,7 +335,7 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
     size_t t = 0;
     for (size_t i = 0; i < nd && !s;) {
         size_t j = i + 1;
-        while (j < nd && !tsf_ix_str_cmp(in->devices[j].segs[0].data, in->devices[j].segs[0].len,
+        while (j < nd && !tsf_mi_str_cmp(in->devices[j].segs[0].data, in->devices[j].segs[0].len,
                                          in->devices[i].segs[0].data, in->devices[i].segs[0].len))
             j++;
         tfirst[t] = i;
@@ -351,15 +351,15 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
     if (!s) {
         tsf_wbuf_uvarint(b, (uint32_t)ntab);
         for (size_t k = 0; k < ntab; k++) {
-            const tsf_ix_seg *tn = &in->devices[tfirst[k]].segs[0];
+            const tsf_mi_seg *tn = &in->devices[tfirst[k]].segs[0];
             tsf_wbuf_varstr(b, tn->data, tn->len);
-            ix_node tmp = troots[k];
+            tsf_lix_node tmp = troots[k];
             /* node_write may flush: keep TsFileMetadata in one buffer by writing directly */
             tsf_wbuf_uvarint(b, (uint32_t)tmp.n);
             for (size_t e = 0; e < tmp.n; e++) {
-                const ix_key *kk = &tmp.e[e].key;
+                const tsf_lix_key *kk = &tmp.e[e].key;
                 if (tmp.type <= NODE_LEAF_DEVICE)
-                    tsf_ix_put_device(b, kk->dev->segs, kk->dev->nsegs);
+                    tsf_mi_put_device(b, kk->dev->segs, kk->dev->nsegs);
                 else
                     tsf_wbuf_varstr(b, kk->s, kk->len);
                 tsf_wbuf_be64(b, tmp.e[e].off);
@@ -379,7 +379,7 @@ tsf_status tsf_index_write(tsf_ix_input *in, uint64_t meta_offset, tsf_ix_sink s
                 tsf_java_hashmap_order(names, in->ntables, order);
                 tsf_free(o.a, names, in->ntables * sizeof *names);
                 for (size_t k = 0; k < in->ntables; k++) {
-                    const tsf_ix_table *tb = &in->tables[order[k]];
+                    const tsf_mi_table *tb = &in->tables[order[k]];
                     tsf_wbuf_varstr(b, tb->name, strlen(tb->name));
                     write_table_schema(b, tb);
                 }

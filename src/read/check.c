@@ -168,13 +168,9 @@ int tsf_rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fm
             pre = &own;
         }
         w.v.l.min = pre->min, w.v.l.max = pre->max, w.v.l.first = x[0], w.v.l.last = x[n - 1];
-        /* the writer adds in double; with n x max|v| <= 2^53 no addition rounds, so it is the integer sum */
-        uint64_t amn = pre->min < 0 ? 0 - (uint64_t)pre->min : (uint64_t)pre->min;
-        uint64_t amx = pre->max < 0 ? 0 - (uint64_t)pre->max : (uint64_t)pre->max;
-        uint64_t big = amn > amx ? amn : amx;
-        if (big <= (UINT64_C(1) << 53) / n) {
+        /* the int64 sum wraps where the writer's double rounds; within the bound both are the integer sum */
+        if (tsf_vs_i64_sum_exact(pre->min, pre->max, n)) {
             w.v.l.sum = (double)(int64_t)pre->sum;
-            what |= VS_CMP_SUM_EXACT;
         } else {
             what &= ~(unsigned)VS_CMP_SUM;
         }

@@ -86,9 +86,19 @@ void tsf_vs_warning(tsf_vs_scan *s, uint64_t off, const char *fmt, ...) TSF_PRIN
 /* What tsf_vs_stats_differ compares besides count, startTime and endTime (always compared). */
 enum {
     VS_CMP_VALUES = 1,   /* min, max, first, last (bit for bit; NaN equals NaN) */
-    VS_CMP_SUM = 2,      /* sums: integer sums exactly, double-accumulated ones within rounding (1e-9 relative) */
+    VS_CMP_SUM = 2,      /* sums: integer sums exactly, double-accumulated ones within rounding (1e-9 relative),
+                          * INT64/TIMESTAMP ones bit for bit where tsf_vs_i64_sum_exact holds */
     VS_CMP_SUM_EXACT = 4 /* with VS_CMP_SUM: double-accumulated sums bit for bit too (the caller's is exact) */
 };
+/* The writer sums INT64 values in double: with n values, each |v| <= 2^53 / n, no partial sum rounds, so the
+ * stored sum is the integer sum and any other bit pattern is damage. */
+static inline int tsf_vs_i64_sum_exact(int64_t min, int64_t max, uint64_t n)
+{
+    uint64_t amn = min < 0 ? 0 - (uint64_t)min : (uint64_t)min;
+    uint64_t amx = max < 0 ? 0 - (uint64_t)max : (uint64_t)max;
+    uint64_t big = amn > amx ? amn : amx;
+    return n && big <= (UINT64_C(1) << 53) / n;
+}
 /* 0 if statistics f agree with the recomputed w (what: VS_CMP_* flags); else describes the first
  * difference in why[0..cap). */
 int tsf_vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap);

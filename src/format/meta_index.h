@@ -49,6 +49,8 @@ typedef struct tsf_mi_seg {
 
 /* uvarint count + varstr segments (trailing null segments must already be stripped). */
 void tsf_mi_put_device(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs);
+/* A chunk group header (§4.1): the 0x00 marker, then the device id as tsf_mi_put_device writes it. */
+void tsf_fmt_put_chunk_group_header(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs);
 /* IDeviceID.compareTo: segment-wise, null first, bytes (UTF-8) order, shorter prefix first. */
 int tsf_mi_device_cmp(const tsf_mi_seg *a, size_t na, const tsf_mi_seg *b, size_t nb);
 /* Byte-wise comparison of two strings (shorter prefix first). */

@@ -114,6 +114,12 @@ void tsf_mi_put_device(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs)
     for (size_t i = 0; i < nsegs; i++) tsf_wbuf_varstr(b, segs[i].data, segs[i].len);
 }
 
+void tsf_fmt_put_chunk_group_header(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs)
+{
+    tsf_wbuf_u8(b, 0x00); /* TSF_MARKER_CHUNK_GROUP_HEADER */
+    tsf_mi_put_device(b, segs, nsegs);
+}
+
 int tsf_mi_str_cmp(const char *a, size_t na, const char *b, size_t nb)
 {
     size_t m = na < nb ? na : nb;

@@ -413,6 +413,12 @@ void tsf_wstats_serialize(const tsf_wstats *s, tsf_wbuf *b)
     }
 }
 
+void tsf_fmt_put_chunk_meta(tsf_wbuf *b, uint64_t chunk_offset, const tsf_wstats *s)
+{
+    tsf_wbuf_be64(b, chunk_offset);
+    tsf_wstats_serialize(s, b);
+}
+
 size_t tsf_wstats_size(const tsf_wstats *s)
 {
     size_t n = 16;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../format/meta_index.h"
+#include "../common/bytes.h"
 #include "../common/tmpfile.h"
 #include "verify_scan.h"
 
@@ -266,8 +267,7 @@ static tsf_status rc_index(const tsf_allocator *a, tsf_vs_scan *s, const rc_ref 
         soff[2 * si + 1] = cb.len;
         for (size_t k = i; k < j; k++) {
             const tsf_vs_chunk *c = refs[k].c;
-            tsf_wbuf_be64(&cb, c->new_off);
-            tsf_wstats_serialize(&c->stats, &cb);
+            tsf_fmt_put_chunk_meta(&cb, c->new_off, &c->stats);
             tsf_wstats_merge(&sum, &c->stats, a);
         }
         x->chunks_len = j - i > 1 ? cb.len - soff[2 * si + 1] : 8;
@@ -375,9 +375,13 @@ static tsf_status rc_put_restat(rc_out *o, const tsf_vs_scan *s, const tsf_vs_ch
     tsf_walk_init_at(&w, s->file, (size_t)c->end, s->version, c->offset);
     while ((st = tsf_walk_next(&w, &it, &e)) == TSF_OK && it.kind != TSF_WALK_END) {
         if (it.kind != TSF_WALK_PAGE) continue;
-        tsf_wbuf_uvarint(&pages, it.page.uncompressed_size);
+        tsf_fmt_page_header ph = {.uncompressed_size = it.page.uncompressed_size,
+                                  .compressed_size = it.page.compressed_size};
+        uint8_t hb[2 * TSF_UVARINT32_MAX];
+        size_t hl = 0;
+        if ((st = tsf_fmt_write_page_header(&ph, hb, sizeof hb, &hl, &e))) break;
+        tsf_wbuf_put(&pages, hb, hl);
         if (it.page.uncompressed_size) {
-            tsf_wbuf_uvarint(&pages, it.page.compressed_size);
             if (it.page.has_stats) {
                 if (sp + 4 > s->pstats.len) break;
                 const uint8_t *q = s->pstats.p + sp;
@@ -671,8 +675,11 @@ tsf_status tsf_recover_with(const char *in_path, const char *out_path, const tsf
     if ((st = tsf_tmp_create("recover", out_path, a, 1, &tmp, err))) goto out;
     o.fd = tmp.fd;
     o.path = tmp.name;
-    static const uint8_t head[TSF_FMT_HEAD_LEN] = {'T', 's', 'F', 'i', 'l', 'e', TSF_FORMAT_VERSION};
-    if ((st = rc_put(&o, head, sizeof head, err))) goto out;
+    uint8_t head[TSF_FMT_HEAD_LEN];
+    size_t head_len = 0;
+    if ((st = tsf_fmt_write_head(TSF_FORMAT_VERSION, head, sizeof head, &head_len, err)) ||
+        (st = rc_put(&o, head, head_len, err)))
+        goto out;
     size_t fi = 0;
     for (size_t g = 0; g < s.ngroups; g++) {
         const tsf_vs_group *gr = &s.groups[g];

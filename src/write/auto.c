@@ -22,6 +22,7 @@
 
 #include "../codec/ts2diff_wide.h"
 #include "../common/bytes.h"
+#include "../format/format.h"
 #include "auto.h"
 #include "exact.h"
 
@@ -330,15 +331,16 @@ static tsf_status page_prefix(tsf_writer *w, const wcol *c, const int64_t *times
         tsf_status s = tsf_codec_encode(w->codec, TSF_INT64, TSF_ENC_TS_2DIFF, times, c->nvals,
                                         d + TSF_UVARINT32_MAX, tb, &wrote, err);
         if (s) return s;
-        size_t h = tsf_put_uvarint32(d, (uint32_t)wrote);
+        size_t h = 0;
+        if ((s = tsf_fmt_write_nonaligned_prefix(wrote, d, TSF_UVARINT32_MAX, &h, err))) return s;
         memmove(d + h, d + TSF_UVARINT32_MAX, wrote);
         pre->len = h + wrote;
     } else if (c->mask == 0x40 && c->bitmap && rows) {
-        uint8_t *d = tsf_wbuf_reserve(pre, 4 + (rows + 7) / 8);
+        size_t cap = 4 + (rows + 7) / 8;
+        uint8_t *d = tsf_wbuf_reserve(pre, cap);
         if (!d) return oom(c, err);
-        tsf_store_be32(d, (uint32_t)rows);
-        memcpy(d + 4, c->bitmap, (rows + 7) / 8);
-        pre->len = 4 + (rows + 7) / 8;
+        tsf_status s = tsf_fmt_write_value_page_prefix((uint32_t)rows, c->bitmap, d, cap, &pre->len, err);
+        if (s) return s;
     }
     return TSF_OK;
 }
@@ -640,8 +642,7 @@ static tsf_status group_header(tsf_writer *w, const wdevice *d, tsf_error *err)
 {
     tsf_wbuf hb;
     tsf_wbuf_init(&hb, w->alloc);
-    tsf_wbuf_u8(&hb, 0x00);
-    tsf_mi_put_device(&hb, d->segs, d->nsegs);
+    tsf_fmt_put_chunk_group_header(&hb, d->segs, d->nsegs);
     tsf_status s =
         hb.oom ? tsf_err(err, TSF_ENOMEM, "writer: out of memory") : tsf_w_out(w, hb.p, hb.len, err);
     tsf_wbuf_free(&hb);

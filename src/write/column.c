@@ -623,13 +623,11 @@ static tsf_status seal_page(tsf_writer *w, wctx *x, wcol *c, size_t rows, const 
     if (!d0) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (page of %s)", c->name);
     size_t u = 0, wrote = 0;
     if (c->mask == 0) {
-        u += tsf_put_uvarint32(d0, (uint32_t)x->tenc.len);
+        if ((s = tsf_fmt_write_nonaligned_prefix(x->tenc.len, d0, ubound, &u, err))) return s;
         memcpy(d0 + u, x->tenc.p, x->tenc.len);
         u += x->tenc.len;
     } else if (c->mask == 0x40) {
-        tsf_store_be32(d0, (uint32_t)rows);
-        memcpy(d0 + 4, c->bitmap, bmlen);
-        u = 4 + bmlen;
+        if ((s = tsf_fmt_write_value_page_prefix((uint32_t)rows, c->bitmap, d0, ubound, &u, err))) return s;
     }
     int lit = !direct && c->comp == TSF_LZ4 && w->opt.lz4_probe && vbound >= TSF_LZ4LIT_MIN;
     size_t lit_size = 0; /* > 0: this page measures LZ4 against literals for the next pages */
@@ -806,9 +804,10 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
     v[nv++] = (tsf_w_piece){hp, h};
     for (size_t i = 0; i < np; i++) {
         const wpage *p = &k->pages[i];
-        size_t h0 = h;
-        h += tsf_put_uvarint32(hp + h, p->usize);
-        if (p->usize) h += tsf_put_uvarint32(hp + h, p->csize);
+        size_t h0 = h, hl = 0;
+        tsf_fmt_page_header ph = {.uncompressed_size = p->usize, .compressed_size = p->csize}; /* sizes only */
+        if ((s = tsf_fmt_write_page_header(&ph, hp + h, hcap - h, &hl, err))) return s;
+        h += hl;
         v[nv++] = (tsf_w_piece){hp + h0, h - h0};
         if (!p->usize) continue;
         if (multi) v[nv++] = (tsf_w_piece){k->pstats.p + p->stats_off, p->stats_len};
@@ -816,8 +815,7 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
     }
     if ((s = tsf_w_outv(w, v, nv, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
-    tsf_wbuf_be64(&c->cmeta, off);
-    tsf_wstats_serialize(&k->cstat, &c->cmeta);
+    tsf_fmt_put_chunk_meta(&c->cmeta, off, &k->cstat);
     if (c->cmeta.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (chunk metadata)");
     c->nchunks++;
     tsf_wstats_merge(&c->sstat, &k->cstat, w->alloc);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../format/format.h"
 #include "auto.h"
 #include "../common/tmpfile.h"
 #include "writer.h"
@@ -271,8 +272,10 @@ static char *dupstr(const tsf_allocator *a, const char *s, size_t n)
 
 static tsf_status write_head(tsf_writer *w, tsf_error *err)
 {
-    static const uint8_t head[7] = {'T', 's', 'F', 'i', 'l', 'e', TSF_FORMAT_VERSION};
-    return tsf_w_out(w, head, 7, err);
+    uint8_t head[TSF_FMT_HEAD_LEN];
+    size_t n = 0;
+    tsf_status s = tsf_fmt_write_head(TSF_FORMAT_VERSION, head, sizeof head, &n, err);
+    return s ? s : tsf_w_out(w, head, n, err);
 }
 
 tsf_status tsf_writer_open(tsf_writer **out, const char *path, const tsf_writer_options *opts, tsf_error *err)

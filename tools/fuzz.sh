@@ -22,7 +22,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 harnesses() {
     for f in fuzz/*_fuzzer.c; do
         h=$(basename "$f" .c)
-        [[ -z "${FUZZ_ONLY:-}" || "$h" =~ $FUZZ_ONLY ]] && echo "$h"
+        if [[ -z "${FUZZ_ONLY:-}" || "$h" =~ $FUZZ_ONLY ]]; then echo "$h"; fi
     done
 }
 

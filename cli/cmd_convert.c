@@ -203,6 +203,7 @@ static void usage(FILE *f)
           "  --no-check               trust IN: do not compare decoded pages with their statistics\n"
           "  --flush-interval MS      write complete chunk groups at least every MS milliseconds\n"
           "                           (default 1000; 0 = by memory only)\n"
+          "  -f, --force              replace OUT when it exists (default: refuse)\n"
           "  -q, --quiet              no report\n"
           "exit codes: 0 ok, 1 usage, 2 damaged input, 3 I/O error\n",
           f);
@@ -212,7 +213,7 @@ int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
     uint64_t page_points = 0, flush_ms = 1000;
-    int quiet = 0, page_index = 0, checked = 1, rc = CLI_USAGE;
+    int quiet = 0, page_index = 0, checked = 1, force = 0, rc = CLI_USAGE;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -237,6 +238,8 @@ int tsf_cmd_convert(int argc, char **argv)
             page_index = 1;
         } else if (cli_is(&a, "--no-check")) {
             checked = 0;
+        } else if (cli_is(&a, "-f|--force")) {
+            force = 1;
         } else if (cli_value(&a, "--flush-interval")) {
             if (!a.bad && (cli_parse_u64(a.val, &flush_ms) || flush_ms > 86400000)) {
                 cli_err("convert", "--flush-interval: milliseconds from 0 to 86400000, not '%s'", a.val);
@@ -258,6 +261,7 @@ int tsf_cmd_convert(int argc, char **argv)
         goto out;
     }
     if (csv_codec_lists_valid("convert", &c.enc, &c.comp)) goto out;
+    if ((rc = cli_out_refuse_existing("convert", c.out, force))) goto out;
     if ((rc = cli_open_reader_checked("convert", c.in, checked, &c.r))) goto out;
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);

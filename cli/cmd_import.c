@@ -818,6 +818,7 @@ static void usage(FILE *f)
           "  --flush-interval MS      write the rows read so far as complete chunk groups at least every\n"
           "                           MS milliseconds (default 1000; 0 = at the end): a killed import\n"
           "                           loses at most the last interval (tsf recover FILE.<pid>.tmp)\n"
+          "  -f, --force              replace FILE when it exists (default: refuse)\n"
           "  -q, --quiet              no summary, no progress bar\n"
           "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
           f);
@@ -888,6 +889,8 @@ int tsf_cmd_import(int argc, char **argv)
             }
         } else if (cli_is(&a, "--sort")) {
             o.sort = 1;
+        } else if (cli_is(&a, "-f|--force")) {
+            o.force = 1;
         } else if (cli_is(&a, "--skip-bad")) {
             o.skip_bad = 1;
         } else if (cli_is(&a, "--page-index")) {
@@ -931,6 +934,7 @@ int tsf_cmd_import(int argc, char **argv)
             goto out;
         }
     }
+    if ((rc = cli_out_refuse_existing("import", o.out, o.force))) goto out;
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;

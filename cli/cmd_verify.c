@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "outfile.h"
@@ -28,7 +29,8 @@ static const char *RECOVER_HELP =
     "that lost data: a chunk group the file ends inside, a dropped chunk and why, an aligned column\n"
     "written as an empty chunk where its chunk was missing.\n"
     "  -o, --output OUT   the new file (must differ from FILE)\n"
-    "  --max-notes N      print at most N notes (default 20; all are counted)\n";
+    "  --max-notes N      print at most N notes (default 20; all are counted)\n"
+    "  -f, --force        replace OUT when it exists (default: refuse)\n";
 
 typedef struct problem_ctx {
     uint64_t shown, max;
@@ -100,6 +102,7 @@ int tsf_cmd_verify(int argc, char **argv)
                    " pages, %" PRIu64 " points\n",
                    rep.problems ? rep.problems : 1, rep.problems > 1 ? "s" : "", rep.chunk_groups, rep.chunks,
                    rep.pages, rep.points);
+            printf("  to keep every sound chunk: tsf recover %s -o OUT\n", path);
         } else {
             unreadable++;
             fflush(stdout);
@@ -124,6 +127,7 @@ int tsf_cmd_recover(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     uint64_t max = 20;
+    int force = 0;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -137,8 +141,9 @@ int tsf_cmd_recover(int argc, char **argv)
                 cli_err("recover", "--max-notes: \"%s\" is not a count", a.val);
                 return CLI_USAGE;
             }
-        }
-        else if (cli_positional(&a)) {
+        } else if (cli_is(&a, "-f|--force")) {
+            force = 1;
+        } else if (cli_positional(&a)) {
             if (cli_one_file(&a, &in)) return CLI_USAGE;
         } else
             return cli_unknown(&a);
@@ -148,6 +153,10 @@ int tsf_cmd_recover(int argc, char **argv)
         cli_err("recover", "%s missing (see tsf recover --help)", !in ? "FILE" : "-o OUT");
         return CLI_USAGE;
     }
+    struct stat si, so;
+    int same = stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+    int rc = same ? 0 : cli_out_refuse_existing("recover", out, force); /* same file: tsf_recover says so */
+    if (rc) return rc;
     FILE *f = fopen(in, "rb");
     if (!f) {
         cli_err("recover", "%s: cannot open: %s", in, strerror(errno));

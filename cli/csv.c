@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CSV_BUF (1 << 16)
@@ -26,6 +27,13 @@ int csv_open(csv_reader *r, const char *path)
         r->f = stdin;
     else if (!(r->f = fopen(path, "rb")))
         return -1;
+    struct stat sb;
+    if (r->f != stdin && fstat(fileno(r->f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(r->f);
+        r->f = NULL;
+        errno = EISDIR; /* "Is a directory" in the caller's "cannot open" message */
+        return -1;
+    }
     r->in = malloc(CSV_BUF);
     r->rec_cap = 256;
     r->rec = malloc(r->rec_cap);

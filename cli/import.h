@@ -23,7 +23,7 @@ typedef struct imp_opts {
     int64_t per_second; /* the file's time unit */
     int32_t tz;
     csv_kvlist schema, enc, comp;
-    int sort, skip_bad, quiet, progress, page_index, unescape;
+    int sort, skip_bad, quiet, progress, page_index, unescape, force;
     uint64_t infer_rows, page_points;
     uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
 } imp_opts;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -77,6 +78,18 @@ void cli_out_untrack(int slot)
 }
 
 /* The writer's tracked slots, by writer (one output per command at a time). */
+int cli_out_refuse_existing(const char *cmd, const char *path, int force)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        cli_err(cmd, "%s is a directory; -o names the file to write", path);
+        return CLI_IO;
+    }
+    if (force || lstat(path, &sb) != 0) return 0;
+    cli_err(cmd, "%s exists; give --force to replace it", path);
+    return CLI_USAGE;
+}
+
 static const tsf_writer *cur_writer;
 static int cur_slot = -1, cur_pix_slot = -1;
 

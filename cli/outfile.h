@@ -16,6 +16,10 @@ int cli_out_track(const char *name);
 int cli_out_track_temp_of(const char *path);
 void cli_out_untrack(int slot);
 
+/* 0 when path does not exist yet, or force is set; else prints "<cmd>: OUT exists" with the --force hint
+   and returns CLI_USAGE (CLI_IO, whatever force says, when path is a directory). Commands call it before they read their input, so nothing is replaced unasked. */
+int cli_out_refuse_existing(const char *cmd, const char *path, int force);
+
 /* Opens a writer on path with options.fsync set; its temporary (and with options.page_index that of
    <path>.tsfidx) is tracked. Prints the error and returns the exit code on failure (*w NULL), else 0. */
 int cli_writer_open(const char *cmd, const char *path, tsf_writer_options *wo, tsf_writer **w);

@@ -861,7 +861,7 @@ tsf_status tsf_verify(const char *path, void (*on_problem)(void *ctx, const tsf_
         if (!tsf_fmt_is_complete(file, len)) {
             tsf_vs_problem(
                 &s, len,
-                "no tail at %zu: the file is incomplete (a crashed writer?); tsf_recover can repair it", len);
+                "no tail at %zu: the file is incomplete (a crashed writer?); recovery can repair it", len);
         } else {
             st = tsf_reader_open_memory(&r, file, len, NULL, &e);
             if (st == TSF_ENOMEM) {

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "csv.h"
+#include "suggest.h"
 
 typedef struct cat_opts {
     const char *cmd;
@@ -350,6 +351,17 @@ static int plan_wide(cat_opts *c, tsf_reader *r, wide *w)
             }
             if (!found) {
                 cli_err(c->cmd, "%s: no column named '%s'", c->path, c->cols[i]);
+                cli_suggest sg;
+                cli_suggest_init(&sg, c->cols[i]);
+                for (size_t d = 0; d < nd; d++) {
+                    tsf_device_info di;
+                    if (tsf_reader_device(r, d, &di, NULL)) continue;
+                    for (size_t j = 0; j < di.nseries; j++) {
+                        tsf_series_info si;
+                        if (!tsf_reader_series(r, d, j, &si, NULL)) cli_suggest_offer(&sg, si.measurement);
+                    }
+                }
+                cli_suggest_print(&sg, c->cmd);
                 return CLI_USAGE;
             }
             if (add_name(w, c->cols[i])) return CLI_IO;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "suggest.h"
 
 static const char *HELP =
     "usage: tsf stats FILE [--series DEV.MEAS,...] [--from T] [--to T] [--window W] [--time-unit U] [--json]\n"
@@ -24,7 +25,7 @@ static const char *HELP =
     "  --decode          ignore statistics and decode every page (for comparison)\n"
     "  --no-check        trust the file: do not compare decoded pages with their statistics\n"
     "  --json            one JSON object instead of text\n"
-    "Exit code 4 when no point matched.\n";
+    "Exit code 1 for an unknown --series name (with the closest names), 4 when no point matched.\n";
 
 /* One selected series. */
 typedef struct sel {
@@ -105,6 +106,26 @@ static void fmt_sum(char *buf, size_t cap, const tsf_stats *s, int json)
     cli_fmt_real(buf, cap, s->sum, 0);
 }
 
+/* Prints the devices and DEVICE.MEASUREMENT names closest to an unknown --series entry. */
+static void suggest_series(tsf_reader *r, const char *tok)
+{
+    cli_suggest sg;
+    cli_suggest_init(&sg, tok);
+    char full[CLI_SUGGEST_LEN];
+    for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
+        tsf_device_info di;
+        if (tsf_reader_device(r, d, &di, NULL)) continue;
+        cli_suggest_offer(&sg, di.name);
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_series_info si;
+            if (tsf_reader_series(r, d, j, &si, NULL)) continue;
+            if ((size_t)snprintf(full, sizeof full, "%s.%s", di.name, si.measurement) < sizeof full)
+                cli_suggest_offer(&sg, full);
+        }
+    }
+    cli_suggest_print(&sg, "stats");
+}
+
 /* Resolves --series into a list (all series when spec is NULL). Returns an exit code. */
 static int select_series(tsf_reader *r, const char *path, const char *spec, sel **out, size_t *nout)
 {
@@ -144,7 +165,8 @@ static int select_series(tsf_reader *r, const char *path, const char *spec, sel 
         if (!copy) break;
         if (!found && !rc) {
             cli_err("stats", "%s: no series or device \"%s\"", path, tok);
-            rc = CLI_EMPTY;
+            suggest_series(r, tok);
+            rc = CLI_USAGE;
         }
     }
     free(copy);

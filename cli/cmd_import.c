@@ -202,6 +202,43 @@ static void rec_unescape(csv_reader *r)
     for (size_t i = 0; i < r->nfields; i++) r->len[i] = csv_unescape(r->rec + r->off[i], r->len[i]);
 }
 
+/* --null-values: an unquoted cell that is one of the null texts becomes empty (a null, as a blank cell). */
+static void rec_nulls(const imp_opts *o, csv_reader *r)
+{
+    for (size_t i = 0; i < r->nfields; i++) {
+        if (r->quoted[i] || !r->len[i]) continue;
+        char *s = r->rec + r->off[i];
+        for (size_t k = 0; k < o->nnull; k++)
+            if (r->len[i] == o->null_len[k] && !memcmp(s, o->null_tok[k], r->len[i])) {
+                s[0] = '\0';
+                r->len[i] = 0;
+                break;
+            }
+    }
+}
+
+/* Splits a comma-separated --null-values list into o's tokens (empty tokens are dropped: blank cells are
+   null anyway). Returns 0, or -1 when the list is too long. */
+static int parse_nulls(imp_opts *o, const char *list)
+{
+    if (strlen(list) >= sizeof o->null_buf) return -1;
+    strcpy(o->null_buf, list);
+    o->nnull = 0;
+    for (char *p = o->null_buf; *p;) {
+        char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n) {
+            if (o->nnull == sizeof o->null_tok / sizeof o->null_tok[0]) return -1;
+            o->null_tok[o->nnull] = p;
+            o->null_len[o->nnull++] = n;
+        }
+        if (!e) break;
+        *e = '\0';
+        p = e + 1;
+    }
+    return 0;
+}
+
 static void rec_view(const csv_reader *r, rec *v)
 {
     v->text = r->rec;
@@ -689,6 +726,10 @@ static int import_file(imp *m, const char *path)
     csv_reader cr;
     m->path = path;
     if (csv_open(&cr, path)) return imp_fail(m, CLI_IO, "%s: cannot open: %s", path, strerror(errno));
+    cr.delim = o->delim ? o->delim : csv_detect_delim(&cr);
+    if (!o->delim && cr.delim != ',' && !o->quiet)
+        fprintf(stderr, "tsf import: %s: fields separated by %s (detected; --delimiter sets it)\n", path,
+                cr.delim == '\t' ? "tabs" : cr.delim == ';' ? "';'" : "'|'");
     struct stat sb;
     uint64_t total = !strcmp(path, "-") || stat(path, &sb) ? 0 : (uint64_t)sb.st_size;
     int show = o->progress && total > (32u << 20);
@@ -727,6 +768,7 @@ static int import_file(imp *m, const char *path)
     while (nwin < o->infer_rows && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
         if (o->unescape) rec_unescape(&cr);
+        rec_nulls(o, &cr);
         rec_view(&cr, &v);
         if (blank_record(&v)) continue;
         if (rec_copy(&v, &win[nwin])) {
@@ -770,6 +812,7 @@ static int import_file(imp *m, const char *path)
     while (!rc && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
         if (o->unescape) rec_unescape(&cr);
+        rec_nulls(o, &cr);
         rec_view(&cr, &v);
         if (blank_record(&v)) continue;
         rc = process(m, &f, &v);
@@ -799,6 +842,9 @@ static void usage(FILE *f)
           "  layouts: wide (a time column + value columns) or long (device,measurement,time,value)\n"
           "  --device PATH            tree model: the device of a wide CSV (default root.<file name>)\n"
           "  --table NAME --tags a,b  table model: TAG columns a,b; the other columns are FIELDs\n"
+          "  --null-values A,B,...    unquoted cells with this text are null like empty ones (default\n"
+          "                           NA,N/A,null,NULL,None; \"\" = only empty cells; NaN stays a number)\n"
+          "  --delimiter C|tab        field separator (default: detected from the header: , ; tab |)\n"
           "  --time-column NAME|none  the time column (default: time/timestamp/ts/datetime; none = row number)\n"
           "  --input-unit s|ms|us|ns|iso|raw  unit of the CSV's times (default: detected)\n"
           "  --time-unit s|ms|us|ns   the file's time unit (default ms)\n"
@@ -830,6 +876,7 @@ int tsf_cmd_import(int argc, char **argv)
     imp m = {0};
     m.o = &o;
     o.per_second = 1000;
+    parse_nulls(&o, CSV_DEFAULT_NULLS);
     o.infer_rows = 10000;
     o.flush_ms = 1000;
     o.progress = isatty(2);
@@ -851,6 +898,21 @@ int tsf_cmd_import(int argc, char **argv)
             o.tags = a.val;
         } else if (cli_value(&a, "--device")) {
             o.device = a.val;
+        } else if (cli_value(&a, "--null-values")) {
+            if (!a.bad && parse_nulls(&o, a.val)) {
+                cli_err("import", "--null-values: at most 16 texts in 255 bytes");
+                goto out;
+            }
+        } else if (cli_value(&a, "--delimiter")) {
+            if (a.bad) break;
+            if (!strcmp(a.val, "tab") || !strcmp(a.val, "\\t"))
+                o.delim = '\t';
+            else if (strlen(a.val) == 1 && a.val[0] != '"' && a.val[0] != '\n' && a.val[0] != '\r')
+                o.delim = a.val[0];
+            else {
+                cli_err("import", "--delimiter: one character or 'tab', not '%s'", a.val);
+                goto out;
+            }
         } else if (cli_value(&a, "--time-column")) {
             o.time_col = a.val;
         } else if (cli_value(&a, "--input-unit")) {

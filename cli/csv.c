@@ -61,6 +61,26 @@ void csv_close(csv_reader *r)
     memset(r, 0, sizeof *r);
 }
 
+char csv_detect_delim(csv_reader *r)
+{
+    if (r->in_pos == r->in_len && !r->eof) {
+        r->in_len = fread(r->in, 1, CSV_BUF, r->f);
+        r->in_pos = 0;
+    }
+    static const char cand[] = {',', ';', '\t', '|'};
+    size_t count[sizeof cand] = {0};
+    int quoted = 0;
+    for (size_t i = r->in_pos; i < r->in_len && (quoted || (r->in[i] != '\n' && r->in[i] != '\r')); i++) {
+        if (r->in[i] == '"') quoted = !quoted;
+        if (quoted) continue;
+        for (size_t k = 0; k < sizeof cand; k++) count[k] += r->in[i] == cand[k];
+    }
+    size_t best = 0;
+    for (size_t k = 1; k < sizeof cand; k++)
+        if (count[k] > count[best]) best = k;
+    return cand[best];
+}
+
 /* Next input byte, or -1 at end (-2 on a read error). */
 static int getb(csv_reader *r)
 {
@@ -422,11 +442,23 @@ static int backslash_doubled(const uint8_t *p, size_t n, size_t i)
     return p[i + 1] == 'x' && i + 3 < n && isxdigit(p[i + 2]) && isxdigit(p[i + 3]);
 }
 
+int csv_is_default_null(const char *s, size_t len)
+{
+    for (const char *t = CSV_DEFAULT_NULLS;;) {
+        const char *e = strchr(t, ',');
+        size_t n = e ? (size_t)(e - t) : strlen(t);
+        if (n == len && !memcmp(s, t, n)) return 1;
+        if (!e) return 0;
+        t = e + 1;
+    }
+}
+
 void csv_put_field(FILE *f, const char *s, size_t len)
 {
     static const char H[] = "0123456789abcdef";
     const uint8_t *p = (const uint8_t *)s;
-    int q = len == 0 || s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t';
+    int q = len == 0 || s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t' ||
+            (len <= 4 && csv_is_default_null(s, len));
     for (size_t i = 0; i < len && !q; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
     if (q) fputc('"', f);

@@ -33,6 +33,9 @@ typedef struct csv_reader {
 /* Opens path ("-" = stdin). Returns 0, or -1 with errno set. */
 int csv_open(csv_reader *r, const char *path);
 void csv_close(csv_reader *r);
+/* The delimiter of the first line (the header): of ',', ';', TAB and '|' outside quotes, the most frequent
+   (',' on a tie or when none occurs). Reads ahead without consuming; call before the first csv_next. */
+char csv_detect_delim(csv_reader *r);
 /* Next record: 1 = a record, 0 = end of input, -1 = error (message in msg: unterminated quote, I/O). */
 int csv_next(csv_reader *r, char *msg, size_t msgcap);
 static inline const char *csv_field(const csv_reader *r, size_t i)
@@ -57,8 +60,12 @@ int csv_is_blank(const char *s);
 /* Shortest %.Ng that reads back to the same float/double; NaN, Infinity, -Infinity, "-0.0". */
 void csv_format_real(char *buf, size_t cap, double x, int is_float);
 
+/* The texts `tsf import` reads as null by default (--null-values), and a test for them. */
+#define CSV_DEFAULT_NULLS "NA,N/A,null,NULL,None"
+int csv_is_default_null(const char *s, size_t len);
 /* Writes a field quoted per RFC 4180 when it holds the delimiter, a quote, CR/LF, leading/trailing
- * blanks, or is empty (an empty string prints as "" so that it does not read back as a null). Bytes a
+ * blanks, or is empty or a default null text (an empty string prints as "", a string NA as "NA", so that
+ * neither reads back as a null). Bytes a
  * terminal or a text tool must not see raw (csv_unsafe_len) are written as \xHH, and a backslash is
  * doubled where it would otherwise start such an escape, so csv_unescape gives the bytes back and text
  * without such bytes prints unchanged. */

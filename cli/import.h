@@ -20,6 +20,11 @@ typedef struct imp_opts {
     size_t nfiles;
     const char *out;
     const char *table, *tags, *device, *time_col, *input_unit;
+    char delim; /* --delimiter; 0 = detected from each file's header */
+    /* --null-values: unquoted cells with exactly this text are null, as empty ones are */
+    char null_buf[256];
+    const char *null_tok[16];
+    size_t null_len[16], nnull;
     int64_t per_second; /* the file's time unit */
     int32_t tz;
     csv_kvlist schema, enc, comp;

@@ -1,5 +1,5 @@
 /*
- * fast_get.h - the sealed fast path of point gets (index.c), compiled once per kernel path: index.c
+ * fast_get.h - the sealed fast path of point gets (lookup.c), compiled once per kernel path: lookup.c
  * includes it with
  *   IX_FG_NAME           the function's name,
  *   IX_FG_ATTR           its target attribute (empty for the portable twin),

@@ -1,7 +1,10 @@
 /*
- * index_internal.h - the handle of the learned index and the helpers shared by its source files
- * (index.c: build, open, recovery, lookups; mutate.c: inserts, deletes, overflow log, leaf rebuilds;
- * verify.c: invariant check and stats).
+ * index_internal.h - the handle of the learned index and the helpers shared by its source files:
+ * route.c (node models, child ranges), epoch.c (readers, reclamation, leaf lock), leaf.c (leaves in the
+ * file), leaf_meta.c (their lazy DRAM state), lookup.c (point lookups), scan.c (ordered access),
+ * build.c (bulk build), seal.c (sealed fast path), open.c (superblocks, node walk, open/close),
+ * mutate.c (inserts, deletes, overflow log, leaf rebuilds), verify.c (invariant check and stats).
+ * The readers' inline hot path is in lix_read.h and lix_search.h.
  */
 #ifndef TSF_INDEX_INTERNAL_H
 #define TSF_INDEX_INTERNAL_H
@@ -90,6 +93,10 @@ static inline uint64_t tsf_lix_align8(uint64_t x)
 {
     return (x + 7) & ~(uint64_t)7;
 }
+static inline uint64_t tsf_lix_align(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
 /* Byte offset of the bloom words in a sorted leaf's metadata of nb blocks. */
 static inline uint64_t tsf_lix_meta_bloom_off(uint64_t nb)
 {
@@ -149,6 +156,13 @@ static inline int tsf_lix_radix_on(const tsf_lix_leaf *L)
 static inline const uint32_t *tsf_lix_seps(const uint8_t *meta, uint64_t nb, uint32_t l)
 {
     return (const uint32_t *)(const void *)(meta + (l ? tsf_lix_meta_level_off(nb, l) : 0));
+}
+
+/* Separator of key k in a sorted leaf: monotone in k, (k - origin) >> shift saturated to 32 bits. */
+static inline uint32_t tsf_lix_sep(uint64_t origin, uint32_t shift, uint64_t k)
+{
+    uint64_t q = (k > origin ? k - origin : 0) >> shift;
+    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
 /* Reader registration slots (one cache line each; a thread picks one by its stack address). */
@@ -257,6 +271,11 @@ static inline uint64_t tsf_lix_rt_route(const tsf_lix_rnode *rt, uint32_t h, uin
 }
 /* mul that spreads [first, first+span] over f positions. */
 uint64_t tsf_lix_mul_for(uint64_t f, uint64_t span);
+/* Key range [*clo, *chi] of slot i of a node (origin, mul, f) responsible for [lo, hi] (empty: 1, 0). */
+void tsf_lix_child_range(uint64_t origin, uint64_t mul, uint64_t f, uint64_t lo, uint64_t hi, uint64_t i,
+                         uint64_t *clo, uint64_t *chi);
+/* CRC-32 of leaf headers and superblocks. */
+uint32_t tsf_lix_crc(const uint8_t *p, size_t n);
 /* One-byte fingerprint and bloom bit of a key. */
 static inline uint64_t tsf_lix_hash(uint64_t k)
 {
@@ -328,25 +347,31 @@ static inline void tsf_lix_ver_end(tsf_lix_leaf *L)
 {
     __atomic_store_n(&L->ver, L->ver + 1, __ATOMIC_RELEASE);
 }
-/* (Reader side, index.c: tsf_lix_leaf_snap copies a leaf entry consistently, tsf_lix_tree_snap the tree fields.) */
+/* (Reader side, lix_read.h: tsf_lix_leaf_snap copies a leaf entry consistently, tsf_lix_tree_snap the tree fields.) */
 static inline int tsf_lix_leaf_valid(const tsf_lix_leaf *L, uint32_t v)
 {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return __atomic_load_n(&L->ver, __ATOMIC_RELAXED) == v;
 }
-/* Writer, before its first change of the tree or a leaf: ends the sealed fast path (ix->fast). */
+/* After a build or open: publishes the sealed fast path's immutable tree copy (if on and the mode fits);
+   the writer, before its first change of the tree or a leaf, ends it (ix->fast). */
+void tsf_lix_seal(tsf_index *ix);
 void tsf_lix_unseal(tsf_index *ix);
-/* Reader registration (epochs) and reclamation of retired memory by the writer. */
-uint32_t tsf_lix_rd_enter(tsf_index *ix);
-void tsf_lix_rd_exit(tsf_index *ix, uint32_t t);
+/* Reclamation of retired memory by the writer (reader registration: lix_read.h). */
 static inline int tsf_lix_tree_valid(const tsf_index *ix, uint64_t gen)
 {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return __atomic_load_n(&ix->gen, __ATOMIC_RELAXED) == gen;
 }
+/* Registers the process for expedited membarrier (1: reader handles then publish without a fence). */
+int tsf_lix_asym_register(void);
+/* Waits until every reader that registered before now has left. */
+void tsf_lix_synchronize(tsf_index *ix);
 void tsf_lix_retire(tsf_index *ix, void *p, uint64_t bytes);
 void tsf_lix_reclaim(tsf_index *ix);
 void tsf_lix_view_retire(tsf_index *ix, tsf_lix_view *v);
+/* Frees a view no reader can reach. */
+void tsf_lix_view_free(tsf_index *ix, tsf_lix_view *v);
 /* Builds block metadata and the chunk list of a leaf, validating them (TSF_ECORRUPT on damage). */
 tsf_status tsf_lix_leaf_ready(tsf_index *ix, tsf_lix_leaf *L, tsf_error *err);
 /* Appends DRAM metadata of the chunk at off (newest). */
@@ -355,6 +380,16 @@ tsf_status tsf_lix_chunk_push(tsf_index *ix, tsf_lix_leaf *L, uint64_t off, tsf_
 tsf_status tsf_lix_leaf_own(tsf_index *ix, tsf_lix_leaf *L, tsf_error *err);
 /* Drops the DRAM metadata of a leaf (after a rebuild or at close). */
 void tsf_lix_leaf_drop(tsf_index *ix, tsf_lix_leaf *L);
+/* Validates the header of leaf id at off against the range [lo, hi] routing gives it. */
+tsf_status tsf_lix_leaf_check_header(tsf_index *ix, uint64_t id, uint64_t off, uint64_t lo, uint64_t hi,
+                                     tsf_error *err);
+/* The leaf directory of n entries (zeroed, 64-byte aligned entries), and freeing it with the leaves'
+   DRAM state. */
+tsf_lix_leaf *tsf_lix_leaves_alloc(const tsf_allocator *A, uint64_t n);
+void tsf_lix_free_leaves(tsf_index *ix, tsf_lix_leaf *leaves, uint64_t n);
+/* Block-metadata arena of a new tree: gives each leaf its slot; all outputs 0 when off or out of memory. */
+void tsf_lix_meta_arena(tsf_index *ix, tsf_lix_leaf *leaves, uint64_t n, uint8_t **raw, uint64_t *bytes,
+                        uint8_t **lo, uint64_t *len);
 /* Loads the leaf fields from its header at off (validated at open or after writing). */
 void tsf_lix_leaf_load(tsf_index *ix, tsf_lix_leaf *L, uint64_t off);
 /* Same as tsf_lix_leaf_ready with the leaf lock held. */

@@ -357,7 +357,7 @@ static inline int tsf_lix_leaf_valid(const tsf_lix_leaf *L, uint32_t v)
    the writer, before its first change of the tree or a leaf, ends it (ix->fast). */
 void tsf_lix_seal(tsf_index *ix);
 void tsf_lix_unseal(tsf_index *ix);
-/* Reclamation of retired memory by the writer (reader registration: lix_read.h). */
+/* Whether the tree fields are unchanged since a reader's copy of generation gen (tsf_lix_tree_snap). */
 static inline int tsf_lix_tree_valid(const tsf_index *ix, uint64_t gen)
 {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -367,6 +367,7 @@ static inline int tsf_lix_tree_valid(const tsf_index *ix, uint64_t gen)
 int tsf_lix_asym_register(void);
 /* Waits until every reader that registered before now has left. */
 void tsf_lix_synchronize(tsf_index *ix);
+/* Reclamation of retired memory by the writer (reader registration: lix_read.h). */
 void tsf_lix_retire(tsf_index *ix, void *p, uint64_t bytes);
 void tsf_lix_reclaim(tsf_index *ix);
 void tsf_lix_view_retire(tsf_index *ix, tsf_lix_view *v);

@@ -5,7 +5,8 @@
  * Layouts: wide (a time column and value columns; tree model: one aligned device per CSV, --device or
  * root.<file stem>; table model: --table NAME --tags a,b, one device per tag combination) and long
  * (header device,measurement,time,value in any order: one non-aligned tree series per pair).
- * Time: the column named time/timestamp/ts/datetime (or --time-column; none -> the row number, from 0);
+ * Time: the column named time/timestamp/ts/datetime/date_time, else the first whose values are times (or
+ * --time-column; none -> the row number, from 0; no time column at all is a usage error);
  * integer text in s/ms/us/ns detected by magnitude of the first value (>= 1e8; smaller values are taken
  * as they are, in the file's unit) or --input-unit; ISO-8601 text (UTC unless it names a zone or --tz);
  * converted exactly to --time-unit (default ms), else the row is bad.
@@ -294,6 +295,7 @@ typedef struct file_ctx {
     size_t nfields;
     char **header;
     long tcol; /* -1: row numbers */
+    int time_by_content; /* no column is named as a time and no --time-column: find one by its values */
     int64_t in_unit; /* TU_*, or per second */
     col *cols;
     size_t ncols;
@@ -657,6 +659,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     } else if (!o->time_col) {
         for (size_t i = 0; i < h->n && f->tcol < 0; i++)
             if (is_time_name(f->header[i])) f->tcol = (long)i;
+        f->time_by_content = f->tcol < 0;
     }
     f->cols = calloc(h->n, sizeof *f->cols);
     f->cells = calloc(h->n, sizeof *f->cells);
@@ -693,6 +696,44 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     }
     if (f->ncols == f->ntags) return imp_fail(m, CLI_USAGE, "%s: no value column", m->path);
     return 0;
+}
+
+/* A cell that reads as a point in time: ISO-8601 text, or an integer of at least 10^9 (epoch seconds from
+   2001 on, or milli-, micro-, nanoseconds). */
+static int looks_like_time(const imp_opts *o, const char *s)
+{
+    int64_t t;
+    if (csv_time_is_iso(s)) return csv_time_parse_iso(s, o->tz, 1000, &t) == 0;
+    return csv_parse_i64(s, &t) == 0 && t >= 1000000000;
+}
+
+/* Without a column named as a time: the first value column (not a tag, no --schema type) whose every
+   non-empty cell of the inference window looks like a time becomes the time column (noted on stderr);
+   with none, the import stops (--time-column none numbers the rows). */
+static int time_column_by_content(imp *m, file_ctx *f, const rec *win, size_t nwin)
+{
+    for (size_t k = f->ntags; k < f->ncols; k++) {
+        const col *c = &f->cols[k];
+        size_t seen = 0, ok = 1;
+        for (size_t r = 0; r < nwin && ok; r++) {
+            if (win[r].n != f->nfields || !win[r].len[c->field]) continue;
+            seen++;
+            ok = !win[r].q[c->field] && looks_like_time(m->o, win[r].text + win[r].off[c->field]);
+        }
+        if (c->given || !seen || !ok) continue;
+        f->tcol = (long)c->field;
+        if (!m->o->quiet)
+            fprintf(stderr, "tsf import: %s: time column '%s' (its values are times; --time-column sets it)\n",
+                    m->path, c->name);
+        memmove(&f->cols[k], &f->cols[k + 1], (f->ncols - k - 1) * sizeof *f->cols);
+        f->ncols--;
+        if (f->ncols == f->ntags) return imp_fail(m, CLI_USAGE, "%s: no value column", m->path);
+        return 0;
+    }
+    return imp_fail(m, CLI_USAGE,
+                    "%s: no time column: none is named time, timestamp, ts, datetime or date_time, and no column "
+                    "holds times; give --time-column NAME, or --time-column none to number the rows",
+                    m->path);
 }
 
 static uint64_t now_ms(void)
@@ -797,6 +838,7 @@ static int import_file(imp *m, const char *path)
         rc = imp_fail(m, CLI_DAMAGED, "%s", msg);
         goto done;
     }
+    if (!f.longfmt && f.time_by_content && (rc = time_column_by_content(m, &f, win, nwin))) goto done;
     if (!f.longfmt) {
         for (size_t i = f.ntags; i < f.ncols; i++)
             if (!f.cols[i].given) {
@@ -845,7 +887,8 @@ static void usage(FILE *f)
           "  --null-values A,B,...    unquoted cells with this text are null like empty ones (default\n"
           "                           NA,N/A,null,NULL,None; \"\" = only empty cells; NaN stays a number)\n"
           "  --delimiter C|tab        field separator (default: detected from the header: , ; tab |)\n"
-          "  --time-column NAME|none  the time column (default: time/timestamp/ts/datetime; none = row number)\n"
+          "  --time-column NAME|none  the time column (default: time/timestamp/ts/datetime/date_time, else\n"
+          "                           the first column whose values are times; none = row number)\n"
           "  --input-unit s|ms|us|ns|iso|raw  unit of the CSV's times (default: detected)\n"
           "  --time-unit s|ms|us|ns   the file's time unit (default ms)\n"
           "  --tz +HH:MM|UTC          zone of ISO times without one (default UTC)\n"

@@ -901,6 +901,8 @@ static void usage(FILE *f)
           "  --page-points N          points per page (default 10000)\n"
           "  --sort                   sort rows by time (holds the data in memory); default: out-of-order\n"
           "                           rows are errors naming the line\n"
+          "  --duplicates keep-last|keep-first|error  with --sort, rows of one device with equal times: keep\n"
+          "                           the last (default) or first, counted in the summary, or fail\n"
           "  --skip-bad               skip (and count) bad rows instead of stopping\n"
           "  --page-index             also write the page-time index FILE.tsfidx (see tsf index)\n"
           "  --unescape               read tsf cat's escapes (\\xHH bytes, \\\\ backslashes) back to bytes\n"
@@ -996,6 +998,18 @@ int tsf_cmd_import(int argc, char **argv)
             o.sort = 1;
         } else if (cli_is(&a, "-f|--force")) {
             o.force = 1;
+        } else if (cli_value(&a, "--duplicates")) {
+            if (a.bad) break;
+            if (!strcmp(a.val, "keep-last"))
+                o.dup_policy = IMP_DUP_LAST;
+            else if (!strcmp(a.val, "keep-first"))
+                o.dup_policy = IMP_DUP_FIRST;
+            else if (!strcmp(a.val, "error"))
+                o.dup_policy = IMP_DUP_ERROR;
+            else {
+                cli_err("import", "--duplicates: keep-last, keep-first or error, not '%s'", a.val);
+                goto out;
+            }
         } else if (cli_is(&a, "--skip-bad")) {
             o.skip_bad = 1;
         } else if (cli_is(&a, "--page-index")) {
@@ -1067,12 +1081,23 @@ int tsf_cmd_import(int argc, char **argv)
     if (!o.quiet) {
         struct stat sb;
         uint64_t size = stat(o.out, &sb) ? 0 : (uint64_t)sb.st_size;
-        size_t nseries = 0;
-        for (size_t i = 0; i < m.nsinks; i++) nseries += m.sinks[i]->ncols - m.sinks[i]->ntags;
+        size_t nseries = 0; /* as tsf info counts them: every device's series */
+        tsf_reader *rd = NULL;
+        if (tsf_reader_open(&rd, o.out, NULL, NULL) == TSF_OK) {
+            for (size_t d = 0, nd = tsf_reader_device_count(rd); d < nd; d++) {
+                tsf_device_info di;
+                if (tsf_reader_device(rd, d, &di, NULL) == TSF_OK) nseries += di.nseries;
+            }
+            tsf_reader_close(rd);
+        }
         printf("%s: %" PRIu64 " rows, %zu series, %" PRIu64 " values; %" PRIu64 " bytes (CSV %" PRIu64
                " bytes, ratio %.2f)\n",
                o.out, m.rows, nseries, m.values, size, m.csv_bytes, m.csv_bytes ? (double)size / (double)m.csv_bytes : 0.0);
         if (m.skipped) printf("skipped %" PRIu64 " bad rows\n", m.skipped);
+        if (m.dup_rows)
+            printf("dropped %" PRIu64 " rows whose device and time another row has (e.g. time %" PRId64 "), kept the %s"
+                   " (--duplicates)\n",
+                   m.dup_rows, m.dup_time, o.dup_policy == IMP_DUP_FIRST ? "first" : "last");
     }
 out:
     for (size_t i = 0; i < m.nsinks; i++) imp_sink_free(m.sinks[i]);

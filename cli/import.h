@@ -29,9 +29,12 @@ typedef struct imp_opts {
     int32_t tz;
     csv_kvlist schema, enc, comp;
     int sort, skip_bad, quiet, progress, page_index, unescape, force;
+    int dup_policy; /* --duplicates (with --sort): IMP_DUP_LAST (default), IMP_DUP_FIRST, IMP_DUP_ERROR */
     uint64_t infer_rows, page_points;
     uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
 } imp_opts;
+
+enum { IMP_DUP_LAST = 0, IMP_DUP_FIRST = 1, IMP_DUP_ERROR = 2 };
 
 /* Type inference of a column (or long-CSV series): which types every value seen so far fits. */
 typedef struct inference {
@@ -87,6 +90,8 @@ typedef struct imp {
     hmap order;  /* table model: last time per tag combination */
     hmap series; /* long CSV: sink per device/measurement */
     uint64_t rows, skipped, values, csv_bytes;
+    uint64_t dup_rows; /* --sort: rows dropped because an earlier or later row has the same device and time */
+    int64_t dup_time;  /* one such time, for the message */
     const char *path; /* current CSV */
     time_t progress_at;
     uint64_t flushed_at; /* ms (CLOCK_MONOTONIC) of the last periodic flush */
@@ -108,7 +113,8 @@ void imp_sink_free(sink *s);
 int imp_sink_add(sink *s, int64_t t, uint64_t line, const tsf_value *cells);
 /* Streaming: writes the buffered rows as tablets and empties the buffer. */
 int imp_sink_flush(imp *m, sink *s);
-/* --sort: sorts the held rows by (tags, time), keeps the last of equal keys, and writes them. */
+/* --sort: sorts the held rows by (tags, time), keeps the last (or first, --duplicates) of equal keys, and
+   writes them; --duplicates error fails on the first. */
 int imp_sink_sort_write(imp *m, sink *s, size_t ntags);
 
 /* Records the first error (message printed once) and returns its exit code. */

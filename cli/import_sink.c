@@ -3,6 +3,7 @@
  * arena of binary bytes, one tablet's worth or everything with --sort) and the writer side that turns
  * them into tablets.
  */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,7 +243,7 @@ int imp_sink_flush(imp *m, sink *s)
     return 0;
 }
 
-/* --sort: order rows by (tags, time, line); the last row of equal (tags, time) wins. */
+/* --sort: order rows by (tags, time, line); of equal (tags, time) the last row wins (--duplicates). */
 static const sink *g_sort_sink; /* qsort has no context argument; the CLI is single-threaded */
 static size_t g_sort_ntags;
 
@@ -286,9 +287,21 @@ int imp_sink_sort_write(imp *m, sink *s, size_t ntags)
     g_sort_sink = s;
     g_sort_ntags = ntags;
     qsort(perm, s->n, sizeof *perm, cmp_rows);
-    size_t k = 0; /* keep the last of each run of equal keys */
-    for (size_t i = 0; i < s->n; i++)
-        if (i + 1 == s->n || !same_key(s, ntags, perm[i], perm[i + 1])) perm[k++] = perm[i];
+    size_t k = 0; /* keep the last (or first) of each run of equal keys */
+    int first = m->o->dup_policy == IMP_DUP_FIRST;
+    for (size_t i = 0; i < s->n; i++) {
+        int run_end = i + 1 == s->n || !same_key(s, ntags, perm[i], perm[i + 1]);
+        int run_start = i == 0 || !same_key(s, ntags, perm[i - 1], perm[i]);
+        if (first ? run_start : run_end) perm[k++] = perm[i];
+        if (!run_end && !m->dup_rows++) m->dup_time = s->times[perm[i]];
+    }
+    if (k < s->n && m->o->dup_policy == IMP_DUP_ERROR) {
+        free(perm);
+        return imp_fail(m, CLI_DAMAGED,
+                        "%s: %zu rows repeat the time of another row of their device (e.g. time %" PRId64
+                        "); --duplicates error",
+                        s->target, s->n - k, m->dup_time);
+    }
     /* gather into new arrays */
     int64_t *t = malloc(k * sizeof *t + 1);
     if (!t) {

@@ -1,9 +1,11 @@
 /*
  * cmd_convert.c - `tsf convert IN -o OUT [--encoding ...] [--compression ...] [--page-points N]`:
  * rewrites a file through the reader (one query per device) and the writer (one tablet per batch), keeping
- * the model, devices, series, types and column categories; encodings and compressions are kept unless
- * overridden (default or per column), except that FLOAT/DOUBLE columns in a lossy precision form (TS_2DIFF,
- * RLE, SPRINTZ, RLBE) become GORILLA so that every value keeps its bits. Reports the size change.
+ * the model, devices, series, types and column categories. Encodings become AUTO (the writer picks the
+ * smallest lossless one per chunk) unless --encoding overrides (default or per column) or --keep-encodings
+ * keeps the input's, except that FLOAT/DOUBLE columns in a lossy precision form (TS_2DIFF, RLE, SPRINTZ,
+ * RLBE) become GORILLA so that every value keeps its bits. Compressions are kept unless overridden.
+ * Reports the size change.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@ typedef struct conv {
     tsf_reader *r;
     tsf_writer *w;
     uint64_t rows, points;
+    int keep_enc; /* --keep-encodings */
 } conv;
 
 static int werr(conv *c, const tsf_error *e)
@@ -43,7 +46,10 @@ static int codec(conv *c, const char *name, tsf_type t, tsf_encoding *e, tsf_com
                                                        *e == TSF_ENC_SPRINTZ || *e == TSF_ENC_RLBE);
     /* the float forms of these encodings keep a precision the file does not record: re-encoding them at
      * the writer's precision would change values, so such columns become GORILLA (lossless) */
-    if (lossy || (int)*e < 0 || !tsf_codec_can_encode(t, *e)) *e = csv_default_encoding(t);
+    if (!c->keep_enc)
+        *e = TSF_ENCODING_AUTO;
+    else if (lossy || (int)*e < 0 || !tsf_codec_can_encode(t, *e))
+        *e = csv_default_encoding(t);
     if ((int)*k < 0 || !tsf_compression_supported(*k)) *k = TSF_LZ4;
     if (csv_column_codec(&c->enc, &c->comp, name, t, e, k, msg, sizeof msg)) {
         cli_err("convert", "%s", msg);
@@ -197,6 +203,8 @@ static void usage(FILE *f)
     fputs("usage: tsf convert IN -o OUT [options]\n"
           "  rewrites IN (same devices, series, types) and reports the size change\n"
           "  --encoding ENC|col=ENC   new encoding for every column it can encode, or for one column\n"
+          "                           (default AUTO: the smallest lossless encoding per chunk)\n"
+          "  --keep-encodings         keep IN's encodings (lossy FLOAT/DOUBLE forms become GORILLA)\n"
           "  --compression C|col=C    new compression (UNCOMPRESSED, SNAPPY, GZIP, LZ4, ZSTD, LZMA2)\n"
           "  --page-points N          points per page (default 10000)\n"
           "  --page-index             also write the page-time index OUT.tsfidx (see tsf index)\n"
@@ -236,6 +244,8 @@ int tsf_cmd_convert(int argc, char **argv)
             quiet = 1;
         } else if (cli_is(&a, "--page-index")) {
             page_index = 1;
+        } else if (cli_is(&a, "--keep-encodings")) {
+            c.keep_enc = 1;
         } else if (cli_is(&a, "--no-check")) {
             checked = 0;
         } else if (cli_is(&a, "-f|--force")) {

@@ -176,11 +176,11 @@ static void inferred_note(const imp *m, const char *column, const inference *f)
             m->path, column, f->inexact, f->inexact_line);
 }
 
-/* Encoding and compression of a column from --encoding / --compression (TsFile's defaults otherwise). */
+/* Encoding and compression of a column from --encoding / --compression (AUTO and LZ4 otherwise). */
 static int column_codec(imp *m, const char *name, tsf_type type, tsf_encoding *enc, tsf_compression *comp)
 {
     char msg[256];
-    *enc = csv_default_encoding(type);
+    *enc = TSF_ENCODING_AUTO;
     *comp = TSF_LZ4;
     if (csv_column_codec(&m->o->enc, &m->o->comp, name, type, enc, comp, msg, sizeof msg))
         return imp_fail(m, CLI_USAGE, "%s", msg);
@@ -895,8 +895,9 @@ static void usage(FILE *f)
           "  --schema col=TYPE,...    column types (BOOLEAN INT32 INT64 FLOAT DOUBLE TEXT STRING DATE\n"
           "                           TIMESTAMP BLOB); others inferred from the first --infer-rows rows\n"
           "  --infer-rows N           rows used for type inference (default 10000)\n"
-          "  --encoding ENC|col=ENC   default and per-column encoding (PLAIN, RLE, TS_2DIFF, GORILLA,\n"
-          "                           CHIMP, SPRINTZ, RLBE, ZIGZAG, DICTIONARY, AUTO, ...)\n"
+          "  --encoding ENC|col=ENC   default and per-column encoding (AUTO, the default: the smallest\n"
+          "                           lossless per chunk; PLAIN, RLE, TS_2DIFF, GORILLA, CHIMP, SPRINTZ,\n"
+          "                           RLBE, ZIGZAG, DICTIONARY, ...)\n"
           "  --compression C|col=C    UNCOMPRESSED, SNAPPY, GZIP, LZ4 (default), ZSTD, LZMA2\n"
           "  --page-points N          points per page (default 10000)\n"
           "  --sort                   sort rows by time (holds the data in memory); default: out-of-order\n"

@@ -1,8 +1,10 @@
 /*
  * cmd_schema.c - `tsf schema FILE [--json]`: the schema of a file: table-model tables with their
  * columns (category, type, encoding, compression; TableSchema of the index, container spec §10) and
- * tree-model devices with their series (type from TimeseriesMetadata, encoding and compression from
- * the first chunk header). Table devices are listed by `tsf info`.
+ * tree-model devices with their series (type from TimeseriesMetadata, compression from the first chunk
+ * header). The encoding shown is what the chunks use (every chunk header; several joined by '+' when a
+ * writer chose per chunk, as AUTO does); a table column without chunks shows its schema's encoding.
+ * Table devices are listed by `tsf info`.
  */
 #include <string.h>
 
@@ -11,7 +13,7 @@
 static const char *HELP =
     "usage: tsf schema FILE [--json]\n"
     "Prints the tables of a file (columns with category, type, encoding, compression) and the tree-model\n"
-    "devices with their series.\n"
+    "devices with their series. Encodings are those the chunks use (A+B when chunks differ).\n"
     "  --json   one JSON object instead of text\n";
 
 static const char *category_name(tsf_column_category c)
@@ -22,6 +24,34 @@ static const char *category_name(tsf_column_category c)
 static const char *nz(const char *s)
 {
     return s ? s : "?";
+}
+
+/* The encodings of a mask (bit e = tsf_encoding e) joined by '+', or NULL when the mask is empty. */
+static const char *enc_list(uint64_t mask, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int e = 0; e < 64; e++)
+        if (mask >> e & 1) {
+            int k = snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", nz(tsf_encoding_name((tsf_encoding)e)));
+            if (k < 0 || (size_t)k >= cap - n) break;
+            n += (size_t)k;
+        }
+    return n ? buf : NULL;
+}
+
+/* Encodings the chunks of a table column use, over the table's devices (0: none has chunks). */
+static uint64_t column_encodings(tsf_reader *r, const tsf_table_info *ti, const char *column)
+{
+    uint64_t all = 0;
+    for (size_t d = ti->first_device; d < ti->first_device + ti->ndevices; d++) {
+        size_t j;
+        uint64_t m = 0;
+        if (tsf_reader_find_series(r, d, column, &j, NULL) == TSF_OK &&
+            tsf_reader_series_encodings(r, d, j, &m, NULL) == TSF_OK)
+            all |= m;
+    }
+    return all;
 }
 
 /* Text or JSON of the tree devices of table `ti` (ncolumns == 0). Returns an exit code. */
@@ -55,7 +85,16 @@ static int tree_devices(tsf_reader *r, const char *path, const tsf_table_info *t
                 cli_err("schema", "%s: device %s: %s", path, di.name, e.message);
                 return cli_exit_code(e.code);
             }
-            const char *ty = nz(tsf_type_name(si.type)), *en = nz(tsf_encoding_name(si.encoding));
+            uint64_t used = 0;
+            char ebuf[256];
+            if (tsf_reader_series_encodings(r, d, j, &used, &e)) {
+                cli_table_free(&t);
+                cli_err("schema", "%s: device %s: %s", path, di.name, e.message);
+                return cli_exit_code(e.code);
+            }
+            const char *ty = nz(tsf_type_name(si.type));
+            const char *en = enc_list(used, ebuf, sizeof ebuf);
+            if (!en) en = nz(tsf_encoding_name(si.encoding));
             const char *co = nz(tsf_compression_name(si.compression));
             if (json) {
                 fputs(j ? ", {\"name\": " : "{\"name\": ", stdout);
@@ -126,9 +165,11 @@ int tsf_cmd_schema(int argc, char **argv)
                 const tsf_table_column *col = &ti.columns[c];
                 fputs(c ? ", {\"name\": " : "{\"name\": ", stdout);
                 cli_json_str(stdout, col->name);
+                char ebuf[256];
+                const char *en = enc_list(column_encodings(r, &ti, col->name), ebuf, sizeof ebuf);
                 printf(", \"category\": \"%s\", \"type\": \"%s\", \"encoding\": \"%s\", \"compression\": \"%s\"}",
                        category_name(col->category), nz(tsf_type_name(col->type)),
-                       nz(tsf_encoding_name(col->encoding)), nz(tsf_compression_name(col->compression)));
+                       en ? en : nz(tsf_encoding_name(col->encoding)), nz(tsf_compression_name(col->compression)));
             }
             fputs("]}", stdout);
         } else {
@@ -145,7 +186,9 @@ int tsf_cmd_schema(int argc, char **argv)
                 cli_table_add(&t, "%s", col->name);
                 cli_table_add(&t, "%s", category_name(col->category));
                 cli_table_add(&t, "%s", nz(tsf_type_name(col->type)));
-                cli_table_add(&t, "%s", nz(tsf_encoding_name(col->encoding)));
+                char ebuf[256];
+                const char *en = enc_list(column_encodings(r, &ti, col->name), ebuf, sizeof ebuf);
+                cli_table_add(&t, "%s", en ? en : nz(tsf_encoding_name(col->encoding)));
                 cli_table_add(&t, "%s", nz(tsf_compression_name(col->compression)));
             }
             if (cli_table_print(&t, stdout, "  ")) rc = CLI_IO;

@@ -855,7 +855,9 @@ tsf_status tsf_reader_series(tsf_reader *r, size_t device, size_t j, tsf_series_
     return TSF_OK;
 }
 
-tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, tsf_error *err)
+/* tsf_reader_series_pages, also collecting the chunks' encodings into *encodings (when not NULL). */
+static tsf_status series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, uint64_t *encodings,
+                               tsf_error *err)
 {
     tsf_status st = tsf_reader_series(r, device, j, out, err);
     if (st) return st;
@@ -871,6 +873,7 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
         uint64_t dp, de;
         if ((st = tsf_rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
         out->disk_bytes += de - coff;
+        if (encodings && h.encoding < 64) *encodings |= UINT64_C(1) << h.encoding;
         if (first) {
             out->encoding = h.encoding;
             out->compression = h.compression;
@@ -891,6 +894,19 @@ tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_s
     if (st == TSF_ENOTFOUND) return TSF_OK;
     if (err && e.code == st) *err = e;
     return st;
+}
+
+tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, tsf_error *err)
+{
+    return series_pages(r, device, j, out, NULL, err);
+}
+
+tsf_status tsf_reader_series_encodings(tsf_reader *r, size_t device, size_t j, uint64_t *mask, tsf_error *err)
+{
+    if (!mask) return tsf_err(err, TSF_EINVAL, "tsf_reader_series_encodings: mask is NULL");
+    tsf_series_info si;
+    *mask = 0;
+    return series_pages(r, device, j, &si, mask, err);
 }
 
 tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j, tsf_error *err)

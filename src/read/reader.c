@@ -312,6 +312,7 @@ void tsf_reader_close(tsf_reader *r)
     tsf_rd_lastv_free(r);
     tsf_rd_workers_free(r);
     tsf_rd_pdir_free(r);
+    tsf_rd_query_spares_free(r);
     if (r->map) munmap(r->map, r->map_len);
     pthread_mutex_destroy(&r->lock);
     tsf_free(r->a, r, sizeof *r);

@@ -1,6 +1,6 @@
 /*
  * reader_internal.h - private state of tsf_reader shared by the reader's files (reader.c: open,
- * I/O, index loading, metadata API; query.c: batch scans; cursor.c: the row cursor).
+ * I/O, index loading, metadata API; query*.c: batch scans; cursor.c: the row cursor).
  */
 #ifndef TSF_READER_INTERNAL_H
 #define TSF_READER_INTERNAL_H
@@ -13,7 +13,7 @@
 
 /* A growable scratch buffer owned by one query (or by the reader during open/load). A fetch through it
  * is served from the window [woff, woff + wlen) at wp when it lies inside (a chunk read whole with one
- * read, see query.c); wlen = 0: no window. */
+ * read, see query_scan.c); wlen = 0: no window. */
 typedef struct tsf_rd_buf {
     uint8_t *p;
     size_t cap;
@@ -56,7 +56,7 @@ struct tsf_reader {
     const uint8_t *mem;
     int fd;
     void *map;       /* tsf_reader_open: the mapped file (src is then RD_SRC_MEMORY), NULL if read by pread */
-    struct tsf_rd_pdir **pdirs; /* page directories of chunks queries read in part (query.c; under lock) */
+    struct tsf_rd_pdir **pdirs; /* page directories of chunks queries read in part (query_pdir.c; under lock) */
     size_t pdirs_cap, npdirs;
     void *qspare[8];        /* buffers of closed queries, kept for the next ones (query.c; under lock) */
     size_t nqspare;
@@ -96,8 +96,10 @@ struct tsf_reader {
     struct tsf_page_index *pix; /* opened and made for this file, else NULL */
 };
 
-/* Frees r->pdirs and r->qspare (query.c). */
+/* Frees r->pdirs (query_pdir.c). */
 void tsf_rd_pdir_free(tsf_reader *r);
+/* Frees r->qspare (query.c). */
+void tsf_rd_query_spares_free(tsf_reader *r);
 /* Joins and frees r->workers (parallel.c). */
 void tsf_rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */

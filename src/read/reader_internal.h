@@ -123,7 +123,7 @@ tsf_status tsf_rd_read_chunk_header(const tsf_reader *r, uint64_t off, tsf_rd_bu
 /* Page header at `pos` inside a chunk ending at `end`. */
 tsf_status tsf_rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
                                tsf_rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
-/* Frees r->lastv (aggregate.c). */
+/* Frees r->lastv (last_value.c). */
 void tsf_rd_lastv_free(tsf_reader *r);
 /* Fetches the body of page ph (at body_off, chunk h) into body and decompresses it into plain (size capped
  * against the compressed size): *p / *len are the uncompressed bytes. Adds to *fetched and *decompressed. */

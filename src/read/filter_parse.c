@@ -204,6 +204,140 @@ static const char *tk_name(int tk)
     return n[tk];
 }
 
+/* A comparison operator at p->pos, its first character c ('=', '!', '<' or '>'). */
+static tsf_status fp_operator(fparser *p, unsigned char c)
+{
+    const char *s = p->s;
+    char c1 = s[p->pos + 1];
+    p->tk = TK_OP;
+    p->pos += 1;
+    if (c == '=') {
+        p->op = TSF_CMP_EQ;
+        if (c1 == '=') p->pos++; /* "==" is accepted as "=" */
+    } else if (c == '!') {
+        if (c1 != '=')
+            return tsf_err(p->err, TSF_EINVAL, "filter: '!' must be followed by '=' at offset %zu",
+                           p->tpos);
+        p->op = TSF_CMP_NE;
+        p->pos++;
+    } else if (c == '<') {
+        p->op = c1 == '=' ? TSF_CMP_LE : c1 == '>' ? TSF_CMP_NE : TSF_CMP_LT;
+        p->pos += c1 == '=' || c1 == '>';
+    } else {
+        p->op = c1 == '=' ? TSF_CMP_GE : TSF_CMP_GT;
+        p->pos += c1 == '=';
+    }
+    return TSF_OK;
+}
+
+/* A number at p->pos, its first character c (a digit, '.' or a sign; after a sign also inf, infinity or
+ * nan): an integer that fits in 64 bits, else a double. */
+static tsf_status fp_number(fparser *p, unsigned char c)
+{
+    const char *s = p->s;
+    size_t q = p->pos;
+    int sign = c == '-' || c == '+';
+    q += sign;
+    if (sign && is_ident_start((unsigned char)s[q])) { /* -inf, +nan, ... */
+        size_t e = q;
+        while (is_ident_char((unsigned char)s[e])) e++;
+        if (word_is(s + q, e - q, "inf") || word_is(s + q, e - q, "infinity")) {
+            p->tk = TK_DBL;
+            p->d = c == '-' ? -INFINITY : INFINITY;
+        } else if (word_is(s + q, e - q, "nan")) {
+            p->tk = TK_DBL;
+            p->d = NAN;
+        } else {
+            return tsf_err(p->err, TSF_EINVAL, "filter: '%c' must start a number at offset %zu", c,
+                           p->tpos);
+        }
+        p->pos = e;
+        return TSF_OK;
+    }
+    size_t digits = 0;
+    int is_dbl = 0;
+    while (s[q] >= '0' && s[q] <= '9') q++, digits++;
+    if (s[q] == '.') {
+        is_dbl = 1;
+        q++;
+        while (s[q] >= '0' && s[q] <= '9') q++, digits++;
+    }
+    if (!digits) return tsf_err(p->err, TSF_EINVAL, "filter: malformed number at offset %zu", p->tpos);
+    if (s[q] == 'e' || s[q] == 'E') {
+        size_t e = q + 1, ed = 0;
+        if (s[e] == '+' || s[e] == '-') e++;
+        while (s[e] >= '0' && s[e] <= '9') e++, ed++;
+        if (!ed) return tsf_err(p->err, TSF_EINVAL, "filter: malformed exponent at offset %zu", q);
+        is_dbl = 1;
+        q = e;
+    }
+    if (is_ident_char((unsigned char)s[q]))
+        return tsf_err(p->err, TSF_EINVAL, "filter: malformed number at offset %zu", p->tpos);
+    char tmp[512];
+    size_t n = q - p->pos;
+    if (n >= sizeof tmp)
+        return tsf_err(p->err, TSF_EINVAL, "filter: number too long at offset %zu", p->tpos);
+    memcpy(tmp, s + p->pos, n);
+    tmp[n] = '\0';
+    char *end;
+    if (is_dbl) {
+        p->tk = TK_DBL;
+        p->d = strtod(tmp, &end);
+    } else {
+        /* digits only (after an optional sign): accumulate exactly, rejecting overflow */
+        const char *t = tmp + sign;
+        uint64_t mag = 0, lim = c == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        for (; *t; t++) {
+            unsigned dgt = (unsigned)(*t - '0');
+            if (mag > (lim - dgt) / 10)
+                return tsf_err(
+                    p->err, TSF_EINVAL,
+                    "filter: integer at offset %zu does not fit in 64 bits (write it as %s.0 to "
+                    "compare as a number)",
+                    p->tpos, tmp);
+            mag = mag * 10 + dgt;
+        }
+        p->tk = TK_INT;
+        p->i = c == '-' ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    }
+    p->pos = q;
+    return TSF_OK;
+}
+
+/* A word at p->pos: a keyword (AND, OR, NOT, true, false, nan, inf, infinity; any case) or a column name. */
+static tsf_status fp_word(fparser *p)
+{
+    const char *s = p->s;
+    tsf_status st = TSF_OK;
+    size_t e = p->pos;
+    while (is_ident_char((unsigned char)s[e])) e++;
+    const char *w = s + p->pos;
+    size_t n = e - p->pos;
+    if (word_is(w, n, "and"))
+        p->tk = TK_AND;
+    else if (word_is(w, n, "or"))
+        p->tk = TK_OR;
+    else if (word_is(w, n, "not"))
+        p->tk = TK_NOT;
+    else if (word_is(w, n, "true") || word_is(w, n, "false")) {
+        p->tk = TK_BOOL;
+        p->b = word_is(w, n, "true");
+    } else if (word_is(w, n, "nan")) {
+        p->tk = TK_DBL;
+        p->d = NAN;
+    } else if (word_is(w, n, "inf") || word_is(w, n, "infinity")) {
+        p->tk = TK_DBL;
+        p->d = INFINITY;
+    } else {
+        p->tk = TK_IDENT;
+        p->blen = 0;
+        for (size_t k = 0; k < n && !st; k++) st = fp_push(p, w[k]);
+    }
+    p->pos = e;
+    return st;
+}
+
+/* The next token at p->pos: p->tk and its value, p->tpos and p->tend where it starts and ends. */
 static tsf_status fp_next(fparser *p)
 {
     const char *s = p->s;
@@ -217,25 +351,7 @@ static tsf_status fp_next(fparser *p)
         p->tk = c == '(' ? TK_LP : TK_RP;
         p->pos++;
     } else if (c == '=' || c == '!' || c == '<' || c == '>') {
-        char c1 = s[p->pos + 1];
-        p->tk = TK_OP;
-        p->pos += 1;
-        if (c == '=') {
-            p->op = TSF_CMP_EQ;
-            if (c1 == '=') p->pos++; /* "==" is accepted as "=" */
-        } else if (c == '!') {
-            if (c1 != '=')
-                return tsf_err(p->err, TSF_EINVAL, "filter: '!' must be followed by '=' at offset %zu",
-                               p->tpos);
-            p->op = TSF_CMP_NE;
-            p->pos++;
-        } else if (c == '<') {
-            p->op = c1 == '=' ? TSF_CMP_LE : c1 == '>' ? TSF_CMP_NE : TSF_CMP_LT;
-            p->pos += c1 == '=' || c1 == '>';
-        } else {
-            p->op = c1 == '=' ? TSF_CMP_GE : TSF_CMP_GT;
-            p->pos += c1 == '=';
-        }
+        if ((st = fp_operator(p, c))) return st;
     } else if (c == '\'') {
         p->tk = TK_STR;
         st = fp_quoted(p, '\'', "string");
@@ -245,103 +361,13 @@ static tsf_status fp_next(fparser *p)
         if (!st && p->blen == 0)
             st = tsf_err(p->err, TSF_EINVAL, "filter: empty column name at offset %zu", p->tpos);
     } else if ((c >= '0' && c <= '9') || c == '.' || c == '-' || c == '+') {
-        size_t q = p->pos;
-        int sign = c == '-' || c == '+';
-        q += sign;
-        if (sign && is_ident_start((unsigned char)s[q])) { /* -inf, +nan, ... */
-            size_t e = q;
-            while (is_ident_char((unsigned char)s[e])) e++;
-            if (word_is(s + q, e - q, "inf") || word_is(s + q, e - q, "infinity")) {
-                p->tk = TK_DBL;
-                p->d = c == '-' ? -INFINITY : INFINITY;
-            } else if (word_is(s + q, e - q, "nan")) {
-                p->tk = TK_DBL;
-                p->d = NAN;
-            } else {
-                return tsf_err(p->err, TSF_EINVAL, "filter: '%c' must start a number at offset %zu", c,
-                               p->tpos);
-            }
-            p->pos = e;
-            goto done;
-        }
-        size_t digits = 0;
-        int is_dbl = 0;
-        while (s[q] >= '0' && s[q] <= '9') q++, digits++;
-        if (s[q] == '.') {
-            is_dbl = 1;
-            q++;
-            while (s[q] >= '0' && s[q] <= '9') q++, digits++;
-        }
-        if (!digits) return tsf_err(p->err, TSF_EINVAL, "filter: malformed number at offset %zu", p->tpos);
-        if (s[q] == 'e' || s[q] == 'E') {
-            size_t e = q + 1, ed = 0;
-            if (s[e] == '+' || s[e] == '-') e++;
-            while (s[e] >= '0' && s[e] <= '9') e++, ed++;
-            if (!ed) return tsf_err(p->err, TSF_EINVAL, "filter: malformed exponent at offset %zu", q);
-            is_dbl = 1;
-            q = e;
-        }
-        if (is_ident_char((unsigned char)s[q]))
-            return tsf_err(p->err, TSF_EINVAL, "filter: malformed number at offset %zu", p->tpos);
-        char tmp[512];
-        size_t n = q - p->pos;
-        if (n >= sizeof tmp)
-            return tsf_err(p->err, TSF_EINVAL, "filter: number too long at offset %zu", p->tpos);
-        memcpy(tmp, s + p->pos, n);
-        tmp[n] = '\0';
-        char *end;
-        if (is_dbl) {
-            p->tk = TK_DBL;
-            p->d = strtod(tmp, &end);
-        } else {
-            /* digits only (after an optional sign): accumulate exactly, rejecting overflow */
-            const char *t = tmp + sign;
-            uint64_t mag = 0, lim = c == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-            for (; *t; t++) {
-                unsigned dgt = (unsigned)(*t - '0');
-                if (mag > (lim - dgt) / 10)
-                    return tsf_err(
-                        p->err, TSF_EINVAL,
-                        "filter: integer at offset %zu does not fit in 64 bits (write it as %s.0 to "
-                        "compare as a number)",
-                        p->tpos, tmp);
-                mag = mag * 10 + dgt;
-            }
-            p->tk = TK_INT;
-            p->i = c == '-' ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
-        }
-        p->pos = q;
+        if ((st = fp_number(p, c))) return st;
     } else if (is_ident_start(c)) {
-        size_t e = p->pos;
-        while (is_ident_char((unsigned char)s[e])) e++;
-        const char *w = s + p->pos;
-        size_t n = e - p->pos;
-        if (word_is(w, n, "and"))
-            p->tk = TK_AND;
-        else if (word_is(w, n, "or"))
-            p->tk = TK_OR;
-        else if (word_is(w, n, "not"))
-            p->tk = TK_NOT;
-        else if (word_is(w, n, "true") || word_is(w, n, "false")) {
-            p->tk = TK_BOOL;
-            p->b = word_is(w, n, "true");
-        } else if (word_is(w, n, "nan")) {
-            p->tk = TK_DBL;
-            p->d = NAN;
-        } else if (word_is(w, n, "inf") || word_is(w, n, "infinity")) {
-            p->tk = TK_DBL;
-            p->d = INFINITY;
-        } else {
-            p->tk = TK_IDENT;
-            p->blen = 0;
-            for (size_t k = 0; k < n && !st; k++) st = fp_push(p, w[k]);
-        }
-        p->pos = e;
+        st = fp_word(p);
     } else {
         return tsf_err(p->err, TSF_EINVAL, "filter: unexpected character '%c' (0x%02x) at offset %zu",
                        c >= 0x20 && c < 0x7f ? c : '?', c, p->tpos);
     }
-done:
     p->tend = p->pos;
     return st;
 }

@@ -745,7 +745,7 @@ tsf_status tsf_rd_filter_apply(tsf_rd_fstate *fs, tsf_batch *b, tsf_column_batch
     return TSF_OK;
 }
 
-/* ---- TS_2DIFF block selection (query.c and tsf-bench filter) ------------------------------------- */
+/* ---- TS_2DIFF block selection (query_scan.c and tsf-bench filter) -------------------------------- */
 
 void tsf_rd_blocks_select(const tsf_ts2diff_block *b, size_t nb, int64_t tmin, int64_t tmax, int conservative,
                       size_t *b0, size_t *b1)

@@ -1,7 +1,7 @@
 /*
  * filter.h - internal side of the value filters (tsf_filter_* in tsf.h): binding a filter to a device's
  * columns, batch evaluation with SQL three-valued logic, pruning by statistics, and the TS_2DIFF block
- * selection shared by query.c and `tsf-bench filter`.
+ * selection shared by query_scan.c and `tsf-bench filter`.
  */
 #ifndef TSF_READ_FILTER_H
 #define TSF_READ_FILTER_H

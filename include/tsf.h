@@ -357,7 +357,8 @@ typedef struct tsf_writer_options {
                                      = by cost (standard streams any GORILLA decoder reads, smaller),
                                      0 = the Java writer's bytes, 2 = by cost + lookahead (slow) */
     int page_index;               /* 1: tsf_writer_close also writes the page-time index <path>.tsfidx
-                                     (tsf_page_index_build_file; tsf_writer_open only, ignored for callbacks) */
+                                     (the bytes tsf_page_index_build_file gives; tsf_writer_open only,
+                                     ignored for callbacks) */
     uint32_t flush_interval_ms;   /* also write the buffered chunk groups once this many milliseconds have
                                      passed since the last flush (checked as tablets and rows are written),
                                      so a crash loses at most that much; 0 (default) = by memory_budget

@@ -4,6 +4,9 @@
 #   cli/ bench/ examples/   the public headers (include/) and their own folder; the few internal
 #                  headers a tool needs are listed in TOOL_INTERNAL with the file that may use them.
 # Only quoted includes are checked (<...> are system headers). Prints every violation, exits 1 if any.
+# With a build folder (tools/check_layers.sh build, after the build) it also checks the links: every symbol an
+# object of src/<layer>/ uses from another layer's objects must come from a layer it may include, or from one
+# listed in LINK_EXTRA (the learned index, used through its public header include/tsf_index.h).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +18,11 @@ declare -A ALLOWED=(
     [write]="common codec compress format"
     [read]="common codec compress format"
     [index]="common"
+)
+
+declare -A LINK_EXTRA=(
+    [format]="index"
+    [read]="index"
 )
 
 # file:internal-header pairs a tool may include (a small internal API, documented in CONTRIBUTING.md)
@@ -73,5 +81,23 @@ while IFS= read -r -d '' f; do
         report "$f includes \"$inc\": tools use the public headers (include/) only"
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
 done < <(find cli bench examples -name '*.[ch]' -print0 2>/dev/null)
+
+# link directions: the undefined symbols of each layer's objects against the symbols each layer defines
+if [ $# -ge 1 ]; then
+    objs=$(find "$1" -path '*/tsf_obj.dir/src/*' -name '*.o' | sort)
+    [ -n "$objs" ] || report "$1: no library objects (*/tsf_obj.dir/src/*/*.o); build first"
+    rules=$(for l in "${!ALLOWED[@]}"; do echo "$l ${ALLOWED[$l]} ${LINK_EXTRA[$l]-}"; done)
+    # nm -A: "object: [address] type symbol"; defined symbols first, then the undefined ones
+    { nm -A -g --defined-only $objs | sed 's/^/D /'; nm -A -u $objs | sed 's/^/U /'; } |
+        awk -v rules="$rules" '
+        function layer(f) { sub(/.*\/tsf_obj\.dir\/src\//, "", f); sub(/\/.*/, "", f); return f }
+        BEGIN { n = split(rules, r, "\n"); for (i = 1; i <= n; i++) { k = split(r[i], w, " "); for (j = 2; j <= k; j++) ok[w[1] " " w[j]] = 1 } }
+        $1 == "D" { def[$NF] = layer($2) }
+        $1 == "U" { s = $NF; l = layer($2); t = def[s]
+                    if (t != "" && t != l && !((l " " t) in ok)) {
+                        f = $2; sub(/.*\/tsf_obj\.dir\//, "", f); sub(/:.*/, "", f)
+                        print "layer violation: " f " calls " s " of src/" t; bad = 1 } }
+        END { exit bad }' >&2 || bad=1
+fi
 
 exit $bad

@@ -28,6 +28,7 @@ bash tools/check_layers.sh
 echo "== Release build + tests"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DTSF_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
+bash tools/check_layers.sh build # the link directions too
 run_ctest build
 # every symbol the static library exports carries the library prefix
 if nm -g --defined-only build/libtsf.a | awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $3}' | grep -v '^tsf_'; then

@@ -801,6 +801,7 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
     if (!hp || !v) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
     size_t h = 0, nv = 0;
     if ((s = tsf_fmt_write_chunk_header(&ch, hp, hcap, &h, err))) return s;
+    size_t hlen = h;
     v[nv++] = (tsf_w_piece){hp, h};
     for (size_t i = 0; i < np; i++) {
         const wpage *p = &k->pages[i];
@@ -814,6 +815,7 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
         v[nv++] = (tsf_w_piece){p->body, p->csize};
     }
     if ((s = tsf_w_outv(w, v, nv, err))) return s;
+    if (w->pix && (s = tsf_wpix_chunk(w, c, k, off, hlen, np, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
     tsf_fmt_put_chunk_meta(&c->cmeta, off, &k->cstat);
     if (c->cmeta.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (chunk metadata)");

@@ -290,6 +290,10 @@ tsf_status tsf_writer_open(tsf_writer **out, const char *path, const tsf_writer_
         tsf_writer_abort(w);
         return tsf_err(err, TSF_ENOMEM, "tsf_writer_open: out of memory");
     }
+    if (w->opt.page_index && (s = tsf_wpix_init(w, err))) {
+        tsf_writer_abort(w);
+        return s;
+    }
     if (w->opt.in_place) {
         w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (w->fd < 0) s = tsf_err(err, TSF_EIO, "tsf_writer_open: cannot create %s: %s", path, strerror(errno));
@@ -808,6 +812,7 @@ static void writer_free(tsf_writer *w)
     if (w->wk) tsf_free(w->alloc, w->wk, (w->opt.threads > 64 ? 63 : w->opt.threads - 1) * sizeof *w->wk);
     if (w->codec) tsf_codec_close(w->codec);
     tsf_bpool_free(&w->bodies); /* after every column and context */
+    tsf_wpix_free(w);
     if (w->fd >= 0) close(w->fd);
     if (w->path) tsf_free(w->alloc, w->path, strlen(w->path) + 1);
     if (w->tmp_path) tsf_free(w->alloc, w->tmp_path, w->tmp_cap);
@@ -837,6 +842,7 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
                              : TSF_OK;
     if (!s) s = tsf_w_settle(w, err);
     if (!s) s = tsf_w_flush_all(w, err);
+    uint64_t data_end = tsf_w_pos(w);
     if (!s) s = write_index(w, err);
     if (!s) s = out_flush(w, err);
     if (!s && w->opt.fsync) {
@@ -858,8 +864,8 @@ tsf_status tsf_writer_close(tsf_writer *w, tsf_error *err)
         else if (w->opt.fsync)
             s = tsf_sync_dir("tsf_writer_close", w->path, err);
     }
-    if (!s && w->opt.page_index && w->path) { /* <path>.tsfidx from the finished file (doc/reader.md) */
-        s = tsf_page_index_build_file(w->path, w->alloc, NULL, err);
+    if (!s && w->pix) { /* <path>.tsfidx of the finished file (writer_pix.c, doc/reader.md) */
+        s = tsf_wpix_write(w, data_end, err);
         if (s == TSF_ENOTSUP) s = TSF_OK; /* spans too wide for the key layout: queries use the metadata */
     }
     if (!s) s = tsf_w_refusal(w, err); /* the file is complete; a page refused since the last call */

@@ -183,6 +183,7 @@ struct tsf_writer {
     struct wpool *pool;         /* threads > 1: the workers (tablet.c), started at open */
     int any_auto;               /* an AUTO column exists (its chunk cuts write output: no output thread) */
     _Atomic int refusals;       /* a column holds a refusal message (set by any thread) */
+    struct tsf_wpix *pix;       /* opt.page_index with a path: the chunks and pages written (writer_pix.c) */
     tsf_tablet *row_tablet;     /* cached for the row API */
     char *row_target;
 };
@@ -262,6 +263,16 @@ tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err);
  * does that tablet's memory budget check; every writer call that reads or changes columns starts here. */
 tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
 tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
+
+/* page-time index at close (writer_pix.c; opt.page_index, a writer with a path) */
+tsf_status tsf_wpix_init(tsf_writer *w, tsf_error *err);
+void tsf_wpix_free(tsf_writer *w);
+/* Records chunk k of column c just written at off: its hlen-byte header, then np pages (their statistics are
+ * still in k). Output order: one thread at a time. */
+tsf_status tsf_wpix_chunk(tsf_writer *w, const wcol *c, const wchunk *k, uint64_t off, size_t hlen, size_t np,
+                          tsf_error *err);
+/* Writes <path>.tsfidx of the finished (closed, renamed) file; data_end: where the metadata starts. */
+tsf_status tsf_wpix_write(tsf_writer *w, uint64_t data_end, tsf_error *err);
 
 /* devices (writer.c) */
 wdevice *tsf_w_find_device(tsf_writer *w, const tsf_mi_seg *segs, size_t nsegs, size_t *hash_out);

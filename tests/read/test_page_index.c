@@ -717,8 +717,9 @@ static void test_auto_index(void)
     remove(ipath);
 }
 
-/* tsf_writer_options.page_index: the index written at close equals one built afterwards (every page start,
- * +-1, random times: the same location), and a reader opened on the file uses it. */
+/* tsf_writer_options.page_index: the index written at close (from the writer's own record of its chunks and
+ * pages) has the bytes of one built afterwards from the file (in place and renamed; one thread and three),
+ * looks up the same locations (every page start, +-1, random times), and a reader opened on the file uses it. */
 static void test_write_time(void)
 {
     char path[200], ipath[220], later[220];
@@ -733,6 +734,7 @@ static void test_write_time(void)
         o.page_max_points = 40;
         o.page_index = 1;
         o.in_place = in_place;
+        o.threads = in_place ? 1 : 3;
         tsf_writer *w = NULL;
         CHECK_OK(tsf_writer_open(&w, path, &o, &e), &e);
         if (!w) return;
@@ -753,6 +755,13 @@ static void test_write_time(void)
         if (!own || !built) return;
         tsf_page_index_info(own, &n2, NULL);
         CHECK(n2 == np && np > 100);
+        size_t l1 = 0, l2 = 0;
+        uint8_t *b1 = tsf_test_read_file(ipath, &l1), *b2 = tsf_test_read_file(later, &l2);
+        CHECK(b1 && b2 && l1 == l2 && l1 > 0 && memcmp(b1, b2, l1) == 0);
+        printf("  index written at close: %zu bytes, %s the %zu built afterwards\n", l1,
+               b1 && b2 && l1 == l2 && !memcmp(b1, b2, l1) ? "the same bytes as" : "NOT the bytes of", l2);
+        free(b1);
+        free(b2);
         ref f = {0};
         f.file = tsf_test_read_file(path, &f.len);
         CHECK(f.file != NULL);

@@ -39,7 +39,7 @@ tsf_status tsf_pix_get_u64(tsf_index *ix, uint64_t key, uint64_t *v, const char 
 
 /* A handle on the index at path with its header read (h) and its magic checked. */
 tsf_status tsf_pix_new(const tsf_allocator *a, const char *path, uint64_t magic, tsf_page_index **out,
-                          uint64_t *h, tsf_error *err)
+                       uint64_t *h, tsf_error *err)
 {
     tsf_status st;
     tsf_page_index *p = tsf_calloc(a, 1, sizeof *p);
@@ -214,7 +214,7 @@ size_t tsf_pix_col(const tsf_page_index *p, size_t device, size_t series)
 
 /* Lookup under the caller's lock. */
 tsf_status tsf_pix_lookup_locked(tsf_page_index *p, size_t c, int64_t t, tsf_page_loc *out, size_t *file,
-                                tsf_error *err)
+                                 tsf_error *err)
 {
     if (!p->span[c] || t < p->min[c])
         return tsf_err(err, TSF_ENOTFOUND, "page index: no page starts at or before %lld", (long long)t);

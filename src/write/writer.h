@@ -180,7 +180,7 @@ struct tsf_writer {
     wctx ctx;                   /* encoding context of the calling thread */
     wctx *wk;                   /* opt.threads - 1 more */
     size_t nwk;
-    struct wpool *pool;         /* threads > 1: the workers (tablet.c), started at open */
+    struct wpool *pool;         /* threads > 1: the workers (workers.c), started at open */
     int any_auto;               /* an AUTO column exists (its chunk cuts write output: no output thread) */
     _Atomic int refusals;       /* a column holds a refusal message (set by any thread) */
     struct tsf_wpix *pix;       /* opt.page_index with a path: the chunks and pages written (writer_pix.c) */
@@ -248,21 +248,23 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
 void tsf_wchunk_init(tsf_writer *w, wchunk *k, tsf_type type);
 void tsf_wchunk_free(tsf_writer *w, wchunk *k);
 
-/* tablets (tablet.c) */
+/* write path (tablet_write.c) */
 /* Writes every chunk group now (after the output thread's pending one). */
 tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err);
-/* Milliseconds of CLOCK_MONOTONIC (the flush interval's clock). */
+/* Joins the tail of the last tablet that the workers run after its write call returned, then does that
+ * tablet's memory budget check; every writer call that reads or changes columns starts here. */
+tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
+tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
+/* qsort order of wdevice pointers: tsf_mi_device_cmp, the order of chunk groups and of the metadata index. */
+int tsf_w_device_cmp(const void *a, const void *b);
+/* Milliseconds of CLOCK_MONOTONIC (the flush interval's clock; writer.c). */
 uint64_t tsf_w_now_ms(void);
-/* Worker pool (threads > 1): started at open, stopped (after the pending output) on close/abort. */
+
+/* worker pool (workers.c; threads > 1): started at open, stopped (after the pending output) on close/abort */
 tsf_status tsf_w_pool_start(tsf_writer *w, tsf_error *err);
 void tsf_w_pool_stop(tsf_writer *w);
 /* Waits for the chunk groups the output thread is writing; returns its error, if any. */
 tsf_status tsf_w_out_wait(tsf_writer *w, tsf_error *err);
-
-/* tablet.c: joins the tail of the last tablet that the workers run after its write call returned, then
- * does that tablet's memory budget check; every writer call that reads or changes columns starts here. */
-tsf_status tsf_w_settle(tsf_writer *w, tsf_error *err);
-tsf_status tsf_w_seal_device(tsf_writer *w, wdevice *d, tsf_error *err);
 
 /* page-time index at close (writer_pix.c; opt.page_index, a writer with a path) */
 tsf_status tsf_wpix_init(tsf_writer *w, tsf_error *err);

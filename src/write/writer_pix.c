@@ -138,12 +138,6 @@ static int run_cmp(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-static int dev_cmp(const void *x, const void *y)
-{
-    const wdevice *a = *(const wdevice *const *)x, *b = *(const wdevice *const *)y;
-    return tsf_mi_device_cmp(a->segs, a->nsegs, b->segs, b->nsegs);
-}
-
 static int col_cmp(const void *x, const void *y)
 {
     const wcol *a = *(const wcol *const *)x, *b = *(const wcol *const *)y;
@@ -223,7 +217,7 @@ static const wdevice **sorted_devices(tsf_writer *w, size_t *nd, size_t *maxc)
         v[(*nd)++] = d;
         if (k > *maxc) *maxc = k;
     }
-    if (*nd > 1) qsort(v, *nd, sizeof *v, dev_cmp);
+    if (*nd > 1) qsort(v, *nd, sizeof *v, tsf_w_device_cmp);
     return v;
 }
 

@@ -1,5 +1,6 @@
 /*
- * test_page_index.c - the page-time index (src/read/page_index.c, doc/reader.md "Page-time index").
+ * test_page_index.c - the page-time index (src/read/page_index*.c, src/format/page_index_file.c,
+ * src/write/writer_pix.c; doc/reader.md "Page-time index").
  * Files written by our writer (aligned, non-aligned, table devices, many chunks, chunk groups out of order)
  * and the golden files of tests/data: every page's start looked up gives that page (the reference
  * walks the metadata's chunk lists and the pages with the data-area walker, not the reader's page code),

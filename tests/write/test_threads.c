@@ -1,5 +1,5 @@
 /*
- * The writer's worker pool (options.threads > 1, src/write/tablet.c) and the borrowing bulk setter
+ * The writer's worker pool (options.threads > 1, src/write/workers.c) and the borrowing bulk setter
  * (tsf_tablet_set_column_ref). With a small memory budget nearly every tablet ends in a flush,
  * whose chunk groups a worker writes while the next tablets are encoded: files written with 2 and
  * 4 threads must be byte-identical to one thread (non-aligned, aligned and table devices, nulls,

@@ -815,13 +815,13 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
         v[nv++] = (tsf_w_piece){p->body, p->csize};
     }
     if ((s = tsf_w_outv(w, v, nv, err))) return s;
-    if (w->pix && (s = tsf_wpix_chunk(w, c, k, off, hlen, np, err))) return s;
     /* ChunkMetadata: offset + chunk statistics (used when the series has several chunks) */
     tsf_fmt_put_chunk_meta(&c->cmeta, off, &k->cstat);
     if (c->cmeta.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (chunk metadata)");
     c->nchunks++;
     tsf_wstats_merge(&c->sstat, &k->cstat, w->alloc);
     if (c->sstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");
+    if (w->pix && (s = tsf_wpix_chunk(w, c, k, off, hlen, np, err))) return s; /* writer_pix.c */
     tsf_wstats_reset(&k->cstat);
     for (size_t i = 0; i < k->npages; i++) /* the bodies are written: their memory goes back to the pool */
         if (k->pages[i].blk) tsf_bpool_release(&w->bodies, k->pages[i].blk);

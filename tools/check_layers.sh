@@ -84,7 +84,9 @@ done < <(find cli bench examples -name '*.[ch]' -print0 2>/dev/null)
 
 # link directions: the undefined symbols of each layer's objects against the symbols each layer defines
 if [ $# -ge 1 ]; then
-    objs=$(find "$1" -path '*/tsf_obj.dir/src/*' -name '*.o' | sort)
+    # objects of sources that still exist (a reused build folder keeps those of moved or deleted files)
+    objs=$(find "$1" -path '*/tsf_obj.dir/src/*' -name '*.c.o' | sort | while read -r o; do
+        src=${o#*/tsf_obj.dir/}; [ -f "${src%.o}" ] && echo "$o"; done)
     [ -n "$objs" ] || report "$1: no library objects (*/tsf_obj.dir/src/*/*.o); build first"
     rules=$(for l in "${!ALLOWED[@]}"; do echo "$l ${ALLOWED[$l]} ${LINK_EXTRA[$l]-}"; done)
     # nm -A: "object: [address] type symbol"; defined symbols first, then the undefined ones

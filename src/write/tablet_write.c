@@ -111,8 +111,7 @@ tsf_status tsf_w_flush_all(tsf_writer *w, tsf_error *err)
         wdevice *d = list[i];
         if ((s = tsf_w_seal_device(w, d, err))) break;
         hb.len = 0;
-        tsf_wbuf_u8(&hb, 0x00);
-        tsf_mi_put_device(&hb, d->segs, d->nsegs);
+        tsf_fmt_put_chunk_group_header(&hb, d->segs, d->nsegs);
         if (hb.oom) {
             s = tsf_err(err, TSF_ENOMEM, "writer: out of memory");
             break;

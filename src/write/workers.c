@@ -144,8 +144,7 @@ static tsf_status out_piece(tsf_writer *w, wctx *x, wdevice *d, size_t j, tsf_er
 {
     if (j) return tsf_wcol_flush_chunk_k(w, x, &d->cols[j - 1], &d->cols[j - 1].out, d->aligned, err);
     x->ghead.len = 0;
-    tsf_wbuf_u8(&x->ghead, 0x00);
-    tsf_mi_put_device(&x->ghead, d->segs, d->nsegs);
+    tsf_fmt_put_chunk_group_header(&x->ghead, d->segs, d->nsegs);
     if (x->ghead.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory");
     tsf_status s = tsf_w_out(w, x->ghead.p, x->ghead.len, err);
     if (!s && d->aligned) s = tsf_wcol_flush_chunk_k(w, x, &d->tcol, &d->tcol.out, 0, err);

@@ -794,7 +794,9 @@ static int import_file(imp *m, const char *path)
         goto done;
     }
     if (cr.nfields == 1 && strchr(cr.rec, '\t') && !cr.quoted[0]) { /* a tab-separated header */
-        rc = imp_fail(m, CLI_USAGE, "%s: the header has tabs but no commas; only comma-separated files are read", path);
+        rc = imp_fail(m, CLI_USAGE,
+                      "%s: the header has tabs but no '%c'; give --delimiter tab, or leave --delimiter out to detect it",
+                      path, cr.delim);
         goto done;
     }
     if (o->unescape) rec_unescape(&cr);

@@ -1,9 +1,9 @@
 /*
  * cmd_schema.c - `tsf schema FILE [--json]`: the schema of a file: table-model tables with their
  * columns (category, type, encoding, compression; TableSchema of the index, container spec §10) and
- * tree-model devices with their series (type from TimeseriesMetadata, compression from the first chunk
- * header). The encoding shown is what the chunks use (every chunk header; several joined by '+' when a
- * writer chose per chunk, as AUTO does); a table column without chunks shows its schema's encoding.
+ * tree-model devices with their series (type from TimeseriesMetadata). Encoding and compression are what
+ * the chunks use (every chunk header, no page header; several joined by '+' when a writer chose per chunk,
+ * as AUTO does); a table column without chunks shows its schema's.
  * Table devices are listed by `tsf info`.
  */
 #include <string.h>
@@ -13,7 +13,7 @@
 static const char *HELP =
     "usage: tsf schema FILE [--json]\n"
     "Prints the tables of a file (columns with category, type, encoding, compression) and the tree-model\n"
-    "devices with their series. Encodings are those the chunks use (A+B when chunks differ).\n"
+    "devices with their series. Encodings and compressions are those the chunks use (A+B when chunks differ).\n"
     "  --json   one JSON object instead of text\n";
 
 static const char *category_name(tsf_column_category c)
@@ -26,32 +26,45 @@ static const char *nz(const char *s)
     return s ? s : "?";
 }
 
-/* The encodings of a mask (bit e = tsf_encoding e) joined by '+', or NULL when the mask is empty. */
-static const char *enc_list(uint64_t mask, char *buf, size_t cap)
+/* The codecs a series' chunks (or a table column's, over its devices) use, as text: names joined by '+'. */
+typedef struct codecs_text {
+    char enc[256], comp[128];
+} codecs_text;
+
+/* Names of the set bits of mask (encodings, or compressions when comp), joined by '+'; `none` when empty. */
+static void mask_names(uint64_t mask, int comp, const char *none, char *buf, size_t cap)
 {
     size_t n = 0;
-    buf[0] = '\0';
-    for (int e = 0; e < 64; e++)
-        if (mask >> e & 1) {
-            int k = snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", nz(tsf_encoding_name((tsf_encoding)e)));
+    for (int b = 0; b < 64; b++)
+        if (mask >> b & 1) {
+            const char *name = comp ? tsf_compression_name((tsf_compression)b) : tsf_encoding_name((tsf_encoding)b);
+            int k = snprintf(buf + n, cap - n, "%s%s", n ? "+" : "", nz(name));
             if (k < 0 || (size_t)k >= cap - n) break;
             n += (size_t)k;
         }
-    return n ? buf : NULL;
+    if (!n) snprintf(buf, cap, "%s", none);
 }
 
-/* Encodings the chunks of a table column use, over the table's devices (0: none has chunks). */
-static uint64_t column_encodings(tsf_reader *r, const tsf_table_info *ti, const char *column)
+static void codecs_describe(uint64_t enc, uint64_t comp, const char *enc_none, const char *comp_none,
+                            codecs_text *out)
 {
-    uint64_t all = 0;
+    mask_names(enc, 0, enc_none, out->enc, sizeof out->enc);
+    mask_names(comp, 1, comp_none, out->comp, sizeof out->comp);
+}
+
+/* A table column: what its chunks use over the table's devices, else (no chunks) what the schema says. */
+static void column_codecs(tsf_reader *r, const tsf_table_info *ti, const tsf_table_column *col, codecs_text *out)
+{
+    uint64_t enc = 0, comp = 0;
     for (size_t d = ti->first_device; d < ti->first_device + ti->ndevices; d++) {
         size_t j;
-        uint64_t m = 0;
-        if (tsf_reader_find_series(r, d, column, &j, NULL) == TSF_OK &&
-            tsf_reader_series_encodings(r, d, j, &m, NULL) == TSF_OK)
-            all |= m;
+        uint64_t e = 0, c = 0;
+        if (tsf_reader_find_series(r, d, col->name, &j, NULL) == TSF_OK &&
+            tsf_reader_series_codecs(r, d, j, &e, &c, NULL) == TSF_OK)
+            enc |= e, comp |= c;
     }
-    return all;
+    codecs_describe(enc, comp, nz(tsf_encoding_name(col->encoding)), nz(tsf_compression_name(col->compression)),
+                    out);
 }
 
 /* Text or JSON of the tree devices of table `ti` (ncolumns == 0). Returns an exit code. */
@@ -80,22 +93,15 @@ static int tree_devices(tsf_reader *r, const char *path, const tsf_table_info *t
         *first_dev = 0;
         for (size_t j = 0; j < di.nseries; j++) {
             tsf_series_info si;
-            if (tsf_reader_series_pages(r, d, j, &si, &e)) {
+            uint64_t enc = 0, comp = 0;
+            if (tsf_reader_series(r, d, j, &si, &e) || tsf_reader_series_codecs(r, d, j, &enc, &comp, &e)) {
                 cli_table_free(&t);
                 cli_err("schema", "%s: device %s: %s", path, di.name, e.message);
                 return cli_exit_code(e.code);
             }
-            uint64_t used = 0;
-            char ebuf[256];
-            if (tsf_reader_series_encodings(r, d, j, &used, &e)) {
-                cli_table_free(&t);
-                cli_err("schema", "%s: device %s: %s", path, di.name, e.message);
-                return cli_exit_code(e.code);
-            }
-            const char *ty = nz(tsf_type_name(si.type));
-            const char *en = enc_list(used, ebuf, sizeof ebuf);
-            if (!en) en = nz(tsf_encoding_name(si.encoding));
-            const char *co = nz(tsf_compression_name(si.compression));
+            codecs_text ct;
+            codecs_describe(enc, comp, "?", "?", &ct);
+            const char *ty = nz(tsf_type_name(si.type)), *en = ct.enc, *co = ct.comp;
             if (json) {
                 fputs(j ? ", {\"name\": " : "{\"name\": ", stdout);
                 cli_json_str(stdout, si.measurement);
@@ -165,11 +171,10 @@ int tsf_cmd_schema(int argc, char **argv)
                 const tsf_table_column *col = &ti.columns[c];
                 fputs(c ? ", {\"name\": " : "{\"name\": ", stdout);
                 cli_json_str(stdout, col->name);
-                char ebuf[256];
-                const char *en = enc_list(column_encodings(r, &ti, col->name), ebuf, sizeof ebuf);
+                codecs_text ct;
+                column_codecs(r, &ti, col, &ct);
                 printf(", \"category\": \"%s\", \"type\": \"%s\", \"encoding\": \"%s\", \"compression\": \"%s\"}",
-                       category_name(col->category), nz(tsf_type_name(col->type)),
-                       en ? en : nz(tsf_encoding_name(col->encoding)), nz(tsf_compression_name(col->compression)));
+                       category_name(col->category), nz(tsf_type_name(col->type)), ct.enc, ct.comp);
             }
             fputs("]}", stdout);
         } else {
@@ -186,10 +191,10 @@ int tsf_cmd_schema(int argc, char **argv)
                 cli_table_add(&t, "%s", col->name);
                 cli_table_add(&t, "%s", category_name(col->category));
                 cli_table_add(&t, "%s", nz(tsf_type_name(col->type)));
-                char ebuf[256];
-                const char *en = enc_list(column_encodings(r, &ti, col->name), ebuf, sizeof ebuf);
-                cli_table_add(&t, "%s", en ? en : nz(tsf_encoding_name(col->encoding)));
-                cli_table_add(&t, "%s", nz(tsf_compression_name(col->compression)));
+                codecs_text ct;
+                column_codecs(r, &ti, col, &ct);
+                cli_table_add(&t, "%s", ct.enc);
+                cli_table_add(&t, "%s", ct.comp);
             }
             if (cli_table_print(&t, stdout, "  ")) rc = CLI_IO;
             cli_table_free(&t);

@@ -444,6 +444,7 @@ static int backslash_doubled(const uint8_t *p, size_t n, size_t i)
 
 int csv_is_default_null(const char *s, size_t len)
 {
+    if (len > CSV_DEFAULT_NULLS_MAXLEN) return 0; /* most fields: no scan of the list */
     for (const char *t = CSV_DEFAULT_NULLS;;) {
         const char *e = strchr(t, ',');
         size_t n = e ? (size_t)(e - t) : strlen(t);
@@ -458,7 +459,7 @@ void csv_put_field(FILE *f, const char *s, size_t len)
     static const char H[] = "0123456789abcdef";
     const uint8_t *p = (const uint8_t *)s;
     int q = len == 0 || s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t' ||
-            (len <= 4 && csv_is_default_null(s, len));
+            csv_is_default_null(s, len);
     for (size_t i = 0; i < len && !q; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') q = 1;
     if (q) fputc('"', f);

@@ -62,6 +62,7 @@ void csv_format_real(char *buf, size_t cap, double x, int is_float);
 
 /* The texts `tsf import` reads as null by default (--null-values), and a test for them. */
 #define CSV_DEFAULT_NULLS "NA,N/A,null,NULL,None"
+#define CSV_DEFAULT_NULLS_MAXLEN 4 /* the longest of them */
 int csv_is_default_null(const char *s, size_t len);
 /* Writes a field quoted per RFC 4180 when it holds the delimiter, a quote, CR/LF, leading/trailing
  * blanks, or is empty or a default null text (an empty string prints as "", a string NA as "NA", so that

@@ -288,12 +288,12 @@ int imp_sink_sort_write(imp *m, sink *s, size_t ntags)
     g_sort_ntags = ntags;
     qsort(perm, s->n, sizeof *perm, cmp_rows);
     size_t k = 0; /* keep the last (or first) of each run of equal keys */
-    int first = m->o->dup_policy == IMP_DUP_FIRST;
+    int first = m->o->dup_policy == IMP_DUP_FIRST, run_start = 1;
     for (size_t i = 0; i < s->n; i++) {
         int run_end = i + 1 == s->n || !same_key(s, ntags, perm[i], perm[i + 1]);
-        int run_start = i == 0 || !same_key(s, ntags, perm[i - 1], perm[i]);
         if (first ? run_start : run_end) perm[k++] = perm[i];
         if (!run_end && !m->dup_rows++) m->dup_time = s->times[perm[i]];
+        run_start = run_end;
     }
     if (k < s->n && m->o->dup_policy == IMP_DUP_ERROR) {
         free(perm);

@@ -623,10 +623,11 @@ TSF_API tsf_status tsf_reader_series(tsf_reader *r, size_t device, size_t j, tsf
 /** Same, plus encoding, compression, page count and trust, read from every chunk and page header. */
 TSF_API tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out,
                                            tsf_error *err);
-/** The encodings the chunks of series j of device i use (bit e of *mask set for tsf_encoding e; an AUTO
- *  writer chooses per chunk), from every chunk header. */
-TSF_API tsf_status tsf_reader_series_encodings(tsf_reader *r, size_t device, size_t j, uint64_t *mask,
-                                               tsf_error *err);
+/** The encodings and compressions the chunks of series j of device i use (bit e of *encodings set for
+ *  tsf_encoding e, bit c of *compressions for tsf_compression c; an AUTO writer chooses per chunk), from
+ *  every chunk header (no page header is read). Either pointer may be NULL. */
+TSF_API tsf_status tsf_reader_series_codecs(tsf_reader *r, size_t device, size_t j, uint64_t *encodings,
+                                            uint64_t *compressions, tsf_error *err);
 TSF_API tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j,
                                           tsf_error *err);
 /** Bloom-filter probe: 0 = certainly absent, 1 = may be present (also when the file has no filter). */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/bytes.h"
+#include "format.h"
 #include "meta_index.h"
 
 void tsf_wbuf_init(tsf_wbuf *b, const tsf_allocator *a)
@@ -116,7 +117,7 @@ void tsf_mi_put_device(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs)
 
 void tsf_fmt_put_chunk_group_header(tsf_wbuf *b, const tsf_mi_seg *segs, size_t nsegs)
 {
-    tsf_wbuf_u8(b, 0x00); /* TSF_MARKER_CHUNK_GROUP_HEADER */
+    tsf_wbuf_u8(b, TSF_MARKER_CHUNK_GROUP_HEADER);
     tsf_mi_put_device(b, segs, nsegs);
 }
 

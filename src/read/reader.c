@@ -856,38 +856,41 @@ tsf_status tsf_reader_series(tsf_reader *r, size_t device, size_t j, tsf_series_
     return TSF_OK;
 }
 
-/* tsf_reader_series_pages, also collecting the chunks' encodings into *encodings (when not NULL). */
-static tsf_status series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, uint64_t *encodings,
-                               tsf_error *err)
+/* Walks the chunk headers of series j of device `device` (its index entry already checked): the encodings
+ * and compressions they use into *enc / *comp, and with `pages` what tsf_reader_series_pages adds (the first
+ * chunk's codecs, trust, disk bytes, and every page header's sizes). */
+static tsf_status walk_chunks(tsf_reader *r, size_t device, size_t j, tsf_series_info *pages, uint64_t *enc,
+                              uint64_t *comp, tsf_error *err)
 {
-    tsf_status st = tsf_reader_series(r, device, j, out, err);
-    if (st) return st;
     const tsf_rd_series *s = &r->series[r->devices[device].series0 + j];
     tsf_rd_buf b = {0};
     size_t pos = 0;
     uint64_t coff, fetched = 0;
     tsf_fmt_stats cs;
     int first = 1;
-    tsf_error e;
+    tsf_error e = {0};
+    tsf_status st;
     while ((st = tsf_mip_next_chunk_meta(&s->tsm, &pos, &coff, &cs, &e)) == TSF_OK) {
         tsf_fmt_chunk_header h;
         uint64_t dp, de;
         if ((st = tsf_rd_read_chunk_header(r, coff, &b, &h, &dp, &de, &fetched, err))) break;
-        out->disk_bytes += de - coff;
-        if (encodings && h.encoding < 64) *encodings |= UINT64_C(1) << h.encoding;
+        if ((unsigned)h.encoding < 64) *enc |= UINT64_C(1) << h.encoding;
+        if ((unsigned)h.compression < 64) *comp |= UINT64_C(1) << h.compression;
+        if (!pages) continue;
+        pages->disk_bytes += de - coff;
         if (first) {
-            out->encoding = h.encoding;
-            out->compression = h.compression;
+            pages->encoding = h.encoding;
+            pages->compression = h.compression;
             first = 0;
         }
-        if (tsf_rd_lossy(h.data_type, h.encoding)) out->stats.trusted = 0;
+        if (tsf_rd_lossy(h.data_type, h.encoding)) pages->stats.trusted = 0;
         while (dp < de) {
             tsf_fmt_page_header ph;
             if ((st = tsf_rd_read_page_header(r, dp, de, &h, &b, &ph, &fetched, err))) break;
             dp += ph.header_len + ph.compressed_size;
-            out->npages++;
-            out->page_bytes += ph.compressed_size;
-            out->page_bytes_raw += ph.uncompressed_size;
+            pages->npages++;
+            pages->page_bytes += ph.compressed_size;
+            pages->page_bytes_raw += ph.uncompressed_size;
         }
         if (st) break;
     }
@@ -899,15 +902,22 @@ static tsf_status series_pages(tsf_reader *r, size_t device, size_t j, tsf_serie
 
 tsf_status tsf_reader_series_pages(tsf_reader *r, size_t device, size_t j, tsf_series_info *out, tsf_error *err)
 {
-    return series_pages(r, device, j, out, NULL, err);
+    uint64_t enc = 0, comp = 0;
+    tsf_status st = tsf_reader_series(r, device, j, out, err);
+    return st ? st : walk_chunks(r, device, j, out, &enc, &comp, err);
 }
 
-tsf_status tsf_reader_series_encodings(tsf_reader *r, size_t device, size_t j, uint64_t *mask, tsf_error *err)
+tsf_status tsf_reader_series_codecs(tsf_reader *r, size_t device, size_t j, uint64_t *encodings,
+                                    uint64_t *compressions, tsf_error *err)
 {
-    if (!mask) return tsf_err(err, TSF_EINVAL, "tsf_reader_series_encodings: mask is NULL");
     tsf_series_info si;
-    *mask = 0;
-    return series_pages(r, device, j, &si, mask, err);
+    uint64_t enc = 0, comp = 0;
+    tsf_status st = tsf_reader_series(r, device, j, &si, err); /* checks r, device and j */
+    if (!st) st = walk_chunks(r, device, j, NULL, &enc, &comp, err);
+    if (st) return st;
+    if (encodings) *encodings = enc;
+    if (compressions) *compressions = comp;
+    return TSF_OK;
 }
 
 tsf_status tsf_reader_find_series(tsf_reader *r, size_t device, const char *measurement, size_t *j, tsf_error *err)

@@ -282,6 +282,9 @@ static void test_metadata(void)
         CHECK_EQ_INT(si.compression, TSF_GZIP);
         CHECK_EQ_INT(si.nchunks, 2);
         CHECK_EQ_INT(si.npages, 6);
+        uint64_t enc = 0, comp = 0; /* both chunks: the series' one encoding and GZIP */
+        CHECK_OK(tsf_reader_series_codecs(r, a1, c, &enc, &comp, &e), &e);
+        CHECK(enc == UINT64_C(1) << GEN_A1[c].encoding && comp == UINT64_C(1) << TSF_GZIP);
         size_t cnt = 0, first = N_ROWS, last = 0;
         char tmp[64];
         tsf_value v;
@@ -296,6 +299,8 @@ static void test_metadata(void)
         CHECK_EQ_INT(si.stats.end_time, gen_a1_time(last));
         CHECK(si.stats.trusted);
     }
+    uint64_t none = 0;
+    CHECK_EQ_INT(tsf_reader_series_codecs(r, a1, GEN_A1_COLS, &none, NULL, NULL), TSF_EINVAL);
     tsf_series_info si;
     CHECK_OK(tsf_reader_find_series(r, d1, "s1", &j, &e), &e);
     CHECK_OK(tsf_reader_series(r, d1, j, &si, &e), &e);

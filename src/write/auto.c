@@ -594,7 +594,7 @@ static tsf_status load_page(tsf_writer *w, wctx *x, wcol *c, const int64_t *time
     if ((s = state(w, x, c, err))) return s;
     if (is_binary(c->type)) {
         tsf_bytes *b = (tsf_bytes *)c->vals;
-        for (size_t i = 0; i < c->nvals; i++) b[i].data = c->arena.p + c->boff[i];
+        for (size_t i = 0; i < c->nvals; i++) b[i].data = tsf_wcol_arena_at(c, c->boff[i]);
     }
     return page_prefix(w, c, times, rows, &c->au->S->pre, err);
 }

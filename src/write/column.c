@@ -294,19 +294,12 @@ tsf_status tsf_wcol_append_group(tsf_writer *w, wctx *x, wcol *const *cs, const 
     return TSF_OK;
 }
 
-/* Where a binary value's arena offset points; with only empty values there is no arena, and the
- * offsets (all 0) point at a static empty string instead of offsetting a null pointer. */
-static const uint8_t *arena_at(const wcol *c, size_t off)
-{
-    return c->arena.p ? c->arena.p + off : (const uint8_t *)"";
-}
-
 /* Points binary value descriptors at their arena copies. */
 static void fix_binary(wcol *c)
 {
     if (!is_binary(c->type)) return;
     tsf_bytes *b = (tsf_bytes *)c->vals;
-    for (size_t i = 0; i < c->nvals; i++) b[i].data = arena_at(c, c->boff[i]);
+    for (size_t i = 0; i < c->nvals; i++) b[i].data = tsf_wcol_arena_at(c, c->boff[i]);
 }
 
 tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *times, const void *vals,
@@ -378,7 +371,7 @@ tsf_status tsf_wcol_append_x(tsf_writer *w, wctx *x, wcol *c, const int64_t *tim
             if (is_binary(c->type)) {
                 /* statistics read the tablet's bytes: rebuild pointers into the arena */
                 tsf_bytes *b = (tsf_bytes *)c->vals;
-                for (size_t i = start; i < c->nvals; i++) b[i].data = arena_at(c, c->boff[i]);
+                for (size_t i = start; i < c->nvals; i++) b[i].data = tsf_wcol_arena_at(c, c->boff[i]);
             }
             tsf_wstats_update(&c->pstat, t0, t1, pv, c->nvals - start, w->alloc);
             if (c->pstat.oom) return tsf_err(err, TSF_ENOMEM, "writer: out of memory (statistics)");

@@ -113,6 +113,13 @@ typedef struct wcol {
     int has_time;
 } wcol;
 
+/* Where a binary value's arena offset points; with only empty values there is no arena, and the
+ * offsets (all 0) point at a static empty string instead of offsetting a null pointer. */
+static inline const uint8_t *tsf_wcol_arena_at(const wcol *c, size_t off)
+{
+    return c->arena.p ? c->arena.p + off : (const uint8_t *)"";
+}
+
 typedef struct wdevice {
     tsf_mi_seg *segs;
     size_t nsegs;

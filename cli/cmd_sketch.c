@@ -116,7 +116,7 @@ static void fmt_bytes(char *buf, size_t cap, const uint8_t *p, size_t n)
 /* "count 3, time 0..20, min .., max .., first .., last .., sum .." */
 static void fmt_stats(char *buf, size_t cap, const tsf_fmt_stats *st)
 {
-    int n = snprintf(buf, cap, "count %" PRIu32, st->count);
+    int n = snprintf(buf, cap, "count %" PRIu64, st->count);
     if (st->count == 0 || n < 0 || (size_t)n >= cap) return;
     n += snprintf(buf + n, cap - (size_t)n, ", time %" PRId64 "..%" PRId64, st->start_time, st->end_time);
     char a[5][80];

@@ -83,6 +83,11 @@ TSF_INLINE void fmt_wr_uvarint(fmt_wr *w, uint32_t v)
     uint8_t b[TSF_UVARINT32_MAX];
     fmt_wr_bytes(w, b, tsf_put_uvarint32(b, v));
 }
+TSF_INLINE void fmt_wr_uvarint64(fmt_wr *w, uint64_t v)
+{
+    uint8_t b[10];
+    fmt_wr_bytes(w, b, tsf_put_uvarint64(b, v));
+}
 /* varstr of a possibly-null string; TSF_EINVAL if longer than INT32_MAX. */
 tsf_status tsf_fmt_wr_varstr(fmt_wr *w, const uint8_t *s, size_t len, int is_null, tsf_error *err);
 tsf_status tsf_fmt_wr_binary(fmt_wr *w, tsf_bytes b, tsf_error *err);

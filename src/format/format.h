@@ -168,7 +168,7 @@ tsf_status tsf_fmt_write_chunk_header(const tsf_fmt_chunk_header *in, uint8_t *d
 
 typedef struct tsf_fmt_stats {
     tsf_type type;  /* selects the suffix layout */
-    uint32_t count; /* non-null points */
+    uint64_t count; /* non-null points (stored as a 32-bit uvarint by Java; a larger count is written as it is) */
     int64_t start_time, end_time;
     union {
         struct {

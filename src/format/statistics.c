@@ -32,15 +32,18 @@ static double f64_of(uint64_t b)
     memcpy(&d, &b, 8);
     return d;
 }
+/* Java's floatToIntBits / doubleToLongBits: every NaN is stored as the canonical one. */
 static uint32_t bits32(float f)
 {
     uint32_t b;
+    if (f != f) return 0x7fc00000u;
     memcpy(&b, &f, 4);
     return b;
 }
 static uint64_t bits64(double d)
 {
     uint64_t b;
+    if (d != d) return 0x7ff8000000000000ull;
     memcpy(&b, &d, 8);
     return b;
 }
@@ -56,7 +59,8 @@ tsf_status tsf_fmt_parse_stats(const uint8_t *p, size_t len, uint64_t base, tsf_
         return tsf_err(err, TSF_ECORRUPT, "statistics at offset %llu: unknown data type %d",
                        (unsigned long long)base, (int)type);
     tsf_fmt_stats_init(out, type);
-    if ((st = tsf_fmt_rd_uvarint(&r, "statistics count", &out->count, err))) return st;
+    if ((st = tsf_fmt_rd_uvarint(&r, "statistics count", &u32[0], err))) return st;
+    out->count = u32[0];
     if ((st = tsf_fmt_rd_be64(&r, "statistics startTime", &u64[0], err))) return st;
     if ((st = tsf_fmt_rd_be64(&r, "statistics endTime", &u64[1], err))) return st;
     out->start_time = (int64_t)u64[0];
@@ -130,7 +134,7 @@ static tsf_status stats_emit(fmt_wr *w, const tsf_fmt_stats *in, tsf_error *err)
     tsf_status st;
     if (!tsf_fmt_stats_type_ok((int)in->type))
         return tsf_err(err, TSF_EINVAL, "statistics: unknown data type %d", (int)in->type);
-    fmt_wr_uvarint(w, in->count);
+    fmt_wr_uvarint64(w, in->count);
     fmt_wr_be64(w, (uint64_t)in->start_time);
     fmt_wr_be64(w, (uint64_t)in->end_time);
     switch ((int)in->type) {

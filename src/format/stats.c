@@ -8,6 +8,7 @@
 
 #include "../common/bytes.h"
 #include "../common/compiler.h"
+#include "format.h"
 #include "stats.h"
 
 #ifdef TSF_X86
@@ -325,118 +326,72 @@ void tsf_wstats_merge(tsf_wstats *dst, const tsf_wstats *src, const tsf_allocato
     dst->count += src->count;
 }
 
-static uint32_t f32_bits(float f)
+/* The writer's statistics in the form the format's one statistics serialiser takes. */
+static void to_fmt(const tsf_wstats *s, tsf_fmt_stats *f)
 {
-    uint32_t u;
-    if (f != f) return 0x7fc00000u; /* Java floatToIntBits canonical NaN */
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static uint64_t f64_bits(double d)
-{
-    uint64_t u;
-    if (d != d) return 0x7ff8000000000000ull; /* Java doubleToLongBits canonical NaN */
-    memcpy(&u, &d, 8);
-    return u;
-}
-
-static void put_bin(tsf_wbuf *b, const tsf_sbin *x)
-{
-    tsf_wbuf_be32(b, (uint32_t)x->len);
-    tsf_wbuf_put(b, x->p, x->len);
+    tsf_fmt_stats_init(f, s->type);
+    f->count = s->count;
+    f->start_time = s->start;
+    f->end_time = s->end;
+    switch (s->type) {
+    case TSF_BOOLEAN:
+        f->v.b.first = (uint8_t)s->v.i.first;
+        f->v.b.last = (uint8_t)s->v.i.last;
+        f->v.b.sum = s->v.i.sum;
+        break;
+    case TSF_INT32:
+    case TSF_DATE:
+        f->v.i32.min = s->v.i.min;
+        f->v.i32.max = s->v.i.max;
+        f->v.i32.first = s->v.i.first;
+        f->v.i32.last = s->v.i.last;
+        f->v.i32.sum = s->v.i.sum;
+        break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        f->v.i64.min = s->v.l.min;
+        f->v.i64.max = s->v.l.max;
+        f->v.i64.first = s->v.l.first;
+        f->v.i64.last = s->v.l.last;
+        f->v.i64.sum = s->v.l.sum;
+        break;
+    case TSF_FLOAT:
+        f->v.f32.min = s->v.f.min;
+        f->v.f32.max = s->v.f.max;
+        f->v.f32.first = s->v.f.first;
+        f->v.f32.last = s->v.f.last;
+        f->v.f32.sum = s->v.f.sum;
+        break;
+    case TSF_DOUBLE:
+        f->v.f64.min = s->v.d.min;
+        f->v.f64.max = s->v.d.max;
+        f->v.f64.first = s->v.d.first;
+        f->v.f64.last = s->v.d.last;
+        f->v.f64.sum = s->v.d.sum;
+        break;
+    case TSF_TEXT:
+    case TSF_STRING:
+        f->v.bin.first = (tsf_bytes){s->first.p, s->first.len};
+        f->v.bin.last = (tsf_bytes){s->last.p, s->last.len};
+        f->v.bin.min = (tsf_bytes){s->min.p, s->min.len};
+        f->v.bin.max = (tsf_bytes){s->max.p, s->max.len};
+        break;
+    default: break; /* BLOB, VECTOR: the common prefix only */
+    }
 }
 
 void tsf_wstats_serialize(const tsf_wstats *s, tsf_wbuf *b)
 {
-    uint8_t *d = tsf_wbuf_reserve(b, 10);
-    if (!d) return;
-    {
-        uint64_t c = s->count;
-        size_t k = 0;
-        while (c >= 0x80) {
-            d[k++] = (uint8_t)(c | 0x80);
-            c >>= 7;
-        }
-        d[k++] = (uint8_t)c;
-        b->len += k;
-    }
-    tsf_wbuf_be64(b, (uint64_t)s->start);
-    tsf_wbuf_be64(b, (uint64_t)s->end);
-    switch (s->type) {
-    case TSF_BOOLEAN:
-        tsf_wbuf_u8(b, (uint8_t)s->v.i.first);
-        tsf_wbuf_u8(b, (uint8_t)s->v.i.last);
-        tsf_wbuf_be64(b, (uint64_t)s->v.i.sum);
-        break;
-    case TSF_INT32:
-    case TSF_DATE:
-        tsf_wbuf_be32(b, (uint32_t)s->v.i.min);
-        tsf_wbuf_be32(b, (uint32_t)s->v.i.max);
-        tsf_wbuf_be32(b, (uint32_t)s->v.i.first);
-        tsf_wbuf_be32(b, (uint32_t)s->v.i.last);
-        tsf_wbuf_be64(b, (uint64_t)s->v.i.sum);
-        break;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-        tsf_wbuf_be64(b, (uint64_t)s->v.l.min);
-        tsf_wbuf_be64(b, (uint64_t)s->v.l.max);
-        tsf_wbuf_be64(b, (uint64_t)s->v.l.first);
-        tsf_wbuf_be64(b, (uint64_t)s->v.l.last);
-        tsf_wbuf_be64(b, f64_bits(s->v.l.sum));
-        break;
-    case TSF_FLOAT:
-        tsf_wbuf_be32(b, f32_bits(s->v.f.min));
-        tsf_wbuf_be32(b, f32_bits(s->v.f.max));
-        tsf_wbuf_be32(b, f32_bits(s->v.f.first));
-        tsf_wbuf_be32(b, f32_bits(s->v.f.last));
-        tsf_wbuf_be64(b, f64_bits(s->v.f.sum));
-        break;
-    case TSF_DOUBLE:
-        tsf_wbuf_be64(b, f64_bits(s->v.d.min));
-        tsf_wbuf_be64(b, f64_bits(s->v.d.max));
-        tsf_wbuf_be64(b, f64_bits(s->v.d.first));
-        tsf_wbuf_be64(b, f64_bits(s->v.d.last));
-        tsf_wbuf_be64(b, f64_bits(s->v.d.sum));
-        break;
-    case TSF_TEXT:
-        put_bin(b, &s->first);
-        put_bin(b, &s->last);
-        break;
-    case TSF_STRING:
-        put_bin(b, &s->first);
-        put_bin(b, &s->last);
-        put_bin(b, &s->min);
-        put_bin(b, &s->max);
-        break;
-    default: break; /* BLOB, VECTOR: prefix only */
-    }
+    tsf_fmt_stats f;
+    size_t n, w;
+    to_fmt(s, &f);
+    n = tsf_fmt_stats_size(&f);
+    uint8_t *d = tsf_wbuf_reserve(b, n);
+    if (d && tsf_fmt_write_stats(&f, d, n, &w, NULL) == TSF_OK) b->len += w;
 }
 
 void tsf_fmt_put_chunk_meta(tsf_wbuf *b, uint64_t chunk_offset, const tsf_wstats *s)
 {
     tsf_wbuf_be64(b, chunk_offset);
     tsf_wstats_serialize(s, b);
-}
-
-size_t tsf_wstats_size(const tsf_wstats *s)
-{
-    size_t n = 16;
-    uint64_t c = s->count;
-    do {
-        n++;
-        c >>= 7;
-    } while (c);
-    switch (s->type) {
-    case TSF_BOOLEAN: return n + 10;
-    case TSF_INT32:
-    case TSF_DATE:
-    case TSF_FLOAT: return n + 24;
-    case TSF_INT64:
-    case TSF_TIMESTAMP:
-    case TSF_DOUBLE: return n + 40;
-    case TSF_TEXT: return n + 8 + s->first.len + s->last.len;
-    case TSF_STRING: return n + 16 + s->first.len + s->last.len + s->min.len + s->max.len;
-    default: return n;
-    }
 }

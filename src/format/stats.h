@@ -47,7 +47,5 @@ void tsf_wstats_merge(tsf_wstats *dst, const tsf_wstats *src, const tsf_allocato
 void tsf_wstats_serialize(const tsf_wstats *s, tsf_wbuf *b);
 /* A ChunkMetadata entry's body (§9): the chunk's offset (big-endian i64), then its statistics. */
 void tsf_fmt_put_chunk_meta(tsf_wbuf *b, uint64_t chunk_offset, const tsf_wstats *s);
-/* Serialized size in bytes. */
-size_t tsf_wstats_size(const tsf_wstats *s);
 
 #endif

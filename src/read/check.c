@@ -224,7 +224,7 @@ int tsf_rd_check_values(int level, tsf_type type, tsf_encoding enc, const tsf_fm
 int tsf_rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap)
 {
     if (s->count && s->start_time > s->end_time) {
-        snprintf(why, cap, "%u values but startTime %lld is after endTime %lld", s->count,
+        snprintf(why, cap, "%llu values but startTime %lld is after endTime %lld", (unsigned long long)s->count,
                  (long long)s->start_time, (long long)s->end_time);
         return 1;
     }

@@ -135,7 +135,8 @@ static int bin_same(const tsf_sbin *w, const tsf_bytes *f)
 int tsf_vs_stats_differ(const tsf_wstats *w, const tsf_fmt_stats *f, unsigned what, char *why, size_t cap)
 {
     int values = (what & VS_CMP_VALUES) != 0, sums = (what & VS_CMP_SUM) != 0;
-    DIFF(w->count != f->count, "count %u but %llu values decoded", f->count, (unsigned long long)w->count);
+    DIFF(w->count != f->count, "count %llu but %llu values decoded", (unsigned long long)f->count,
+         (unsigned long long)w->count);
     if (!w->count) return 0;
     DIFF(w->start != f->start_time, "startTime %lld but the first time is %lld", (long long)f->start_time,
          (long long)w->start);
@@ -740,8 +741,8 @@ static tsf_status check_series(tsf_vs_scan *s, tsf_reader *r, const tsf_rd_devic
         tsf_vs_problem(s, se->tsm.chunks_base, "TimeseriesMetadata of %s.%s: statistics %s", d->name, mname, why);
     else if (!all_ok && sum.count > se->tsm.stats.count)
         tsf_vs_problem(s, se->tsm.chunks_base,
-                   "TimeseriesMetadata of %s.%s: count %u below the %llu values decoded", d->name, mname,
-                   se->tsm.stats.count, (unsigned long long)sum.count);
+                   "TimeseriesMetadata of %s.%s: count %llu below the %llu values decoded", d->name, mname,
+                   (unsigned long long)se->tsm.stats.count, (unsigned long long)sum.count);
     tsf_wstats_free(&sum, s->a);
     uint8_t role = kind == TSF_CHUNK_TIME ? 0x80 : kind == TSF_CHUNK_VALUE ? 0x40 : 0;
     uint8_t want = (uint8_t)(role | (se->nchunks > 1 ? 1 : 0));

@@ -637,7 +637,7 @@ static void test_stats_roundtrip(void)
             }
             CHECK_OK(tsf_fmt_write_stats(&s2, b, sizeof b, &n2, &e), &e);
             CHECK_EQ_INT(n2, n);
-            CHECK_MEM(a, b, n); /* byte-exact, NaN payloads included */
+            CHECK_MEM(a, b, n); /* byte-exact (a NaN is written as the canonical one both times) */
             /* a buffer one byte short: ERANGE, nothing written past the bound */
             memset(b, 0xAB, sizeof b);
             CHECK_EQ_INT(tsf_fmt_write_stats(&s, b, n - 1, &n2, &e), TSF_ERANGE);
@@ -662,6 +662,21 @@ static void test_stats_roundtrip(void)
     tsf_error e;
     CHECK_OK(tsf_fmt_write_stats(&s, out, sizeof out, &n, &e), &e);
     CHECK_MEM(out, "\x00\x7f\xff\xff\xff\xff\xff\xff\xff\x80\x00\x00\x00\x00\x00\x00\x00", 17);
+    /* every NaN is stored as Java's floatToIntBits / doubleToLongBits store it: the canonical NaN */
+    {
+        uint64_t nan64 = 0xfff0000000000001ull; /* a negative signalling NaN */
+        uint32_t nan32 = 0xffc00001u;
+        tsf_fmt_stats_init(&s, TSF_DOUBLE);
+        s.count = 1;
+        memcpy(&s.v.f64.min, &nan64, 8);
+        CHECK_OK(tsf_fmt_write_stats(&s, out, sizeof out, &n, &e), &e);
+        CHECK_MEM(out + 17, "\x7f\xf8\x00\x00\x00\x00\x00\x00", 8);
+        tsf_fmt_stats_init(&s, TSF_FLOAT);
+        s.count = 1;
+        memcpy(&s.v.f32.last, &nan32, 4);
+        CHECK_OK(tsf_fmt_write_stats(&s, out, sizeof out, &n, &e), &e);
+        CHECK_MEM(out + 17 + 12, "\x7f\xc0\x00\x00", 4);
+    }
     /* unknown type 7 and negative binary lengths are rejected */
     CHECK_EQ_INT(tsf_fmt_parse_stats(out, n, 0, (tsf_type)7, &s, NULL, &e), TSF_ECORRUPT);
     uint8_t neg[] = {1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};

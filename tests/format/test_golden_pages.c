@@ -148,7 +148,7 @@ static int decode_times(ctx *c, const tsf_walk_item *it, tsf_encoding enc, const
         (it->page.stats.count != *n || it->page.stats.start_time != c->tvals[0] ||
          it->page.stats.end_time != c->tvals[*n - 1])) {
         set_result(c, GR_FAIL,
-                   "page at %llu: statistics count/start/end %u/%" PRId64 "/%" PRId64
+                   "page at %llu: statistics count/start/end %" PRIu64 "/%" PRId64 "/%" PRId64
                    " disagree with the time stream %zu/%" PRId64 "/%" PRId64,
                    (unsigned long long)it->offset, it->page.stats.count, it->page.stats.start_time,
                    it->page.stats.end_time, *n, c->tvals[0], c->tvals[*n - 1]);
@@ -238,7 +238,7 @@ static void page_value(ctx *c, const tsf_walk_item *it)
         return;
     }
     if (it->page.has_stats && it->page.stats.count != vp.present) {
-        set_result(c, GR_FAIL, "value page at %llu: statistics count %u but %u rows present",
+        set_result(c, GR_FAIL, "value page at %llu: statistics count %" PRIu64 " but %u rows present",
                    (unsigned long long)it->offset, it->page.stats.count, vp.present);
         return;
     }

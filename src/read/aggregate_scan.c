@@ -68,10 +68,8 @@ typedef struct agg_chunk {
 static tsf_status agg_check_range(const agg_ctx *c, const tsf_fmt_stats *s, const agg_chunk *k, uint64_t off,
                                   tsf_error *err)
 {
-    char why[160];
-    if (!c->checked || !tsf_rd_check_range(s, why, sizeof why)) return TSF_OK;
-    if (k) return tsf_rd_check_error(&k->ph, k->body - k->ph.header_len, k->off, why, err);
-    return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
+    if (!k) return tsf_rd_check_range_at(c->checked, s, NULL, 0, off, err);
+    return tsf_rd_check_range_at(c->checked, s, &k->ph, k->body - k->ph.header_len, k->off, err);
 }
 
 /* Checked reads: the decoded page of k (n times t; values c->vals, nv of them, at rows whose first and last

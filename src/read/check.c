@@ -238,6 +238,15 @@ const tsf_fmt_stats *tsf_rd_page_stats(const tsf_fmt_chunk_header *h, const tsf_
     return tsf_fmt_chunk_multi_page(h->marker) ? NULL : cs;
 }
 
+tsf_status tsf_rd_check_range_at(int checked, const tsf_fmt_stats *s, const tsf_fmt_page_header *ph,
+                                 uint64_t page_off, uint64_t chunk_off, tsf_error *err)
+{
+    char why[160];
+    if (!checked || !tsf_rd_check_range(s, why, sizeof why)) return TSF_OK;
+    if (ph) return tsf_rd_check_error(ph, page_off, chunk_off, why, err);
+    return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)chunk_off, why);
+}
+
 tsf_status tsf_rd_check_error(const tsf_fmt_page_header *ph, uint64_t page_off, uint64_t chunk_off,
                           const char *why, tsf_error *err)
 {

@@ -40,6 +40,11 @@ int tsf_rd_check_range(const tsf_fmt_stats *s, char *why, size_t cap);
  * chunk (header h) the chunk's ChunkMetadata statistics cs (may be NULL: unknown); NULL when neither. */
 const tsf_fmt_stats *tsf_rd_page_stats(const tsf_fmt_chunk_header *h, const tsf_fmt_page_header *ph,
                                    const tsf_fmt_stats *cs);
+/* Checked reads (checked != 0): TSF_ECORRUPT when statistics s describe no data (tsf_rd_check_range): those of
+ * the page whose header ph is at page_off in the chunk at chunk_off, or, with ph NULL, the ChunkMetadata of the
+ * chunk at chunk_off. TSF_OK otherwise. */
+tsf_status tsf_rd_check_range_at(int checked, const tsf_fmt_stats *s, const tsf_fmt_page_header *ph,
+                                 uint64_t page_off, uint64_t chunk_off, tsf_error *err);
 /* TSF_ECORRUPT for the page whose header is at page_off (chunk at chunk_off) and whose statistics
  * (tsf_rd_page_stats) disagree with its values as `why` says. */
 tsf_status tsf_rd_check_error(const tsf_fmt_page_header *ph, uint64_t page_off, uint64_t chunk_off,

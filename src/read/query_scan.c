@@ -344,10 +344,8 @@ static int al_page_may_match(tsf_query *q)
 static tsf_status check_range(const tsf_query *q, const tsf_fmt_stats *s, const qcol *c, uint64_t off,
                               tsf_error *err)
 {
-    char why[160];
-    if (!q->checked || !tsf_rd_check_range(s, why, sizeof why)) return TSF_OK;
-    if (c) return tsf_rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
-    return tsf_err(err, TSF_ECORRUPT, "ChunkMetadata of the chunk at %llu: %s", (unsigned long long)off, why);
+    if (!c) return tsf_rd_check_range_at(q->checked, s, NULL, 0, off, err);
+    return tsf_rd_check_range_at(q->checked, s, &c->ph, c->body_off - c->ph.header_len, c->chunk_off, err);
 }
 
 /* The n timestamps t of c's current page, decoded whole, against its statistics. */

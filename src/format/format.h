@@ -223,6 +223,9 @@ typedef struct tsf_fmt_page_header {
  */
 tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base, tsf_type type,
                                      int with_stats, tsf_fmt_page_header *out, size_t *used, tsf_error *err);
+/* Bytes of a page header whose sizes are usize/csize and whose statistics take stats_len bytes (0 = a header
+ * without statistics); an empty page (usize 0) is 1 byte. */
+size_t tsf_fmt_page_header_size(uint32_t usize, uint32_t csize, size_t stats_len);
 /* Writes uncompressed/compressed sizes and, if in->has_stats, the statistics; an empty page
  * (uncompressed_size 0) is the single byte 0x00. */
 tsf_status tsf_fmt_write_page_header(const tsf_fmt_page_header *in, uint8_t *dst, size_t cap, size_t *written,

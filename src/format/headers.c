@@ -99,6 +99,12 @@ tsf_status tsf_fmt_parse_page_header(const uint8_t *p, size_t len, uint64_t base
     return TSF_OK;
 }
 
+size_t tsf_fmt_page_header_size(uint32_t usize, uint32_t csize, size_t stats_len)
+{
+    if (!usize) return 1;
+    return tsf_uvarint32_size(usize) + tsf_uvarint32_size(csize) + stats_len;
+}
+
 tsf_status tsf_fmt_write_page_header(const tsf_fmt_page_header *in, uint8_t *dst, size_t cap, size_t *written,
                                      tsf_error *err)
 {

@@ -405,7 +405,7 @@ static tsf_status trial(tsf_writer *w, wctx *x, wcol *c, const cand *k, int chec
 /* Stored bytes of the trial page: page header sizes + body. */
 static uint64_t stored(const slot *t)
 {
-    return tsf_uvarint32_size((uint32_t)t->usize) + tsf_uvarint32_size((uint32_t)t->csize) + t->csize;
+    return tsf_fmt_page_header_size((uint32_t)t->usize, (uint32_t)t->csize, 0) + t->csize;
 }
 
 /* Tries candidate i on the page (check: as trial): a->psize[i], or a->out[i] when it loses a value

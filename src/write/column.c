@@ -769,11 +769,8 @@ tsf_status tsf_wcol_flush_chunk_k(tsf_writer *w, wctx *x, wcol *c, wchunk *k, in
     if (!empty)
         for (size_t i = 0; i < k->npages; i++) {
             const wpage *p = &k->pages[i];
-            if (!p->usize) {
-                data += 1;
-                continue;
-            }
-            data += tsf_uvarint32_size(p->usize) + tsf_uvarint32_size(p->csize) + (multi ? p->stats_len : 0) + p->csize;
+            data += tsf_fmt_page_header_size(p->usize, p->csize, multi ? p->stats_len : 0);
+            if (p->usize) data += p->csize;
         }
     if (data > INT32_MAX) return tsf_err(err, TSF_ERANGE, "writer: chunk of %s exceeds 2 GiB", c->name);
     uint8_t marker = (uint8_t)(((multi && !empty) ? 0x01 : 0x05) | c->mask);

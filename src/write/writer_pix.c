@@ -70,9 +70,9 @@ tsf_status tsf_wpix_chunk(tsf_writer *w, const wcol *c, const wchunk *k, uint64_
         const wpage *pg = &k->pages[i];
         wpix_page *q = &p->pg[p->npg++];
         *q = (wpix_page){pos, k->cstat.start, k->cstat.end, multi && pg->usize};
-        pos += tsf_uvarint32_size(pg->usize);
+        pos += tsf_fmt_page_header_size(pg->usize, pg->csize, multi ? pg->stats_len : 0);
         if (!pg->usize) continue;
-        pos += tsf_uvarint32_size(pg->csize) + (multi ? pg->stats_len : 0) + pg->csize;
+        pos += pg->csize;
         if (!q->hs) continue;
         tsf_fmt_stats st;
         size_t used;

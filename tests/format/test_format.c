@@ -856,6 +856,9 @@ static void test_headers_roundtrip(void)
             p.has_stats = ws;
             if (ws) random_stats(&p.stats, ALL_STATS_TYPES[ti], &rng, pool);
             CHECK_OK(tsf_fmt_write_page_header(&p, a, sizeof a, &n, &e), &e);
+            CHECK_EQ_INT(tsf_fmt_page_header_size(p.uncompressed_size, p.compressed_size,
+                                                  ws ? tsf_fmt_stats_size(&p.stats) : 0),
+                         n);
             CHECK_OK(tsf_fmt_parse_page_header(a, n, 0, ALL_STATS_TYPES[ti], ws, &p2, &used, &e), &e);
             CHECK_EQ_INT(used, n);
             CHECK_EQ_INT(p2.header_len, n);
@@ -873,6 +876,7 @@ static void test_headers_roundtrip(void)
     empty.has_stats = 1; /* ignored: an empty page never carries statistics */
     CHECK_OK(tsf_fmt_write_page_header(&empty, a, sizeof a, &n, &e), &e);
     CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(tsf_fmt_page_header_size(0, 0, 0), 1);
     CHECK_EQ_INT(a[0], 0);
     CHECK_OK(tsf_fmt_parse_page_header(a, 1, 0, TSF_INT32, 1, &p2, &used, &e), &e);
     CHECK_EQ_INT(used, 1);

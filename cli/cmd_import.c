@@ -40,15 +40,6 @@
 
 #define MAX_REPORTED_SKIPS 10
 
-/* A record: field texts (NUL-terminated, mutable), lengths, quoted flags. */
-typedef struct rec {
-    char *text;
-    size_t *off, *len;
-    uint8_t *q;
-    size_t n;
-    uint64_t line;
-} rec;
-
 typedef struct col {
     const char *name;
     size_t field;
@@ -56,235 +47,6 @@ typedef struct col {
     int given;
     inference inf;
 } col;
-
-/* ---- option values ------------------------------------------------------------------------------ */
-
-/* ---- parsing cells ------------------------------------------------------------------------------ */
-
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Parses field text into *v for `type`. Returns NULL or a reason. BLOB hex decodes in place. */
-static const char *parse_cell(imp *m, tsf_type type, char *s, size_t len, int quoted, tsf_value *v)
-{
-    memset(v, 0, sizeof *v);
-    if (!quoted && csv_is_blank(s)) {
-        v->is_null = 1;
-        return NULL;
-    }
-    if (!imp_is_bytes(type) && strlen(s) != len) return "cut by a NUL byte";
-    int64_t i;
-    double d;
-    int r;
-    switch (type) {
-    case TSF_BOOLEAN:
-        if (csv_parse_bool(s, &v->v.b)) return "not a BOOLEAN (true/false)";
-        return NULL;
-    case TSF_INT32:
-        if (csv_parse_i64(s, &i)) return "not an INT32";
-        if (i < INT32_MIN || i > INT32_MAX) return "out of the INT32 range";
-        v->v.i32 = (int32_t)i;
-        return NULL;
-    case TSF_TIMESTAMP:
-        if (csv_time_is_iso(s)) {
-            if (csv_time_parse_iso(s, m->o->tz, m->o->per_second, &v->v.i64)) return "not a TIMESTAMP";
-            return NULL;
-        }
-        /* fall through */
-    case TSF_INT64:
-        if (csv_parse_i64(s, &v->v.i64)) return "not an INT64";
-        return NULL;
-    case TSF_FLOAT:
-    case TSF_DOUBLE:
-        r = csv_parse_real(s, type == TSF_FLOAT, &d);
-        if (r == -1) return type == TSF_FLOAT ? "not a FLOAT" : "not a DOUBLE";
-        if (r == -2) return type == TSF_FLOAT ? "out of the FLOAT range" : "out of the DOUBLE range";
-        if (r == -3) return type == TSF_FLOAT ? "not exact as a FLOAT (more digits than it holds)"
-                                              : "not exact as a DOUBLE (more digits than it holds)";
-        if (type == TSF_FLOAT)
-            v->v.f = (float)d;
-        else
-            v->v.d = d;
-        return NULL;
-    case TSF_DATE:
-        if (csv_parse_date(s, &v->v.i32)) return "not a DATE (yyyy-MM-dd)";
-        return NULL;
-    case TSF_BLOB: {
-        if (len < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || len % 2) return "not a BLOB (0x hex)";
-        size_t n = (len - 2) / 2;
-        for (size_t k = 0; k < n; k++) {
-            int hi = hexval(s[2 + 2 * k]), lo = hexval(s[3 + 2 * k]);
-            if (hi < 0 || lo < 0) return "not a BLOB (0x hex)";
-            s[k] = (char)(hi << 4 | lo);
-        }
-        v->v.bytes.data = (const uint8_t *)s;
-        v->v.bytes.len = n;
-        return NULL;
-    }
-    default:
-        v->v.bytes.data = (const uint8_t *)s;
-        v->v.bytes.len = len;
-        return NULL;
-    }
-}
-
-/* Type inference of one value: clears the types that cannot hold it. A number that neither INT64 nor
- * DOUBLE holds exactly (99999999999999999999999, 1e999) makes the column STRING; the first such value
- * is remembered for a note. */
-static void infer(inference *f, const char *s, size_t len, int quoted, uint64_t line)
-{
-    if (!quoted && csv_is_blank(s)) return;
-    if (!f->seen) f->seen = f->b = f->in = f->num = f->lex = 1;
-    if (strlen(s) != len) { /* a NUL byte: only text holds it */
-        f->b = f->in = f->num = f->lex = 0;
-        return;
-    }
-    int x;
-    int64_t i;
-    double d;
-    if (f->b && csv_parse_bool(s, &x)) f->b = 0;
-    if (f->in && csv_parse_i64(s, &i)) f->in = 0;
-    int r = f->num ? csv_parse_real(s, 0, &d) : 0;
-    if (r) f->num = 0;
-    if (r == -1) f->lex = 0;
-    if (r < -1 && !f->inexact_line) {
-        f->inexact_line = line;
-        snprintf(f->inexact, sizeof f->inexact, "%.40s%s", s, strlen(s) > 40 ? "..." : "");
-    }
-}
-
-static tsf_type inferred(const inference *f)
-{
-    if (!f->seen) return TSF_DOUBLE;
-    if (f->b) return TSF_BOOLEAN;
-    if (f->in) return TSF_INT64;
-    if (f->num) return TSF_DOUBLE;
-    return TSF_STRING;
-}
-
-/* Says why a column of numbers became STRING (stderr, unless --quiet). */
-static void inferred_note(const imp *m, const char *column, const inference *f)
-{
-    if (m->o->quiet || !f->lex || !f->inexact_line || inferred(f) != TSF_STRING) return;
-    cli_err("import", "%s: column '%.60s' is STRING: '%s' (line %" PRIu64 ") is a number that neither INT64 nor "
-                      "DOUBLE holds exactly (--schema col=TYPE chooses a type)",
-            m->path, column, f->inexact, f->inexact_line);
-}
-
-/* Encoding and compression of a column from --encoding / --compression (AUTO and LZ4 otherwise). */
-static int column_codec(imp *m, const char *name, tsf_type type, tsf_encoding *enc, tsf_compression *comp)
-{
-    char msg[256];
-    *enc = TSF_ENCODING_AUTO;
-    *comp = TSF_LZ4;
-    if (csv_column_codec(&m->o->enc, &m->o->comp, name, type, enc, comp, msg, sizeof msg))
-        return imp_fail(m, CLI_USAGE, "%s", msg);
-    return 0;
-}
-
-static int given_type(imp *m, const char *name, tsf_type *t)
-{
-    const char *s = csv_kv_lookup(&m->o->schema, name, NULL);
-    if (!s) return 0;
-    if (tsf_type_parse(s, t) || *t == TSF_VECTOR) return -imp_fail(m, CLI_USAGE, "--schema: unknown type '%s'", s);
-    return 1;
-}
-
-/* ---- records ---------------------------------------------------------------------------------- */
-
-/* --unescape: reverses tsf cat's escapes (\xHH, a doubled backslash) in every field, in place. */
-static void rec_unescape(csv_reader *r)
-{
-    for (size_t i = 0; i < r->nfields; i++) r->len[i] = csv_unescape(r->rec + r->off[i], r->len[i]);
-}
-
-/* --null-values: an unquoted cell that is one of the null texts becomes empty (a null, as a blank cell). */
-static void rec_nulls(const imp_opts *o, csv_reader *r)
-{
-    for (size_t i = 0; i < r->nfields; i++) {
-        if (r->quoted[i] || !r->len[i]) continue;
-        char *s = r->rec + r->off[i];
-        for (size_t k = 0; k < o->nnull; k++)
-            if (r->len[i] == o->null_len[k] && !memcmp(s, o->null_tok[k], r->len[i])) {
-                s[0] = '\0';
-                r->len[i] = 0;
-                break;
-            }
-    }
-}
-
-/* Splits a comma-separated --null-values list into o's tokens (empty tokens are dropped: blank cells are
-   null anyway). Returns 0, or -1 when the list is too long. */
-static int parse_nulls(imp_opts *o, const char *list)
-{
-    if (strlen(list) >= sizeof o->null_buf) return -1;
-    strcpy(o->null_buf, list);
-    o->nnull = 0;
-    for (char *p = o->null_buf; *p;) {
-        char *e = strchr(p, ',');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n) {
-            if (o->nnull == sizeof o->null_tok / sizeof o->null_tok[0]) return -1;
-            o->null_tok[o->nnull] = p;
-            o->null_len[o->nnull++] = n;
-        }
-        if (!e) break;
-        *e = '\0';
-        p = e + 1;
-    }
-    return 0;
-}
-
-static void rec_view(const csv_reader *r, rec *v)
-{
-    v->text = r->rec;
-    v->off = r->off;
-    v->len = r->len;
-    v->q = r->quoted;
-    v->n = r->nfields;
-    v->line = r->line;
-}
-
-static int rec_copy(const rec *src, rec *dst)
-{
-    size_t bytes = src->n ? src->off[src->n - 1] + src->len[src->n - 1] + 1 : 1;
-    dst->text = malloc(bytes);
-    dst->off = malloc((src->n + 1) * sizeof *dst->off);
-    dst->len = malloc((src->n + 1) * sizeof *dst->len);
-    dst->q = malloc(src->n + 1);
-    if (!dst->text || !dst->off || !dst->len || !dst->q) return -1;
-    memcpy(dst->text, src->text, bytes);
-    memcpy(dst->off, src->off, src->n * sizeof *dst->off);
-    memcpy(dst->len, src->len, src->n * sizeof *dst->len);
-    memcpy(dst->q, src->q, src->n);
-    dst->n = src->n;
-    dst->line = src->line;
-    return 0;
-}
-
-static void rec_free(rec *r)
-{
-    free(r->text);
-    free(r->off);
-    free(r->len);
-    free(r->q);
-}
-
-static int blank_record(const rec *r)
-{
-    return r->n == 1 && r->len[0] == 0 && !r->q[0];
-}
-
-/* Field i holds a NUL byte (text that C strings would cut there). */
-static int has_nul(const rec *r, size_t i)
-{
-    return strlen(r->text + r->off[i]) != r->len[i];
-}
 
 /* ---- one CSV file ------------------------------------------------------------------------------- */
 
@@ -331,7 +93,7 @@ static const char *parse_time(imp *m, file_ctx *f, const rec *r, int64_t *t)
         return NULL;
     }
     const char *s = r->text + r->off[f->tcol];
-    if (has_nul(r, (size_t)f->tcol)) return "cut by a NUL byte";
+    if (imp_has_nul(r, (size_t)f->tcol)) return "cut by a NUL byte";
     if (f->in_unit == TU_AUTO) { /* decide from the first time value */
         int64_t v;
         if (csv_time_is_iso(s))
@@ -430,16 +192,16 @@ static sink *long_sink(imp *m, file_ctx *f, const char *dev, const char *meas)
 static int long_register(imp *m, sink *s)
 {
     tsf_type t;
-    int g = given_type(m, s->names[0], &t);
+    int g = imp_given_type(m, s->names[0], &t);
     if (g < 0) return m->failed;
     if (!g) {
-        t = inferred(&s->inf);
+        t = imp_inferred(&s->inf);
         char name[300];
         snprintf(name, sizeof name, "%s.%s", s->target, s->names[0]);
-        inferred_note(m, name, &s->inf);
+        imp_inferred_note(m, name, &s->inf);
     }
     s->types[0] = t;
-    if (column_codec(m, s->names[0], t, &s->encs[0], &s->comps[0])) return m->failed;
+    if (imp_column_codec(m, s->names[0], t, &s->encs[0], &s->comps[0])) return m->failed;
     tsf_column_schema cs = {s->names[0], t, s->encs[0], s->comps[0], TSF_COLUMN_FIELD};
     tsf_error e = {0};
     if (tsf_writer_register_series(m->w, s->target, &cs, &e))
@@ -450,7 +212,7 @@ static int long_register(imp *m, sink *s)
 
 static int process(imp *m, file_ctx *f, rec *r)
 {
-    if (blank_record(r)) return 0;
+    if (imp_blank_record(r)) return 0;
     if (r->n != f->nfields) {
         char why[96];
         snprintf(why, sizeof why, "%zu fields, the header has %zu", r->n, f->nfields);
@@ -463,17 +225,17 @@ static int process(imp *m, file_ctx *f, rec *r)
     if (f->longfmt) {
         const char *dev = r->text + r->off[f->li_dev], *meas = r->text + r->off[f->li_meas];
         if (!*dev || !*meas) return bad_row(m, r, NULL, NULL, "empty device or measurement");
-        if (has_nul(r, f->li_dev) || has_nul(r, f->li_meas))
+        if (imp_has_nul(r, f->li_dev) || imp_has_nul(r, f->li_meas))
             return bad_row(m, r, NULL, NULL, "a NUL byte in the device or measurement");
         sink *s = long_sink(m, f, dev, meas);
         if (!s) return imp_oom(m);
         char *vs = r->text + r->off[f->li_val];
         if (!s->registered) {
-            infer(&s->inf, vs, r->len[f->li_val], r->q[f->li_val], r->line);
+            imp_infer(&s->inf, vs, r->len[f->li_val], r->q[f->li_val], r->line);
             if (long_register(m, s)) return m->failed;
         }
         tsf_value v;
-        if ((why = parse_cell(m, s->types[0], vs, r->len[f->li_val], r->q[f->li_val], &v)))
+        if ((why = imp_parse_cell(m, s->types[0], vs, r->len[f->li_val], r->q[f->li_val], &v)))
             return bad_row(m, r, f->header[f->li_val], vs, why);
         if (v.is_null) return 0; /* a long row without a value adds nothing */
         char what[300];
@@ -488,7 +250,7 @@ static int process(imp *m, file_ctx *f, rec *r)
     for (size_t i = 0; i < f->ncols; i++) {
         col *c = &f->cols[i];
         char *s = r->text + r->off[c->field];
-        if ((why = parse_cell(m, c->type, s, r->len[c->field], r->q[c->field], &f->cells[i])))
+        if ((why = imp_parse_cell(m, c->type, s, r->len[c->field], r->q[c->field], &f->cells[i])))
             return bad_row(m, r, c->name, s, why);
     }
     sink *s = f->sink;
@@ -594,7 +356,7 @@ static int wide_target(imp *m, file_ctx *f)
             return imp_oom(m);
         }
         s->types[i] = f->cols[i].type;
-        if (i >= f->ntags && column_codec(m, s->names[i], s->types[i], &s->encs[i], &s->comps[i])) {
+        if (i >= f->ntags && imp_column_codec(m, s->names[i], s->types[i], &s->encs[i], &s->comps[i])) {
             free(cs);
             return m->failed;
         }
@@ -623,7 +385,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
     if (!f->header) return imp_oom(m);
     for (size_t i = 0; i < h->n; i++) {
         const char *s = h->text + h->off[i];
-        if (has_nul(h, i)) return imp_fail(m, CLI_DAMAGED, "%s: the name of column %zu holds a NUL byte", m->path, i + 1);
+        if (imp_has_nul(h, i)) return imp_fail(m, CLI_DAMAGED, "%s: the name of column %zu holds a NUL byte", m->path, i + 1);
         while (*s == ' ') s++;
         if (!(f->header[i] = strdup(s))) return imp_oom(m);
         size_t n = strlen(f->header[i]);
@@ -690,7 +452,7 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
         col *c = &f->cols[f->ncols++];
         c->name = f->header[i];
         c->field = i;
-        int g = given_type(m, c->name, &c->type);
+        int g = imp_given_type(m, c->name, &c->type);
         if (g < 0) return m->failed;
         c->given = g;
     }
@@ -799,8 +561,8 @@ static int import_file(imp *m, const char *path)
                       path, cr.delim);
         goto done;
     }
-    if (o->unescape) rec_unescape(&cr);
-    rec_view(&cr, &hv);
+    if (o->unescape) imp_rec_unescape(&cr);
+    imp_rec_view(&cr, &hv);
     if ((rc = setup_columns(m, &f, &hv))) goto done;
     /* the inference window */
     win = calloc(o->infer_rows ? o->infer_rows : 1, sizeof *win);
@@ -810,29 +572,29 @@ static int import_file(imp *m, const char *path)
     }
     while (nwin < o->infer_rows && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
-        if (o->unescape) rec_unescape(&cr);
-        rec_nulls(o, &cr);
-        rec_view(&cr, &v);
-        if (blank_record(&v)) continue;
-        if (rec_copy(&v, &win[nwin])) {
-            rec_free(&win[nwin]);
+        if (o->unescape) imp_rec_unescape(&cr);
+        imp_rec_nulls(o, &cr);
+        imp_rec_view(&cr, &v);
+        if (imp_blank_record(&v)) continue;
+        if (imp_rec_copy(&v, &win[nwin])) {
+            imp_rec_free(&win[nwin]);
             rc = imp_oom(m);
             goto done;
         }
         nwin++;
         if (v.n != f.nfields) continue;
         if (f.longfmt) {
-            if (has_nul(&v, f.li_dev) || has_nul(&v, f.li_meas)) continue; /* a bad row, reported later */
+            if (imp_has_nul(&v, f.li_dev) || imp_has_nul(&v, f.li_meas)) continue; /* a bad row, reported later */
             sink *s = long_sink(m, &f, v.text + v.off[f.li_dev], v.text + v.off[f.li_meas]);
             if (!s) {
                 rc = imp_oom(m);
                 goto done;
             }
-            if (!s->registered) infer(&s->inf, v.text + v.off[f.li_val], v.len[f.li_val], v.q[f.li_val], v.line);
+            if (!s->registered) imp_infer(&s->inf, v.text + v.off[f.li_val], v.len[f.li_val], v.q[f.li_val], v.line);
         } else {
             for (size_t i = f.ntags; i < f.ncols; i++)
                 if (!f.cols[i].given)
-                    infer(&f.cols[i].inf, v.text + v.off[f.cols[i].field], v.len[f.cols[i].field],
+                    imp_infer(&f.cols[i].inf, v.text + v.off[f.cols[i].field], v.len[f.cols[i].field],
                           v.q[f.cols[i].field], v.line);
         }
     }
@@ -844,8 +606,8 @@ static int import_file(imp *m, const char *path)
     if (!f.longfmt) {
         for (size_t i = f.ntags; i < f.ncols; i++)
             if (!f.cols[i].given) {
-                f.cols[i].type = inferred(&f.cols[i].inf);
-                inferred_note(m, f.cols[i].name, &f.cols[i].inf);
+                f.cols[i].type = imp_inferred(&f.cols[i].inf);
+                imp_inferred_note(m, f.cols[i].name, &f.cols[i].inf);
             }
         if ((rc = wide_target(m, &f))) goto done;
     } else {
@@ -855,10 +617,10 @@ static int import_file(imp *m, const char *path)
     for (size_t i = 0; i < nwin && !rc; i++, f.rowno++) rc = process(m, &f, &win[i]);
     while (!rc && (got = csv_next(&cr, msg, sizeof msg)) > 0) {
         rec v;
-        if (o->unescape) rec_unescape(&cr);
-        rec_nulls(o, &cr);
-        rec_view(&cr, &v);
-        if (blank_record(&v)) continue;
+        if (o->unescape) imp_rec_unescape(&cr);
+        imp_rec_nulls(o, &cr);
+        imp_rec_view(&cr, &v);
+        if (imp_blank_record(&v)) continue;
         rc = process(m, &f, &v);
         f.rowno++;
         if (show && (f.rowno & 0xffff) == 0) progress(m, &cr, total);
@@ -868,7 +630,7 @@ static int import_file(imp *m, const char *path)
     if (show) fputc('\n', stderr);
     m->csv_bytes += cr.bytes;
 done:
-    for (size_t i = 0; i < nwin; i++) rec_free(&win[i]);
+    for (size_t i = 0; i < nwin; i++) imp_rec_free(&win[i]);
     free(win);
     for (size_t i = 0; i < f.nfields && f.header; i++) free(f.header[i]);
     free(f.header);
@@ -924,7 +686,7 @@ int tsf_cmd_import(int argc, char **argv)
     imp m = {0};
     m.o = &o;
     o.per_second = 1000;
-    parse_nulls(&o, CSV_DEFAULT_NULLS);
+    imp_parse_nulls(&o, CSV_DEFAULT_NULLS);
     o.infer_rows = 10000;
     o.flush_ms = 1000;
     o.progress = isatty(2);
@@ -947,7 +709,7 @@ int tsf_cmd_import(int argc, char **argv)
         } else if (cli_value(&a, "--device")) {
             o.device = a.val;
         } else if (cli_value(&a, "--null-values")) {
-            if (!a.bad && parse_nulls(&o, a.val)) {
+            if (!a.bad && imp_parse_nulls(&o, a.val)) {
                 cli_err("import", "--null-values: at most 16 texts in 255 bytes");
                 goto out;
             }

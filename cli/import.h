@@ -121,4 +121,41 @@ int imp_sink_sort_write(imp *m, sink *s, size_t ntags);
 int imp_fail(imp *m, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int imp_oom(imp *m);
 
+/* ---- one record (import_cells.c) ------------------------------------------------------------- */
+
+/* A record: field texts (NUL-terminated, mutable), lengths, quoted flags. */
+typedef struct rec {
+    char *text;
+    size_t *off, *len;
+    uint8_t *q;
+    size_t n;
+    uint64_t line;
+} rec;
+
+/* Parses field text into *v for `type`. Returns NULL or a reason. BLOB hex decodes in place. */
+const char *imp_parse_cell(imp *m, tsf_type type, char *s, size_t len, int quoted, tsf_value *v);
+/* Type inference of one value: clears the types that cannot hold it (see import_cells.c). */
+void imp_infer(inference *f, const char *s, size_t len, int quoted, uint64_t line);
+tsf_type imp_inferred(const inference *f);
+/* Says why a column of numbers became STRING (stderr, unless --quiet). */
+void imp_inferred_note(const imp *m, const char *column, const inference *f);
+/* Encoding and compression of a column from --encoding / --compression (AUTO and LZ4 otherwise). */
+int imp_column_codec(imp *m, const char *name, tsf_type type, tsf_encoding *enc, tsf_compression *comp);
+/* --schema's type of a column: 1 (in *t), 0 when not given, negative exit code for an unknown type. */
+int imp_given_type(imp *m, const char *name, tsf_type *t);
+/* --unescape: reverses tsf cat's escapes (\xHH, a doubled backslash) in every field, in place. */
+void imp_rec_unescape(csv_reader *r);
+/* --null-values: an unquoted cell that is one of the null texts becomes empty (a null, as a blank cell). */
+void imp_rec_nulls(const imp_opts *o, csv_reader *r);
+/* Splits a comma-separated --null-values list into o's tokens; -1 when the list is too long. */
+int imp_parse_nulls(imp_opts *o, const char *list);
+/* The reader's current record (borrowed), a copy of one (-1: out of memory), and the copy's release. */
+void imp_rec_view(const csv_reader *r, rec *v);
+int imp_rec_copy(const rec *src, rec *dst);
+void imp_rec_free(rec *r);
+/* A line with nothing on it. */
+int imp_blank_record(const rec *r);
+/* Field i holds a NUL byte (text that C strings would cut there). */
+int imp_has_nul(const rec *r, size_t i);
+
 #endif

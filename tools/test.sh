@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs every test twice: Release, then ASan+UBSan; then the concurrency tests under
+# Builds and runs every test twice: Release (with the Python package's tests), then ASan+UBSan; then the concurrency tests under
 # ThreadSanitizer; then fuzzes every libFuzzer harness for FUZZ_SECONDS seconds each (default 20; 0 skips)
 # with clang, ASan and UBSan, every sanitizer report fatal (tools/fuzz.sh); any finding fails the run. Exits non-zero on any failure, and on any test
 # that ctest reports skipped or not run: every test's data ships in tests/data, so a skip means a check
@@ -36,6 +36,7 @@ if nm -g --defined-only build/libtsf.a | awk 'NF == 3 && $2 ~ /[TDBRC]/ {print $
   exit 1
 fi
 bash tools/test_install.sh build
+bash tools/test_python.sh build
 echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_SANITIZE=ON -DTSF_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j"$jobs"

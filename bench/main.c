@@ -8,16 +8,56 @@ typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *help;
+    const char *options; /* what the experiment reads: "--name=" takes a value, "--name" is a flag */
 } experiment;
 
 static const experiment EXPERIMENTS[] = {
-    {"codec", bench_codec, "E1: TS_2DIFF and GORILLA encode/decode, per-value vs batch vs SIMD"},
-    {"write", bench_write, "E4: the writer, column-wise tablets vs row by row"},
-    {"filter", bench_filter, "E3: time filtering inside a TS_2DIFF page, conservative vs exact block bound"},
-    {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A"},
-    {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree"},
-    {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding"},
+    {"codec", bench_codec, "E1: TS_2DIFF and GORILLA encode/decode, per-value vs batch vs SIMD",
+     "--rows= --reps= --page= --json"},
+    {"write", bench_write, "E4: the writer, column-wise tablets vs row by row",
+     "--case= --data= --aligned --compression= --encoding= --rows= --reps= --threads= --out= --json --budget-mb= "
+     "--lz4-probe= --gorilla-compact= --path= --setter= --sink= --pregen --each"},
+    {"filter", bench_filter, "E3: time filtering inside a TS_2DIFF page, conservative vs exact block bound",
+     "--blocks= --runs= --listing= --json"},
+    {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A",
+     "--case= --rows= --threads= --reps= --json --keep= --select= --paths= --clock= --check="},
+    {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree",
+     "--keys= --dataset= --threads= --ops= --reps= --only= --json"},
+    {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding",
+     "--data= --compression= --lz4-probe= --reps= --page-points= --budget-kb= --json"},
 };
+
+/* How `arg` appears in an options list: 0 = not there, 1 = a flag, 2 = takes a value. */
+static int option_kind(const char *options, const char *arg)
+{
+    size_t n = strlen(arg);
+    for (const char *p = options; (p = strstr(p, arg)) != NULL; p += n) {
+        if (p != options && p[-1] != ' ') continue;
+        if (p[n] == ' ' || p[n] == '\0') return 1;
+        if (p[n] == '=' && (p[n + 1] == ' ' || p[n + 1] == '\0')) return 2;
+    }
+    return 0;
+}
+
+/* Every argument is an option of the experiment (with its value): a misspelt option is an error, never a
+ * run on the defaults. */
+static int check_args(const experiment *e, int argc, char **argv)
+{
+    for (int a = 2; a < argc; a++) {
+        int k = strncmp(argv[a], "--", 2) == 0 ? option_kind(e->options, argv[a]) : 0;
+        if (k == 2 && a + 1 < argc) {
+            a++;
+            continue;
+        }
+        if (k == 1) continue;
+        if (k == 2)
+            fprintf(stderr, "tsf-bench %s: %s needs a value\n", e->name, argv[a]);
+        else
+            fprintf(stderr, "tsf-bench %s: unknown argument '%s' (options: %s)\n", e->name, argv[a], e->options);
+        return 1;
+    }
+    return 0;
+}
 
 static void usage(FILE *out)
 {
@@ -37,9 +77,11 @@ int main(int argc, char **argv)
         for (int a = 2; a < argc; a++) /* `tsf-bench EXP --help`: usage, never a run */
             if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
                 printf("usage: tsf-bench %s [options] [--json]\n  %s\n", EXPERIMENTS[i].name, EXPERIMENTS[i].help);
-                printf("(options: the comment at the top of bench/%s.c)\n", EXPERIMENTS[i].name);
+                printf("options: %s\n(what they do: the comment at the top of bench/%s.c)\n", EXPERIMENTS[i].options,
+                       EXPERIMENTS[i].name);
                 return 0;
             }
+        if (check_args(&EXPERIMENTS[i], argc, argv)) return 2;
         return EXPERIMENTS[i].run(argc - 1, argv + 1);
     }
     fprintf(stderr, "tsf-bench: unknown experiment '%s'\n", argv[1]);

@@ -213,8 +213,7 @@ int cli_parse_time_unit(const char *s, int64_t *per_second)
     return -1;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (civil calendar arithmetic on 400-year eras). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+int64_t cli_days_from_civil(int64_t y, int64_t m, int64_t d)
 {
     y -= m <= 2;
     int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -224,7 +223,7 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
     return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
+void cli_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
 {
     z += 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
@@ -300,7 +299,7 @@ int cli_parse_time(const char *s, int64_t per_second, int64_t *out)
         off = sign * (oh * 3600 + om * 60);
     }
     if (*p) return -1;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
+    int64_t secs = cli_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off;
     /* fraction in the unit, truncated */
     int64_t sub =
         frac_scale >= per_second ? frac / (frac_scale / per_second) : frac * (per_second / frac_scale);
@@ -359,7 +358,7 @@ void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second)
         days--;
     }
     int64_t y, m, d;
-    civil_from_days(days, &y, &m, &d);
+    cli_civil_from_days(days, &y, &m, &d);
     int n =
         snprintf(buf, cap, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64,
                  y, m, d, rem / 3600, rem / 60 % 60, rem % 60);

@@ -94,6 +94,9 @@ int cli_parse_time(const char *s, int64_t per_second, int64_t *out);
  * integer in the file's unit. Must be > 0 and exact in the unit (1ms in a second-unit file fails).
  * 0 on success. */
 int cli_parse_duration(const char *s, int64_t per_second, int64_t *out);
+/* Days since 1970-01-01 of a proleptic Gregorian date (civil calendar arithmetic on 400-year eras), and back. */
+int64_t cli_days_from_civil(int64_t y, int64_t m, int64_t d);
+void cli_civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d);
 /* Formats a time in the unit as ISO-8601 UTC ("2024-01-02T03:04:05.123Z"; fraction digits by unit). */
 void cli_format_time(char *buf, size_t cap, int64_t t, int64_t per_second);
 

@@ -18,6 +18,7 @@ declare -A ALLOWED=(
     [write]="common codec compress format"
     [read]="common codec compress format"
     [index]="common"
+    [arrow]="common read"
 )
 
 declare -A LINK_EXTRA=(

@@ -1,0 +1,395 @@
+/*
+ * columns.c - the columns of an Arrow stream, fixed when it opens: the time column, then
+ *   table model (the selected devices share a table with a schema): the TAG columns (utf8, from the device
+ *     id) and the FIELD columns, in schema order, or the columns named by the query in its order;
+ *   tree model: the device (utf8, an option), then the union of the selected devices' series by name
+ *     (ascending; a series a device lacks reads as null), or the series named by the query in its order.
+ * A tree series whose type differs between devices is TSF_EINVAL: one Arrow column has one type.
+ * Also the options and the schema export.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arrow_internal.h"
+
+void tsf_arrow_options_init(tsf_arrow_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->time_unit = TSF_ARROW_MILLI;
+    o->device_column = 1;
+}
+
+tsf_status tsf_ar_options(const tsf_arrow_options *in, tsf_arrow_options *o, tsf_error *err)
+{
+    tsf_arrow_options_init(o);
+    if (in) {
+        if (in->struct_size != sizeof *o)
+            return tsf_err(err, TSF_EINVAL, "tsf_arrow_options.struct_size %zu unknown", in->struct_size);
+        memcpy(o, in, sizeof *o);
+    }
+    if (o->time_unit != TSF_ARROW_MILLI && o->time_unit != TSF_ARROW_MICRO && o->time_unit != TSF_ARROW_NANO)
+        return tsf_err(err, TSF_EINVAL, "tsf_arrow_options.time_unit %d unknown", (int)o->time_unit);
+    if (o->query && (o->query->struct_size < sizeof(size_t) || o->query->struct_size > sizeof(tsf_query_options)))
+        return tsf_err(err, TSF_EINVAL, "tsf_query_options.struct_size %zu unknown", o->query->struct_size);
+    return TSF_OK;
+}
+
+/* The selected devices: an explicit list, or the range [first, first + n). */
+typedef struct devsel {
+    const size_t *list;
+    size_t first, n;
+} devsel;
+
+static size_t dev_at(const devsel *s, size_t i) { return s->list ? s->list[i] : s->first + i; }
+
+typedef struct named {
+    const char *name;
+    tsf_type type;
+} named;
+
+static int named_cmp(const void *x, const void *y)
+{
+    const named *a = x, *b = y;
+    int c = strcmp(a->name, b->name);
+    return c ? c : (int)a->type - (int)b->type;
+}
+
+/* Type of series `name` over the selected devices: *found = 0 when none has it; TSF_EINVAL when two differ. */
+static tsf_status series_type(tsf_reader *r, const devsel *ds, const char *name, tsf_type *type, int *found,
+                              tsf_error *err)
+{
+    *found = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        size_t d = dev_at(ds, i), j;
+        if (tsf_reader_find_series(r, d, name, &j, NULL) != TSF_OK) continue;
+        tsf_series_info si;
+        tsf_status st = tsf_reader_series(r, d, j, &si, err);
+        if (st) return st;
+        if (*found && si.type != *type)
+            return tsf_err(err, TSF_EINVAL, "series %s is %s in one device and %s in another: one Arrow column has "
+                           "one type (select the devices, or one device per stream)", name,
+                           tsf_type_name(*type), tsf_type_name(si.type));
+        *type = si.type;
+        *found = 1;
+    }
+    return TSF_OK;
+}
+
+static tsf_status add_col(acols *c, size_t cap, acol_kind kind, tsf_type type, size_t src, const char *name,
+                          tsf_error *err)
+{
+    if (c->ncols >= cap) return tsf_err(err, TSF_EINVAL, "arrow: too many columns");
+    c->cols[c->ncols++] = (acol){kind, type, src, name};
+    c->pool_size += strlen(name) + 1;
+    return TSF_OK;
+}
+
+static tsf_status table_columns(tsf_reader *r, const tsf_table_info *ti, const tsf_query_options *q, acols *c,
+                                size_t cap, tsf_error *err)
+{
+    tsf_status st = TSF_OK;
+    if (!q->columns) {
+        for (int pass = 0; pass < 2 && !st; pass++) {
+            size_t ntag = 0;
+            for (size_t k = 0; k < ti->ncolumns && !st; k++) {
+                const tsf_table_column *tc = &ti->columns[k];
+                if (tc->category == TSF_COLUMN_TAG) {
+                    if (pass == 0) st = add_col(c, cap, AC_TAG, TSF_STRING, ntag, tc->name, err);
+                    ntag++;
+                } else if (tc->category == TSF_COLUMN_FIELD && pass == 1) {
+                    st = add_col(c, cap, AC_VALUE, tc->type, c->nq, tc->name, err);
+                    c->nq++;
+                }
+            }
+        }
+        return st;
+    }
+    for (size_t i = 0; i < q->ncolumns && !st; i++) {
+        const char *name = q->columns[i];
+        if (!name) return tsf_err(err, TSF_EINVAL, "tsf_query_options.columns[%zu] is NULL", i);
+        size_t ntag = 0, k;
+        for (k = 0; k < ti->ncolumns; k++) {
+            if (!strcmp(ti->columns[k].name, name)) break;
+            if (ti->columns[k].category == TSF_COLUMN_TAG) ntag++;
+        }
+        if (k == ti->ncolumns)
+            return tsf_err(err, TSF_EINVAL, "column %s is not a column of table %s", name, ti->name);
+        if (ti->columns[k].category == TSF_COLUMN_TAG) {
+            st = add_col(c, cap, AC_TAG, TSF_STRING, ntag, name, err);
+        } else { /* FIELD, or ATTRIBUTE (no stored values: the query reads it as null) */
+            st = add_col(c, cap, AC_VALUE, ti->columns[k].type, c->nq, name, err);
+            c->nq++;
+        }
+    }
+    return st;
+}
+
+static tsf_status tree_columns(tsf_reader *r, const devsel *ds, const tsf_query_options *q, acols *c, size_t cap,
+                               const tsf_allocator *a, tsf_error *err)
+{
+    tsf_status st = TSF_OK;
+    if (q->columns) {
+        for (size_t i = 0; i < q->ncolumns && !st; i++) {
+            const char *name = q->columns[i];
+            if (!name) return tsf_err(err, TSF_EINVAL, "tsf_query_options.columns[%zu] is NULL", i);
+            tsf_type type = TSF_INT64;
+            int found;
+            if ((st = series_type(r, ds, name, &type, &found, err))) return st;
+            if (!found) return tsf_err(err, TSF_EINVAL, "series %s: no selected device has it", name);
+            st = add_col(c, cap, AC_VALUE, type, c->nq, name, err);
+            c->nq++;
+        }
+        return st;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        tsf_device_info di;
+        if ((st = tsf_reader_device(r, dev_at(ds, i), &di, err))) return st;
+        total += di.nseries;
+    }
+    named *all = tsf_calloc(a, total ? total : 1, sizeof *all);
+    if (!all) return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < ds->n && !st; i++) {
+        size_t d = dev_at(ds, i);
+        tsf_device_info di;
+        if ((st = tsf_reader_device(r, d, &di, err))) break;
+        for (size_t j = 0; j < di.nseries && n < total && !st; j++) {
+            tsf_series_info si;
+            if ((st = tsf_reader_series(r, d, j, &si, err))) break;
+            all[n++] = (named){si.measurement, si.type};
+        }
+    }
+    if (!st) {
+        qsort(all, n, sizeof *all, named_cmp);
+        for (size_t i = 0; i < n && !st; i++) {
+            if (i && !strcmp(all[i].name, all[i - 1].name)) {
+                if (all[i].type != all[i - 1].type)
+                    st = tsf_err(err, TSF_EINVAL, "series %s is %s in one device and %s in another: one Arrow "
+                                 "column has one type (select the devices, or one device per stream)", all[i].name,
+                                 tsf_type_name(all[i - 1].type), tsf_type_name(all[i].type));
+                continue;
+            }
+            st = add_col(c, cap, AC_VALUE, all[i].type, c->nq, all[i].name, err);
+            c->nq++;
+        }
+    }
+    tsf_free(a, all, (total ? total : 1) * sizeof *all);
+    return st;
+}
+
+/* Upper bound of the column count: time + device + the explicit columns, or every series/column. */
+static tsf_status column_bound(tsf_reader *r, const devsel *ds, const tsf_table_info *ti,
+                               const tsf_query_options *q, size_t *cap, tsf_error *err)
+{
+    size_t n = 2;
+    if (q->columns) {
+        n += q->ncolumns;
+    } else if (ti) {
+        n += ti->ncolumns;
+    } else {
+        for (size_t i = 0; i < ds->n; i++) {
+            tsf_device_info di;
+            tsf_status st = tsf_reader_device(r, dev_at(ds, i), &di, err);
+            if (st) return st;
+            n += di.nseries;
+        }
+    }
+    *cap = n;
+    return TSF_OK;
+}
+
+static const char *format_of(const acols *c, tsf_type t)
+{
+    static const char *TS[] = {"tsm:UTC", "tsu:UTC", "tsn:UTC"};
+    switch (t) {
+    case TSF_BOOLEAN: return "b";
+    case TSF_INT32: return "i";
+    case TSF_INT64: return "l";
+    case TSF_FLOAT: return "f";
+    case TSF_DOUBLE: return "g";
+    case TSF_TEXT:
+    case TSF_STRING: return "u";
+    case TSF_BLOB: return "z";
+    case TSF_DATE: return "tdD";
+    case TSF_TIMESTAMP: return TS[c->unit];
+    default: return NULL;
+    }
+}
+
+tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_allocator *a, acols *out,
+                          tsf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->unit = o->time_unit;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    if (o->query) memcpy(&q, o->query, o->query->struct_size);
+    tsf_status st = tsf_reader_load_index(r, err);
+    if (st) return st;
+    size_t ndev = tsf_reader_device_count(r);
+    devsel ds = {NULL, 0, ndev};
+    tsf_table_info ti;
+    int have_ti = 0;
+    if (q.devices) {
+        ds = (devsel){q.devices, 0, q.ndevices};
+        for (size_t i = 0; i < ds.n; i++)
+            if (ds.list[i] >= ndev)
+                return tsf_err(err, TSF_EINVAL, "tsf_query_options.devices[%zu] = %zu, the file has %zu devices", i,
+                               ds.list[i], ndev);
+    } else if (q.table) {
+        size_t t;
+        if ((st = tsf_reader_find_table(r, q.table, &t, err)) || (st = tsf_reader_table(r, t, &ti, err))) return st;
+        ds = (devsel){NULL, ti.first_device, ti.ndevices};
+        have_ti = ti.ncolumns > 0;
+    }
+    /* the model: a table schema shared by every selected device, or the tree model when none has one */
+    if (!have_ti && ds.n) {
+        size_t t0 = 0;
+        int mixed = 0, schema = 0;
+        for (size_t i = 0; i < ds.n; i++) {
+            tsf_device_info di;
+            tsf_table_info t2;
+            if ((st = tsf_reader_device(r, dev_at(&ds, i), &di, err)) ||
+                (st = tsf_reader_table(r, di.table, &t2, err)))
+                return st;
+            if (i == 0) t0 = di.table;
+            mixed |= di.table != t0;
+            schema |= t2.ncolumns > 0;
+        }
+        if (schema && mixed)
+            return tsf_err(err, TSF_EINVAL, "the selected devices belong to several tables: a stream reads one "
+                           "table (set tsf_query_options.table)");
+        if (schema) {
+            if ((st = tsf_reader_table(r, t0, &ti, err))) return st;
+            have_ti = 1;
+        }
+    }
+    size_t cap;
+    if ((st = column_bound(r, &ds, have_ti ? &ti : NULL, &q, &cap, err))) return st;
+    out->cap = cap;
+    out->cols = tsf_calloc(a, cap, sizeof *out->cols);
+    out->qnames = tsf_calloc(a, cap, sizeof *out->qnames);
+    if (!out->cols || !out->qnames) {
+        st = tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+        goto fail;
+    }
+    if ((st = add_col(out, cap, AC_TIME, TSF_TIMESTAMP, 0, o->time_name ? o->time_name : "time", err))) goto fail;
+    if (have_ti) {
+        st = table_columns(r, &ti, &q, out, cap, err);
+    } else {
+        if (o->device_column && (st = add_col(out, cap, AC_DEVICE, TSF_STRING, 0, "device", err))) goto fail;
+        st = tree_columns(r, &ds, &q, out, cap, a, err);
+    }
+    if (st) goto fail;
+    for (size_t i = 0; i < out->ncols; i++)
+        if (!format_of(out, out->cols[i].type)) {
+            st = tsf_err(err, TSF_ENOTSUP, "column %s: type %d has no Arrow form", out->cols[i].name,
+                         (int)out->cols[i].type);
+            goto fail;
+        }
+    /* names into one pool (the stream keeps them; the reader's and the caller's may go away) */
+    if (!(out->pool = tsf_alloc(a, out->pool_size))) {
+        st = tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+        goto fail;
+    }
+    char *p = out->pool;
+    for (size_t i = 0; i < out->ncols; i++) {
+        size_t n = strlen(out->cols[i].name) + 1;
+        memcpy(p, out->cols[i].name, n);
+        out->cols[i].name = p;
+        if (out->cols[i].kind == AC_VALUE) out->qnames[out->cols[i].src] = p;
+        p += n;
+    }
+    return TSF_OK;
+fail:
+    tsf_ar_columns_free(out, a);
+    return st;
+}
+
+void tsf_ar_columns_free(acols *c, const tsf_allocator *a)
+{
+    if (c->cols) tsf_free(a, c->cols, c->cap * sizeof *c->cols);
+    if (c->qnames) tsf_free(a, c->qnames, c->cap * sizeof *c->qnames);
+    if (c->pool) tsf_free(a, c->pool, c->pool_size);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- shared blocks --------------------------------------------------------------------------- */
+
+ablock *tsf_ar_block_new(const tsf_allocator *a, size_t size)
+{
+    size_t raw_size = size + 64;
+    if (raw_size < size) return NULL;
+    void *raw = tsf_alloc(a, raw_size);
+    if (!raw) return NULL;
+    ablock *b = (ablock *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    atomic_init(&b->refs, 1);
+    b->has_a = a != NULL;
+    if (a) b->a = *a;
+    b->raw = raw;
+    b->raw_size = raw_size;
+    return b;
+}
+
+void tsf_ar_block_unref(ablock *b)
+{
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
+    tsf_allocator a = b->a;
+    tsf_free(b->has_a ? &a : NULL, b->raw, b->raw_size);
+}
+
+/* ---- the schema ------------------------------------------------------------------------------ */
+
+static void schema_release(struct ArrowSchema *s)
+{
+    if (!s || !s->release) return;
+    for (int64_t i = 0; i < s->n_children; i++)
+        if (s->children[i]->release) s->children[i]->release(s->children[i]);
+    ablock *b = s->private_data;
+    s->release = NULL;
+    tsf_ar_block_unref(b);
+}
+
+tsf_status tsf_ar_schema(const acols *c, const tsf_allocator *a, struct ArrowSchema *out, tsf_error *err)
+{
+    size_t n = c->ncols;
+    size_t head = tsf_ar_align64(sizeof(ablock));
+    size_t size = head + n * (sizeof(struct ArrowSchema) + sizeof(struct ArrowSchema *)) + c->pool_size;
+    ablock *b = tsf_ar_block_new(a, size);
+    if (!b) return tsf_err(err, TSF_ENOMEM, "arrow: out of memory (schema)");
+    atomic_store(&b->refs, 1 + n);
+    struct ArrowSchema *kids = (struct ArrowSchema *)((char *)b + head);
+    struct ArrowSchema **kp = (struct ArrowSchema **)(kids + n);
+    char *names = (char *)(kp + n);
+    memcpy(names, c->pool, c->pool_size);
+    for (size_t i = 0; i < n; i++) {
+        const acol *col = &c->cols[i];
+        kids[i] = (struct ArrowSchema){
+            .format = format_of(c, col->type),
+            .name = names + (col->name - c->pool),
+            .metadata = NULL,
+            .flags = col->kind == AC_TIME || col->kind == AC_DEVICE ? 0 : ARROW_FLAG_NULLABLE,
+            .n_children = 0,
+            .children = NULL,
+            .dictionary = NULL,
+            .release = schema_release,
+            .private_data = b,
+        };
+        kp[i] = &kids[i];
+    }
+    *out = (struct ArrowSchema){
+        .format = "+s",
+        .name = "",
+        .metadata = NULL,
+        .flags = 0,
+        .n_children = (int64_t)n,
+        .children = n ? kp : NULL,
+        .dictionary = NULL,
+        .release = schema_release,
+        .private_data = b,
+    };
+    return TSF_OK;
+}

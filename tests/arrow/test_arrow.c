@@ -1,0 +1,881 @@
+/*
+ * test_arrow.c - the Arrow C stream export (include/tsf_arrow.h, src/arrow/): a consumer that checks every
+ * producer rule of the C data and C stream interfaces (structures fully filled, n_buffers per format, lengths,
+ * offsets 0, offsets monotonic, null counts equal to the validity bitmaps, 64-byte aligned buffers, arrays
+ * and schemas released independently of the stream and of each other, end of stream = released array,
+ * get_last_error after a failure), and content: every cell of every stream equals the row cursor of the
+ * same query (tsf_cursor, the plain reader) on golden files (tree and table model) and on files written
+ * here with every type, nulls, null tags and devices that lack series.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "read/gen_file.h"
+#include "test.h"
+#include "tsf_arrow.h"
+
+/* ---- the consumer's structural checks ----------------------------------------------------------- */
+
+static int64_t buffers_for(const char *fmt)
+{
+    if (!strcmp(fmt, "u") || !strcmp(fmt, "z")) return 3;
+    return 2;
+}
+
+static int fmt_width(const char *fmt)
+{
+    if (!strcmp(fmt, "i") || !strcmp(fmt, "f") || !strcmp(fmt, "tdD")) return 4;
+    if (!strcmp(fmt, "l") || !strcmp(fmt, "g") || !strncmp(fmt, "ts", 2)) return 8;
+    return 0;
+}
+
+static void check_schema(const struct ArrowSchema *s)
+{
+    CHECK(s->release != NULL);
+    CHECK(s->format && !strcmp(s->format, "+s"));
+    CHECK(s->name != NULL);
+    CHECK(s->dictionary == NULL);
+    CHECK(s->n_children >= 1);
+    CHECK(s->children != NULL);
+    for (int64_t i = 0; i < s->n_children; i++) {
+        const struct ArrowSchema *c = s->children[i];
+        CHECK(c->release != NULL);
+        CHECK(c->format != NULL);
+        CHECK(c->name != NULL && c->name[0]);
+        CHECK(c->n_children == 0);
+        CHECK(c->dictionary == NULL);
+        const char *f = c->format;
+        CHECK(!strcmp(f, "b") || !strcmp(f, "i") || !strcmp(f, "l") || !strcmp(f, "f") || !strcmp(f, "g") ||
+              !strcmp(f, "u") || !strcmp(f, "z") || !strcmp(f, "tdD") || !strcmp(f, "tsm:UTC") ||
+              !strcmp(f, "tsu:UTC") || !strcmp(f, "tsn:UTC"));
+    }
+    CHECK(!strncmp(s->children[0]->format, "ts", 2));
+    CHECK(!(s->children[0]->flags & ARROW_FLAG_NULLABLE));
+}
+
+static int64_t bitmap_nulls(const uint8_t *v, int64_t n)
+{
+    int64_t nulls = 0;
+    for (int64_t r = 0; r < n; r++) nulls += !(v[r / 8] >> (r % 8) & 1);
+    return nulls;
+}
+
+static int aligned64(const void *p) { return ((uintptr_t)p & 63) == 0; }
+
+/* Every rule of one array against its schema. */
+static void check_array(const struct ArrowSchema *s, const struct ArrowArray *a)
+{
+    CHECK(a->release != NULL);
+    CHECK(a->length > 0);
+    CHECK_EQ_INT(a->offset, 0);
+    CHECK_EQ_INT(a->null_count, 0);
+    CHECK_EQ_INT(a->n_buffers, 1);
+    CHECK(a->buffers != NULL && a->buffers[0] == NULL);
+    CHECK_EQ_INT(a->n_children, s->n_children);
+    CHECK(a->dictionary == NULL);
+    for (int64_t i = 0; i < a->n_children && i < s->n_children; i++) {
+        const struct ArrowArray *c = a->children[i];
+        const char *f = s->children[i]->format;
+        CHECK(c->release != NULL);
+        CHECK_EQ_INT(c->length, a->length);
+        CHECK_EQ_INT(c->offset, 0);
+        CHECK_EQ_INT(c->n_children, 0);
+        CHECK(c->dictionary == NULL);
+        CHECK_EQ_INT(c->n_buffers, buffers_for(f));
+        for (int64_t k = 0; k < c->n_buffers; k++)
+            if (c->buffers[k]) CHECK(aligned64(c->buffers[k]));
+        CHECK(c->buffers[1] != NULL);
+        if (c->buffers[0]) {
+            CHECK_EQ_INT(c->null_count, bitmap_nulls(c->buffers[0], c->length));
+        } else {
+            CHECK_EQ_INT(c->null_count, 0);
+        }
+        if (!(s->children[i]->flags & ARROW_FLAG_NULLABLE)) CHECK_EQ_INT(c->null_count, 0);
+        if (c->n_buffers == 3) {
+            const int32_t *off = c->buffers[1];
+            CHECK_EQ_INT(off[0], 0);
+            for (int64_t r = 0; r < c->length; r++) CHECK(off[r] <= off[r + 1]);
+            if (off[c->length] > 0) CHECK(c->buffers[2] != NULL);
+        }
+    }
+}
+
+/* ---- reading cells ---------------------------------------------------------------------------- */
+
+static int cell_valid(const struct ArrowArray *c, int64_t r)
+{
+    const uint8_t *v = c->buffers[0];
+    return !v || (v[r / 8] >> (r % 8) & 1);
+}
+
+static int64_t child_index(const struct ArrowSchema *s, const char *name)
+{
+    for (int64_t i = 0; i < s->n_children; i++)
+        if (!strcmp(s->children[i]->name, name)) return i;
+    return -1;
+}
+
+/* Days since the epoch of yyyyMMdd by the C library (an independent reference). */
+static int64_t ref_days(int32_t v)
+{
+    struct tm tm = {0};
+    tm.tm_year = v / 10000 - 1900;
+    tm.tm_mon = v / 100 % 100 - 1;
+    tm.tm_mday = v % 100;
+    return (int64_t)(timegm(&tm) / 86400);
+}
+
+/* Compares Arrow cell (c, r) of format f with the cursor's cell. */
+static int cell_equal(const char *f, const struct ArrowArray *c, int64_t r, tsf_type type, const tsf_value *v)
+{
+    int valid = cell_valid(c, r);
+    if (v->is_null) return !valid;
+    if (!valid) return 0;
+    if (!strcmp(f, "b")) return (((const uint8_t *)c->buffers[1])[r / 8] >> (r % 8) & 1) == (v->v.b != 0);
+    if (!strcmp(f, "tdD")) return ((const int32_t *)c->buffers[1])[r] == ref_days(v->v.i32);
+    if (!strcmp(f, "u") || !strcmp(f, "z")) {
+        const int32_t *off = c->buffers[1];
+        size_t len = (size_t)(off[r + 1] - off[r]);
+        return len == v->v.bytes.len && (!len || !memcmp((const uint8_t *)c->buffers[2] + off[r], v->v.bytes.data, len));
+    }
+    int w = fmt_width(f);
+    const uint8_t *p = (const uint8_t *)c->buffers[1] + (size_t)r * (size_t)w;
+    switch (type) {
+    case TSF_INT32: return w == 4 && !memcmp(p, &v->v.i32, 4);
+    case TSF_FLOAT: return w == 4 && !memcmp(p, &v->v.f, 4);
+    case TSF_DOUBLE: return w == 8 && !memcmp(p, &v->v.d, 8);
+    default: return w == 8 && !memcmp(p, &v->v.i64, 8);
+    }
+}
+
+/* ---- the stream against the cursor ------------------------------------------------------------ */
+
+typedef struct cmp_opts {
+    const tsf_query_options *q;
+    int device_column; /* -1: the default */
+    tsf_arrow_time_unit unit;
+} cmp_opts;
+
+/* Reads the whole stream and the cursor of the same query; every cell must match. Returns the rows. */
+static long long compare_stream(tsf_reader *r, const cmp_opts *co)
+{
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.query = co->q;
+    o.time_unit = co->unit;
+    if (co->device_column >= 0) o.device_column = co->device_column;
+    struct ArrowArrayStream st;
+    struct ArrowSchema sch;
+    tsf_error e = {0};
+    tsf_status s = tsf_arrow_stream_open(r, &o, &st, &e);
+    CHECK_OK(s, &e);
+    if (s) return -1;
+    CHECK_EQ_INT(st.get_schema(&st, &sch), 0);
+    check_schema(&sch);
+    static const char *UNITS[] = {"tsm:UTC", "tsu:UTC", "tsn:UTC"};
+    CHECK(!strcmp(sch.children[0]->format, UNITS[co->unit]));
+    /* the schema alone (tsf_arrow_schema) names the same columns */
+    struct ArrowSchema alone;
+    CHECK_OK(tsf_arrow_schema(r, &o, &alone, &e), &e);
+    CHECK_EQ_INT(alone.n_children, sch.n_children);
+    for (int64_t i = 0; i < alone.n_children && i < sch.n_children; i++) {
+        CHECK(!strcmp(alone.children[i]->name, sch.children[i]->name));
+        CHECK(!strcmp(alone.children[i]->format, sch.children[i]->format));
+    }
+    alone.release(&alone);
+    CHECK(alone.release == NULL);
+
+    int tree = sch.n_children > 1 && !strcmp(sch.children[1]->name, "device") && co->device_column != 0;
+    tsf_cursor *cur;
+    CHECK_OK(tsf_cursor_open(r, co->q, &cur, &e), &e);
+    struct ArrowArray arr = {0};
+    int64_t row = 0;
+    long long rows = 0;
+    int mism = 0;
+    char *seen = calloc((size_t)sch.n_children, 1);
+    for (;;) {
+        int has = 0;
+        CHECK_OK(tsf_cursor_next(cur, &has, &e), &e);
+        while (has && (!arr.release || row >= arr.length)) {
+            if (arr.release) arr.release(&arr);
+            int rc = st.get_next(&st, &arr);
+            CHECK_EQ_INT(rc, 0);
+            if (rc || !arr.release) break;
+            check_array(&sch, &arr);
+            row = 0;
+        }
+        if (!has) break;
+        if (!arr.release) {
+            CHECK(!"the stream ended before the cursor");
+            break;
+        }
+        /* time, then the device or tags, then the values by name */
+        memset(seen, 0, (size_t)sch.n_children);
+        seen[0] = 1;
+        if (((const int64_t *)arr.children[0]->buffers[1])[row] != tsf_cursor_time(cur)) mism++;
+        tsf_device_info di;
+        CHECK_OK(tsf_reader_device(r, tsf_cursor_device(cur), &di, &e), &e);
+        for (int64_t i = 1; i < sch.n_children; i++) {
+            const char *name = sch.children[i]->name;
+            const struct ArrowArray *c = arr.children[i];
+            const int32_t *off = c->buffers[1];
+            if (i == 1 && tree) {
+                seen[i] = 1;
+                size_t len = (size_t)(off[row + 1] - off[row]);
+                if (!cell_valid(c, row) || len != strlen(di.name) ||
+                    memcmp((const char *)c->buffers[2] + off[row], di.name, len))
+                    mism++;
+                continue;
+            }
+            if (tree) continue;
+            /* a TAG column: the device id segment 1 + k */
+            tsf_table_info ti;
+            CHECK_OK(tsf_reader_table(r, di.table, &ti, &e), &e);
+            size_t k = 0, j;
+            for (j = 0; j < ti.ncolumns; j++) {
+                if (!strcmp(ti.columns[j].name, name)) break;
+                if (ti.columns[j].category == TSF_COLUMN_TAG) k++;
+            }
+            if (j == ti.ncolumns || ti.columns[j].category != TSF_COLUMN_TAG) continue;
+            seen[i] = 1;
+            tsf_value v = {0};
+            v.is_null = 1;
+            tsf_bytes seg = {NULL, 0};
+            if (1 + k < di.nsegments && tsf_reader_device_segment(r, tsf_cursor_device(cur), 1 + k, &seg, NULL) == TSF_OK &&
+                seg.data) {
+                v.is_null = 0;
+                v.v.bytes = seg;
+            }
+            if (!cell_equal("u", c, row, TSF_STRING, &v)) mism++;
+        }
+        for (size_t k = 0; k < tsf_cursor_column_count(cur); k++) {
+            const char *name = tsf_cursor_column_name(cur, k);
+            int64_t i = child_index(&sch, name);
+            if (i < 0) {
+                if (!co->q || !co->q->columns) mism++; /* a column of the device the stream lacks */
+                continue;
+            }
+            if (seen[i]) continue; /* a TAG: the plain query reads its name as a series the device lacks */
+            seen[i] = 1;
+            tsf_type type;
+            tsf_value v;
+            CHECK_OK(tsf_cursor_value(cur, k, &type, &v, &e), &e);
+            if (type == TSF_VECTOR) v.is_null = 1;
+            if (!cell_equal(sch.children[i]->format, arr.children[i], row, type, &v)) {
+                if (mism < 5) fprintf(stderr, "cell %s differs at time %lld\n", name, (long long)tsf_cursor_time(cur));
+                mism++;
+            }
+        }
+        /* the union's columns this device lacks read as null */
+        for (int64_t i = 1; i < sch.n_children; i++)
+            if (!seen[i] && cell_valid(arr.children[i], row)) mism++;
+        row++;
+        rows++;
+    }
+    CHECK_EQ_INT(mism, 0);
+    /* the rest of the stream holds no rows; the end is a released array, and stays the end */
+    if (arr.release && row < arr.length) CHECK(!"the stream has rows the cursor lacks");
+    for (int guard = 0; guard < 1000; guard++) {
+        if (arr.release) arr.release(&arr);
+        CHECK_EQ_INT(st.get_next(&st, &arr), 0);
+        if (!arr.release) break;
+        CHECK(!"a batch after the cursor's end");
+    }
+    CHECK(arr.release == NULL);
+    CHECK_EQ_INT(st.get_next(&st, &arr), 0);
+    CHECK(arr.release == NULL);
+    CHECK(st.get_last_error(&st) == NULL);
+    free(seen);
+    tsf_cursor_close(cur);
+    sch.release(&sch);
+    CHECK(sch.release == NULL);
+    st.release(&st);
+    CHECK(st.release == NULL);
+    return rows;
+}
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+static tsf_reader *open_mem(const gen_buf *b)
+{
+    tsf_reader *r = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_open_memory(&r, b->p, b->n, NULL, &e), &e);
+    return r;
+}
+
+/* Table "every": TAGs city, site (site null on one device), one FIELD per type; row i of device d at
+ * time 100 * i + d; field j null when (i + d) % (j + 2) == 1. bad_date: DATE of row 5 is 20230230. */
+#define EV_FIELDS 10
+static const tsf_column_schema EVERY[2 + EV_FIELDS] = {
+    {"city", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+    {"site", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+    {"b", TSF_BOOLEAN, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"i32", TSF_INT32, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"i64", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_SNAPPY, TSF_COLUMN_FIELD},
+    {"f", TSF_FLOAT, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"d", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_ZSTD, TSF_COLUMN_FIELD},
+    {"txt", TSF_TEXT, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"str", TSF_STRING, TSF_ENC_DICTIONARY, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"blob", TSF_BLOB, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+    {"date", TSF_DATE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
+    {"ts", TSF_TIMESTAMP, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+};
+
+static int write_every(gen_buf *out, size_t rows, int bad_date)
+{
+    tsf_writer_options wo;
+    tsf_writer_options_init(&wo);
+    wo.page_max_points = 1000;
+    tsf_write_callbacks cb = {sizeof cb, gen_write, NULL, out};
+    tsf_writer *w = NULL;
+    tsf_tablet *t = NULL;
+    tsf_error e = {0};
+    if (tsf_writer_open_callbacks(&w, &cb, &wo, &e) || tsf_writer_register_table(w, "every", EVERY, 2 + EV_FIELDS, &e) ||
+        tsf_tablet_new(w, "every", NULL, 0, rows, &t, &e))
+        goto fail;
+    static const char *CITY[3] = {"oslo", "lima", "x"};
+    for (size_t d = 0; d < 3; d++) {
+        for (size_t i = 0; i < rows; i++) {
+            char buf[64];
+            if (tsf_tablet_set_time(t, i, (int64_t)(100 * i + d), &e) ||
+                tsf_tablet_set_bytes(t, i, 0, CITY[d], strlen(CITY[d]), &e))
+                goto fail;
+            if (d != 1 && tsf_tablet_set_bytes(t, i, 1, "s-1", 3, &e)) goto fail;
+            for (size_t j = 0; j < EV_FIELDS; j++) {
+                size_t col = 2 + j;
+                if ((i + d) % (j + 2) == 1) continue;
+                tsf_status s = TSF_OK;
+                switch (EVERY[col].type) {
+                case TSF_BOOLEAN: s = tsf_tablet_set_bool(t, i, col, (int)((i * 7 + d) % 3 == 0), &e); break;
+                case TSF_INT32: s = tsf_tablet_set_int32(t, i, col, (int32_t)(i * 37) - 1000 * (int32_t)d, &e); break;
+                case TSF_INT64: s = tsf_tablet_set_int64(t, i, col, (int64_t)i * -1234567891LL + (int64_t)d, &e); break;
+                case TSF_FLOAT: s = tsf_tablet_set_float(t, i, col, (float)i * 0.25f - (float)d, &e); break;
+                case TSF_DOUBLE: s = tsf_tablet_set_double(t, i, col, (double)i / 3.0 + (double)d, &e); break;
+                case TSF_DATE: {
+                    int32_t y = 1900 + (int32_t)(i * 13 % 200), m = 1 + (int32_t)(i % 12), dd = 1 + (int32_t)(i % 28);
+                    if (i % 97 == 3) m = 2, dd = 29, y = 2000; /* a leap day */
+                    int32_t v = y * 10000 + m * 100 + dd;
+                    if (bad_date && i == 5) v = 20230230;
+                    s = tsf_tablet_set_int32(t, i, col, v, &e);
+                    break;
+                }
+                case TSF_TIMESTAMP: s = tsf_tablet_set_int64(t, i, col, 1700000000000LL + (int64_t)i, &e); break;
+                default: {
+                    int n = snprintf(buf, sizeof buf, "%s%zu", EVERY[col].name, i % 17);
+                    if (i % 11 == 4) n = 0; /* empty values */
+                    s = tsf_tablet_set_bytes(t, i, col, buf, (size_t)n, &e);
+                }
+                }
+                if (s) goto fail;
+            }
+        }
+        if (tsf_writer_write_tablet(w, t, &e)) goto fail;
+    }
+    tsf_tablet_free(t);
+    if (tsf_writer_close(w, &e)) {
+        fprintf(stderr, "close: %s\n", e.message);
+        return -1;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "write_every: %s\n", e.message);
+    tsf_tablet_free(t);
+    tsf_writer_abort(w);
+    return -1;
+}
+
+/* write_every into *b, opened from memory (NULL on failure). */
+static tsf_reader *open_every(gen_buf *b, size_t rows, int bad_date)
+{
+    memset(b, 0, sizeof *b);
+    CHECK(write_every(b, rows, bad_date) == 0);
+    return open_mem(b);
+}
+
+/* ---- tests ------------------------------------------------------------------------------------ */
+
+static void test_date_days(void)
+{
+    int32_t days;
+    CHECK(tsf_arrow_date_days(19700101, &days) == 0 && days == 0);
+    CHECK(tsf_arrow_date_days(19691231, &days) == 0 && days == -1);
+    CHECK(tsf_arrow_date_days(20000229, &days) == 0 && days == 11016);
+    /* every day of years 1..9999 is the day after the one before; walked with a calendar of its own */
+    static const int MD[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int32_t prev = 0;
+    long long bad = 0, n = 0;
+    for (int y = 1; y <= 9999; y++)
+        for (int m = 1; m <= 12; m++) {
+            int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+            int nd = MD[m - 1] + (m == 2 && leap);
+            for (int d = 1; d <= nd; d++) {
+                int32_t v = y * 10000 + m * 100 + d;
+                if (tsf_arrow_date_days(v, &days) || (n && days != prev + 1)) bad++;
+                prev = days;
+                n++;
+            }
+            /* the day after the month's last is no date */
+            if (tsf_arrow_date_days(y * 10000 + m * 100 + nd + 1, &days) == 0) bad++;
+        }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(n, 3652059);
+    CHECK(tsf_arrow_date_days(19000229, &days) == -1);
+    CHECK(tsf_arrow_date_days(20231301, &days) == -1);
+    CHECK(tsf_arrow_date_days(20230100, &days) == -1);
+    CHECK(tsf_arrow_date_days(0, &days) == -1);
+    CHECK(tsf_arrow_date_days(-20230101, &days) == -1);
+    CHECK(tsf_arrow_date_days(100000101, &days) == -1);
+    CHECK_EQ_INT(ref_days(20240315), (tsf_arrow_date_days(20240315, &days), days));
+}
+
+/* The file of gen_file.h: tree devices d1 (non-aligned) and a1 (aligned, every type), table t1. */
+static void test_gen_file(void)
+{
+    gen_buf b = {0};
+    char why[600];
+    CHECK(gen_file(&b, 3000, 400, 1000, why, sizeof why) == 0);
+    tsf_reader *r = open_mem(&b);
+    if (!r) return;
+    tsf_error e = {0};
+    size_t d1, a1;
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.d1", &d1, &e), &e);
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.a1", &a1, &e), &e);
+    size_t devs[2] = {d1, a1};
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.devices = devs;
+    q.ndevices = 2;
+    static const size_t BATCH[] = {4096, 7, 1};
+    for (size_t k = 0; k < 3; k++) {
+        q.batch_size = BATCH[k];
+        for (int unit = 0; unit < 3; unit++) {
+            cmp_opts co = {&q, -1, (tsf_arrow_time_unit)unit};
+            CHECK(compare_stream(r, &co) > 3000);
+        }
+    }
+    q.batch_size = 0;
+    /* one device per stream, without the device column */
+    for (size_t i = 0; i < 2; i++) {
+        q.devices = &devs[i];
+        q.ndevices = 1;
+        cmp_opts co = {&q, 0, TSF_ARROW_MILLI};
+        CHECK_EQ_INT(compare_stream(r, &co), 3000);
+    }
+    /* chosen columns, a time range, a filter, threads */
+    q.devices = devs;
+    q.ndevices = 2;
+    static const char *COLS[] = {"txt", "s1", "b", "date"};
+    q.columns = COLS;
+    q.ncolumns = 4;
+    q.time_min = 500;
+    q.time_max = 9000;
+    tsf_filter *f;
+    CHECK_OK(tsf_filter_parse(&f, "s1 > 100 or i32 < 0", &e), &e);
+    q.where = f;
+    q.threads = 3;
+    cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+    CHECK(compare_stream(r, &co) > 0);
+    tsf_filter_free(f);
+    /* the table */
+    tsf_query_options_init(&q);
+    q.table = "t1";
+    CHECK(compare_stream(r, &co) > 0);
+    /* every device of this file: tree devices and a table do not make one stream */
+    struct ArrowArrayStream st;
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) == TSF_EINVAL);
+    CHECK(strstr(e.message, "table") != NULL);
+    tsf_reader_close(r);
+    free(b.p);
+}
+
+static void test_every_type(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 2500, 0);
+    if (!r) return;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    cmp_opts co = {&q, -1, TSF_ARROW_NANO};
+    CHECK_EQ_INT(compare_stream(r, &co), 7500);
+    q.batch_size = 13;
+    CHECK_EQ_INT(compare_stream(r, &co), 7500);
+    co.q = NULL;
+    CHECK_EQ_INT(compare_stream(r, &co), 7500);
+    /* the schema: time, the TAGs, then the FIELDs in schema order */
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    struct ArrowSchema s;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_schema(r, &o, &s, &e), &e);
+    static const char *WANT[2 + 2 + EV_FIELDS][2] = {
+        {"time", "tsm:UTC"}, {"city", "u"}, {"site", "u"}, {"b", "b"},        {"i32", "i"},        {"i64", "l"},
+        {"f", "f"},          {"d", "g"},    {"txt", "u"},  {"str", "u"},      {"blob", "z"},       {"date", "tdD"},
+        {"ts", "tsm:UTC"},
+    };
+    CHECK_EQ_INT(s.n_children, 13);
+    for (int64_t i = 0; i < s.n_children && i < 13; i++) {
+        CHECK(!strcmp(s.children[i]->name, WANT[i][0]));
+        CHECK(!strcmp(s.children[i]->format, WANT[i][1]));
+    }
+    s.release(&s);
+    /* TAG columns chosen by name, mixed with fields */
+    static const char *COLS[] = {"ts", "site", "b", "city"};
+    tsf_query_options_init(&q);
+    q.columns = COLS;
+    q.ncolumns = 4;
+    co.q = &q;
+    CHECK_EQ_INT(compare_stream(r, &co), 7500);
+    tsf_reader_close(r);
+    free(b.p);
+}
+
+/* FNV-1a over the value buffer of every child of a (child k replaced by alt when alt is non-NULL). */
+static uint64_t array_hash(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t k,
+                           const struct ArrowArray *alt)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t i = 0; i < a->n_children; i++) {
+        const struct ArrowArray *c = alt && i == k ? alt : a->children[i];
+        const char *f = s->children[i]->format;
+        const uint8_t *v = c->buffers[1];
+        size_t bytes = !strcmp(f, "b")      ? (size_t)(c->length + 7) / 8
+                       : c->n_buffers == 3 ? (size_t)(c->length + 1) * 4
+                                           : (size_t)c->length * (size_t)fmt_width(f);
+        for (size_t j = 0; j < bytes; j++) h = (h ^ v[j]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Arrays outlive the stream and the reader; children moved out outlive their parent; any release order. */
+static void test_release_orders(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 3000, 0);
+    if (!r) return;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.batch_size = 500;
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.query = &q;
+    struct ArrowArrayStream st;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_stream_open(r, &o, &st, &e), &e);
+    struct ArrowSchema s1, s2;
+    CHECK_EQ_INT(st.get_schema(&st, &s1), 0);
+    CHECK_EQ_INT(st.get_schema(&st, &s2), 0);
+    enum { MAXA = 64 };
+    struct ArrowArray arr[MAXA];
+    uint64_t sum[MAXA];
+    int n = 0;
+    for (; n < MAXA; n++) {
+        CHECK_EQ_INT(st.get_next(&st, &arr[n]), 0);
+        if (!arr[n].release) break;
+        check_array(&s1, &arr[n]);
+        sum[n] = array_hash(&s1, &arr[n], -1, NULL); /* compared after the stream and the reader are gone */
+    }
+    CHECK_EQ_INT(n, 18); /* 3 devices x 3000 rows in pages of 1000, batches of 500 */
+    /* the schema of get_schema is independent of the stream; one copy released before the stream */
+    s2.release(&s2);
+    st.release(&st);
+    CHECK(st.release == NULL);
+    tsf_reader_close(r);
+    free(b.p);
+    check_schema(&s1);
+    /* move a child out of every other array, release the parent, then the child */
+    struct ArrowArray moved[MAXA];
+    for (int i = 0; i < n; i += 2) {
+        moved[i] = *arr[i].children[3];
+        arr[i].children[3]->release = NULL;
+    }
+    for (int i = 0; i < n; i++) CHECK(array_hash(&s1, &arr[i], 3, i % 2 == 0 ? &moved[i] : NULL) == sum[i]);
+    for (int i = n - 1; i >= 0; i--) { /* newest first */
+        arr[i].release(&arr[i]);
+        CHECK(arr[i].release == NULL);
+    }
+    for (int i = 0; i < n; i += 2) {
+        CHECK(moved[i].release != NULL);
+        CHECK_EQ_INT(moved[i].length, 500);
+        moved[i].release(&moved[i]);
+        CHECK(moved[i].release == NULL);
+    }
+    /* a schema child moved out, the parent released first */
+    struct ArrowSchema kid = *s1.children[1];
+    s1.children[1]->release = NULL;
+    s1.release(&s1);
+    CHECK(!strcmp(kid.name, "city"));
+    kid.release(&kid);
+}
+
+/* No rows at all: the schema is there, the first get_next is the end. */
+static void test_empty(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 100, 0);
+    if (!r) return;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.time_min = 1000000;
+    cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+    CHECK_EQ_INT(compare_stream(r, &co), 0);
+    tsf_filter *f;
+    tsf_error e = {0};
+    CHECK_OK(tsf_filter_parse(&f, "i32 > 1000000", &e), &e);
+    tsf_query_options_init(&q);
+    q.where = f;
+    CHECK_EQ_INT(compare_stream(r, &co), 0);
+    tsf_filter_free(f);
+    tsf_reader_close(r);
+    free(b.p);
+    /* golden files without data */
+    static const char *EMPTY[] = {"empty_no_data.tsfile", "empty_registered_no_data.tsfile"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/tsfile-java/%s", tsf_test_data_dir(), EMPTY[i]);
+        struct ArrowArrayStream st;
+        CHECK_OK(tsf_arrow_stream_open_file(&st, path, NULL, NULL, &e), &e);
+        if (!st.release) continue;
+        struct ArrowSchema s;
+        CHECK_EQ_INT(st.get_schema(&st, &s), 0);
+        check_schema(&s);
+        struct ArrowArray a;
+        CHECK_EQ_INT(st.get_next(&st, &a), 0);
+        CHECK(a.release == NULL);
+        st.release(&st);
+        s.release(&s);
+    }
+}
+
+/* A stored DATE that is no date fails the stream: errno, get_last_error, and the failure stays. */
+static void test_failing_stream(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 50, 1);
+    if (!r) return;
+    struct ArrowArrayStream st;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_stream_open(r, NULL, &st, &e), &e);
+    CHECK(st.get_last_error(&st) == NULL);
+    struct ArrowArray a = {0};
+    int rc = st.get_next(&st, &a);
+    CHECK_EQ_INT(rc, EIO);
+    CHECK(a.release == NULL);
+    const char *msg = st.get_last_error(&st);
+    CHECK(msg && strstr(msg, "20230230") && strstr(msg, "date"));
+    CHECK_EQ_INT(st.get_next(&st, &a), EIO);
+    CHECK(st.get_last_error(&st) != NULL);
+    struct ArrowSchema s; /* the schema still comes */
+    CHECK_EQ_INT(st.get_schema(&st, &s), 0);
+    s.release(&s);
+    st.release(&st);
+    /* without the date column the same file streams */
+    static const char *COLS[] = {"i64", "txt"};
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.columns = COLS;
+    q.ncolumns = 2;
+    cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+    CHECK_EQ_INT(compare_stream(r, &co), 150);
+    tsf_reader_close(r);
+    free(b.p);
+}
+
+/* Errors at open: nothing filled, a message naming what is wrong. */
+static void test_open_errors(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 10, 0);
+    if (!r) return;
+    tsf_error e = {0};
+    struct ArrowArrayStream st = {0};
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    static const char *BAD[] = {"i64", "nope"};
+    q.columns = BAD;
+    q.ncolumns = 2;
+    o.query = &q;
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) == TSF_EINVAL && strstr(e.message, "nope"));
+    CHECK(st.release == NULL);
+    tsf_query_options_init(&q);
+    q.table = "nosuch";
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) != TSF_OK);
+    tsf_filter *f;
+    CHECK_OK(tsf_filter_parse(&f, "b > 'x'", &e), &e);
+    tsf_query_options_init(&q);
+    q.where = f;
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) == TSF_EINVAL);
+    tsf_filter_free(f);
+    o.query = NULL;
+    o.time_unit = (tsf_arrow_time_unit)7;
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) == TSF_EINVAL && strstr(e.message, "time_unit"));
+    tsf_arrow_options_init(&o);
+    o.struct_size = 8;
+    CHECK(tsf_arrow_stream_open(r, &o, &st, &e) == TSF_EINVAL && strstr(e.message, "struct_size"));
+    CHECK(st.release == NULL);
+    CHECK(tsf_arrow_stream_open_file(&st, "/nonexistent/x.tsfile", NULL, NULL, &e) != TSF_OK);
+    tsf_reader_close(r);
+    free(b.p);
+
+    /* a tree series with two types in two devices: one column cannot hold both */
+    gen_buf t = {0};
+    tsf_write_callbacks cb = {sizeof cb, gen_write, NULL, &t};
+    tsf_writer *w;
+    CHECK_OK(tsf_writer_open_callbacks(&w, &cb, NULL, &e), &e);
+    tsf_column_schema x1 = {"x", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD};
+    tsf_column_schema x2 = {"x", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD};
+    CHECK_OK(tsf_writer_register_series(w, "root.a.d1", &x1, &e), &e);
+    CHECK_OK(tsf_writer_register_series(w, "root.a.d2", &x2, &e), &e);
+    tsf_value v = {0};
+    v.v.i64 = 5;
+    CHECK_OK(tsf_writer_write_row(w, "root.a.d1", 1, NULL, &v, 1, &e), &e);
+    v.v.d = 2.5;
+    CHECK_OK(tsf_writer_write_row(w, "root.a.d2", 1, NULL, &v, 1, &e), &e);
+    CHECK_OK(tsf_writer_close(w, &e), &e);
+    r = open_mem(&t);
+    if (r) {
+        CHECK(tsf_arrow_stream_open(r, NULL, &st, &e) == TSF_EINVAL && strstr(e.message, "series x"));
+        /* one device per stream reads */
+        for (size_t d = 0; d < 2; d++) {
+            tsf_query_options_init(&q);
+            q.devices = &d;
+            q.ndevices = 1;
+            cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+            CHECK_EQ_INT(compare_stream(r, &co), 1);
+        }
+        tsf_reader_close(r);
+    }
+    free(t.p);
+}
+
+/* The custom allocator serves the stream and every exported buffer; all of it is given back. */
+typedef struct counting {
+    long long live, calls;
+} counting;
+static void *c_alloc(void *ud, size_t n)
+{
+    counting *c = ud;
+    c->live++, c->calls++;
+    return malloc(n);
+}
+static void *c_realloc(void *ud, void *p, size_t o, size_t n)
+{
+    counting *c = ud;
+    (void)o;
+    if (!p) c->live++;
+    c->calls++;
+    return realloc(p, n);
+}
+static void c_free(void *ud, void *p, size_t n)
+{
+    counting *c = ud;
+    (void)n;
+    if (p) c->live--;
+    free(p);
+}
+
+static void test_allocator(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 1200, 0);
+    if (!r) return;
+    counting cnt = {0, 0};
+    tsf_allocator al = {c_alloc, c_realloc, c_free, &cnt};
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.allocator = &al;
+    struct ArrowArrayStream st;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_stream_open(r, &o, &st, &e), &e);
+    struct ArrowArray a[16];
+    int n = 0;
+    while (n < 16 && st.get_next(&st, &a[n]) == 0 && a[n].release) n++;
+    CHECK_EQ_INT(n, 6); /* 3 devices x 1200 rows: pages of 1000 -> batches 1000 + 200 */
+    CHECK(cnt.calls >= n);
+    st.release(&st);
+    for (int i = 0; i < n; i++) a[i].release(&a[i]);
+    CHECK_EQ_INT(cnt.live, 0);
+    tsf_reader_close(r);
+    free(b.p);
+}
+
+/* Every golden file of tsfile-java: each table of the file as one stream, equal to the cursor. */
+static void test_golden(void)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/tsfile-java", tsf_test_data_dir());
+    long long total = 0, nsplit = 0;
+    DIR *dh = opendir(dir);
+    CHECK(dh != NULL);
+    struct dirent *de;
+    int nfiles = 0;
+    while (dh && (de = readdir(dh))) {
+        size_t len = strlen(de->d_name);
+        if (len < 7 || strcmp(de->d_name + len - 7, ".tsfile")) continue;
+        const char *FILE_NAME = de->d_name;
+        nfiles++;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, FILE_NAME);
+        tsf_reader *r;
+        tsf_error e = {0};
+        CHECK_OK(tsf_reader_open(&r, path, NULL, &e), &e);
+        if (!r) continue;
+        size_t nt = tsf_reader_table_count(r);
+        for (size_t t = 0; t < nt; t++) {
+            tsf_table_info ti;
+            CHECK_OK(tsf_reader_table(r, t, &ti, &e), &e);
+            tsf_query_options q;
+            tsf_query_options_init(&q);
+            q.table = ti.name;
+            cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+            tsf_arrow_options o;
+            tsf_arrow_options_init(&o);
+            o.query = &q;
+            struct ArrowSchema s;
+            if (tsf_arrow_schema(r, &o, &s, &e) == TSF_OK) {
+                s.release(&s);
+                long long rows = compare_stream(r, &co);
+                if (rows < 0) fprintf(stderr, "%s table %s failed\n", FILE_NAME, ti.name);
+                total += rows;
+                continue;
+            }
+            /* a series with different types in two devices: one stream per device */
+            CHECK(strstr(e.message, "one Arrow column has one type") != NULL);
+            for (size_t d = ti.first_device; d < ti.first_device + ti.ndevices; d++) {
+                q.table = NULL;
+                q.devices = &d;
+                q.ndevices = 1;
+                co.device_column = 0;
+                total += compare_stream(r, &co);
+                nsplit++;
+            }
+        }
+        tsf_reader_close(r);
+    }
+    if (dh) closedir(dh);
+    printf("golden: %d files, %lld rows, %lld devices streamed alone\n", nfiles, total, nsplit);
+    CHECK(nfiles >= 80);
+    CHECK(total > 10000);
+    CHECK(nsplit > 0);
+}
+
+int main(void)
+{
+    TSF_RUN(test_date_days);
+    TSF_RUN(test_gen_file);
+    TSF_RUN(test_every_type);
+    TSF_RUN(test_release_orders);
+    TSF_RUN(test_empty);
+    TSF_RUN(test_failing_stream);
+    TSF_RUN(test_open_errors);
+    TSF_RUN(test_allocator);
+    TSF_RUN(test_golden);
+    return tsf_test_finish();
+}

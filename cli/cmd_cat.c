@@ -312,6 +312,52 @@ static int add_name(wide *w, const char *name)
     return 0;
 }
 
+/* A column the file has: a series of some device, or a column (TAG or FIELD) of one of its tables. */
+static int file_has_column(tsf_reader *r, const char *name)
+{
+    size_t j;
+    for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++)
+        if (tsf_reader_find_series(r, d, name, &j, NULL) == TSF_OK) return 1;
+    for (size_t t = 0, nt = tsf_reader_table_count(r); t < nt; t++) {
+        tsf_table_info ti;
+        if (tsf_reader_table(r, t, &ti, NULL)) continue;
+        for (size_t i = 0; i < ti.ncolumns; i++)
+            if (!strcmp(ti.columns[i].name, name)) return 1;
+    }
+    return 0;
+}
+
+/* Every column --where names is one the file has: else a usage error with the closest names, before any
+ * output. */
+static int check_where_columns(const cat_opts *c, tsf_reader *r)
+{
+    const char *names[64];
+    size_t n = tsf_filter_columns(c->filter, names, 64);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        if (file_has_column(r, names[i])) continue;
+        cli_err(c->cmd, "%s: --where: no column named '%s'%s", c->path, names[i],
+                strcmp(names[i], "time") ? "" : " (--from and --to select times)");
+        cli_suggest sg;
+        cli_suggest_init(&sg, names[i]);
+        for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
+            tsf_device_info di;
+            if (tsf_reader_device(r, d, &di, NULL)) continue;
+            for (size_t j = 0; j < di.nseries; j++) {
+                tsf_series_info si;
+                if (!tsf_reader_series(r, d, j, &si, NULL)) cli_suggest_offer(&sg, si.measurement);
+            }
+        }
+        for (size_t t = 0, nt = tsf_reader_table_count(r); t < nt; t++) {
+            tsf_table_info ti;
+            if (tsf_reader_table(r, t, &ti, NULL)) continue;
+            for (size_t k = 0; k < ti.ncolumns; k++) cli_suggest_offer(&sg, ti.columns[k].name);
+        }
+        cli_suggest_print(&sg, c->cmd);
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
 /* Chooses the header: the value columns (--columns, or every measurement in index order), tags. */
 static int plan_wide(cat_opts *c, tsf_reader *r, wide *w)
 {
@@ -603,6 +649,10 @@ static int run(int argc, char **argv, int head)
     }
     tsf_reader *r = NULL;
     if ((rc = cli_open_reader_checked(c.cmd, c.path, checked, &r))) goto out;
+    if (c.filter && (rc = check_where_columns(&c, r))) {
+        tsf_reader_close(r);
+        goto out;
+    }
     static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     rc = c.format[0] == 'g' ? cat_golden(&c, r, stdout) : cat_wide(&c, r, stdout);

@@ -792,6 +792,10 @@ TSF_API tsf_status tsf_filter_parse(tsf_filter **out, const char *text, tsf_erro
  *  written (`a = 1 and b = 2 and c = 3`, `a = 1 and (b = 2 or not c = 3)`): text from tsf_filter_parse
  *  formats to text that nests no deeper and parses back to the same filter. */
 TSF_API size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap);
+/** The distinct column names the filter compares, in the order they first appear in its text, into
+ *  names[0..cap) (borrowed from f). Returns their number when it is at most cap, else a larger number that is
+ *  enough room for them (call again with an array that size). */
+TSF_API size_t tsf_filter_columns(const tsf_filter *f, const char **names, size_t cap);
 TSF_API void tsf_filter_free(tsf_filter *f);
 
 /* ---- aggregates ---------------------------------------------------------------------------- */

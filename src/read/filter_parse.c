@@ -676,6 +676,23 @@ static void fmt_node(fout *o, const tsf_filter *f, int paren)
     if (paren) put(o, ")", 1);
 }
 
+static size_t columns_of(const tsf_filter *f, const char **names, size_t cap, size_t n)
+{
+    if (f->kind != FN_CMP) {
+        n = columns_of(f->l, names, cap, n);
+        return f->r ? columns_of(f->r, names, cap, n) : n;
+    }
+    for (size_t i = 0; i < n && i < cap; i++)
+        if (!strcmp(names[i], f->column)) return n;
+    if (n < cap) names[n] = f->column; /* past the array every comparison counts: an upper bound */
+    return n + 1;
+}
+
+size_t tsf_filter_columns(const tsf_filter *f, const char **names, size_t cap)
+{
+    return f ? columns_of(f, names, cap, 0) : 0;
+}
+
 size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap)
 {
     fout o = {buf, buf ? cap : 0, 0};

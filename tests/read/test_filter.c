@@ -178,6 +178,28 @@ static size_t round_trips(const char *text, const char *want)
 
 /* Long chains and nesting up to the parser's limit format to text that parses back: chains of one
  * operator are written flat, and no parenthesis is added that the parsed text did not need. */
+/* tsf_filter_columns: distinct names in text order; a short array gets an upper bound to retry with. */
+static void test_filter_columns(void)
+{
+    tsf_filter *f = NULL;
+    tsf_error e;
+    CHECK_OK(tsf_filter_parse(&f, "b > 1 and (a = 2 or not b < 3) and \"c d\" = 'x' and a != 4", &e), &e);
+    const char *names[8];
+    size_t n = tsf_filter_columns(f, names, 8);
+    CHECK_EQ_INT(n, 3);
+    CHECK(!strcmp(names[0], "b") && !strcmp(names[1], "a") && !strcmp(names[2], "c d"));
+    const char *one[1];
+    size_t m = tsf_filter_columns(f, one, 1);
+    CHECK(m > 1);
+    CHECK(!strcmp(one[0], "b"));
+    const char **big = malloc(m * sizeof *big);
+    CHECK(big != NULL);
+    CHECK_EQ_INT(tsf_filter_columns(f, big, m), 3);
+    free(big);
+    CHECK_EQ_INT(tsf_filter_columns(NULL, names, 8), 0);
+    tsf_filter_free(f);
+}
+
 static void test_format_depth(void)
 {
     enum { TERMS = 1000 };
@@ -1340,6 +1362,7 @@ int main(void)
     TSF_RUN(test_parse_forms);
     TSF_RUN(test_parse_errors);
     TSF_RUN(test_format_depth);
+    TSF_RUN(test_filter_columns);
     TSF_RUN(test_constructors);
     TSF_RUN(test_literal_round_trip);
     TSF_RUN(test_filter_errors);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "csv.h"
@@ -24,7 +26,36 @@ typedef struct conv {
     tsf_writer *w;
     uint64_t rows, points;
     int keep_enc; /* --keep-encodings */
+    int progress; /* a progress line on stderr: on a terminal for large files, or --progress */
+    uint64_t total; /* points of IN (its index), for the progress line */
+    time_t shown;   /* when the progress line was last written */
 } conv;
+
+/* The progress line (\r-rewritten, at most once a second; `last` forces the final one). */
+static void show_progress(conv *c, int last)
+{
+    time_t now = time(NULL);
+    if (!c->progress || (!last && now == c->shown)) return;
+    c->shown = now;
+    fprintf(stderr, "\rconvert %s: %3d%% %" PRIu64 " of %" PRIu64 " points%s", c->in,
+            (int)(c->total ? (c->points >= c->total ? 100 : c->points * 100 / c->total) : 100), c->points, c->total,
+            last ? "\n" : "");
+}
+
+/* Points of every series of IN, from its index. */
+static uint64_t count_points(tsf_reader *r)
+{
+    uint64_t n = 0;
+    for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
+        tsf_device_info di;
+        if (tsf_reader_device(r, d, &di, NULL)) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_series_info si;
+            if (!tsf_reader_series(r, d, j, &si, NULL)) n += si.stats.count;
+        }
+    }
+    return n;
+}
 
 static int werr(conv *c, const tsf_error *e)
 {
@@ -114,6 +145,7 @@ static int copy_device(conv *c, size_t d, const char *target, const char **names
         }
         c->rows += b->nrows;
         if (tsf_writer_write_tablet(c->w, t, &e)) goto wbad;
+        show_progress(c, 0);
     }
     goto done;
 wbad:
@@ -212,7 +244,9 @@ static void usage(FILE *f)
           "  --flush-interval MS      write complete chunk groups at least every MS milliseconds\n"
           "                           (default 1000; 0 = by memory only)\n"
           "  -f, --force              replace OUT when it exists (default: refuse)\n"
-          "  -q, --quiet              no report\n"
+          "  -q, --quiet              no report, no progress line\n"
+          "  --progress               a progress line on stderr also when it is not a terminal (by\n"
+          "                           default only a terminal shows one, for inputs over 1M points)\n"
           "exit codes: 0 ok, 1 usage, 2 damaged input, 3 I/O error\n",
           f);
 }
@@ -221,7 +255,7 @@ int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
     uint64_t page_points = 0, flush_ms = 1000;
-    int quiet = 0, page_index = 0, checked = 1, force = 0, rc = CLI_USAGE;
+    int quiet = 0, page_index = 0, checked = 1, force = 0, progress = 0, rc = CLI_USAGE;
     cli_args a;
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
@@ -242,6 +276,8 @@ int tsf_cmd_convert(int argc, char **argv)
             }
         } else if (cli_is(&a, "-q|--quiet")) {
             quiet = 1;
+        } else if (cli_is(&a, "--progress")) {
+            progress = 1;
         } else if (cli_is(&a, "--page-index")) {
             page_index = 1;
         } else if (cli_is(&a, "--keep-encodings")) {
@@ -273,6 +309,9 @@ int tsf_cmd_convert(int argc, char **argv)
     if (csv_codec_lists_valid("convert", &c.enc, &c.comp)) goto out;
     if ((rc = cli_out_refuse_existing("convert", c.out, force))) goto out;
     if ((rc = cli_open_reader_checked("convert", c.in, checked, &c.r))) goto out;
+    c.total = count_points(c.r);
+    c.progress = !quiet && (progress || (isatty(2) && c.total > 1000000));
+    c.shown = time(NULL);
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (page_points) wo.page_max_points = (uint32_t)page_points;
@@ -294,10 +333,12 @@ int tsf_cmd_convert(int argc, char **argv)
                 rc = copy_tree_device(&c, d);
     }
     if (rc) {
+        if (c.progress) fputc('\n', stderr);
         cli_writer_discard(c.w);
         goto out;
     }
     if ((rc = cli_writer_close("convert", c.w, c.out))) goto out;
+    show_progress(&c, 1);
     if (!quiet) {
         struct stat si, so;
         uint64_t a_sz = stat(c.in, &si) ? 0 : (uint64_t)si.st_size, b_sz = stat(c.out, &so) ? 0 : (uint64_t)so.st_size;

@@ -42,6 +42,9 @@ typedef struct inference {
     int lex;               /* every value reads as a number (exactly or not) */
     uint64_t inexact_line; /* the first number that no numeric type holds exactly */
     char inexact[48];
+    uint64_t values, words;  /* cells seen (not null), and those that are no number at all */
+    uint64_t word_line;      /* the first of those */
+    char word[48];
 } inference;
 
 /* ---- per-target row buffers (one tablet's worth, or everything with --sort) -------------------- */

@@ -91,8 +91,13 @@ void imp_infer(inference *f, const char *s, size_t len, int quoted, uint64_t lin
 {
     if (!quoted && csv_is_blank(s)) return;
     if (!f->seen) f->seen = f->b = f->in = f->num = f->lex = 1;
+    f->values++;
     if (strlen(s) != len) { /* a NUL byte: only text holds it */
         f->b = f->in = f->num = f->lex = 0;
+        if (!f->words++) {
+            f->word_line = line;
+            snprintf(f->word, sizeof f->word, "(text with a NUL byte)");
+        }
         return;
     }
     int x;
@@ -100,9 +105,15 @@ void imp_infer(inference *f, const char *s, size_t len, int quoted, uint64_t lin
     double d;
     if (f->b && csv_parse_bool(s, &x)) f->b = 0;
     if (f->in && csv_parse_i64(s, &i)) f->in = 0;
-    int r = f->num ? csv_parse_real(s, 0, &d) : 0;
+    int r = csv_parse_real(s, 0, &d);
     if (r) f->num = 0;
-    if (r == -1) f->lex = 0;
+    if (r == -1) {
+        f->lex = 0;
+        if (!f->words++) {
+            f->word_line = line;
+            snprintf(f->word, sizeof f->word, "%.40s%s", s, strlen(s) > 40 ? "..." : "");
+        }
+    }
     if (r < -1 && !f->inexact_line) {
         f->inexact_line = line;
         snprintf(f->inexact, sizeof f->inexact, "%.40s%s", s, strlen(s) > 40 ? "..." : "");
@@ -121,7 +132,15 @@ tsf_type imp_inferred(const inference *f)
 /* Says why a column of numbers became STRING (stderr, unless --quiet). */
 void imp_inferred_note(const imp *m, const char *column, const inference *f)
 {
-    if (m->o->quiet || !f->lex || !f->inexact_line || imp_inferred(f) != TSF_STRING) return;
+    if (m->o->quiet || imp_inferred(f) != TSF_STRING) return;
+    if (!f->lex && f->words && f->words * 20 <= f->values) { /* a few cells (at most 5%) kept it from a number */
+        cli_err("import", "%s: column '%.60s' is STRING because %" PRIu64 " of its %" PRIu64 " values are not numbers "
+                          "(the first: '%s', line %" PRIu64 "); --null-values lists texts that mean null, --schema "
+                          "col=TYPE chooses a type",
+                m->path, column, f->words, f->values, f->word, f->word_line);
+        return;
+    }
+    if (!f->lex || !f->inexact_line) return;
     cli_err("import", "%s: column '%.60s' is STRING: '%s' (line %" PRIu64 ") is a number that neither INT64 nor "
                       "DOUBLE holds exactly (--schema col=TYPE chooses a type)",
             m->path, column, f->inexact, f->inexact_line);

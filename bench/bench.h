@@ -18,6 +18,9 @@ int bench_write(int argc, char **argv); /* write.c: E4 */
 /* write.c: writes the E4 file (GORILLA + LZ4 DOUBLE columns, walk or sensor data) as `tsf-bench write` does. */
 int bench_write_case_file(const char *path, int ncols, long long rows, int sensor, int aligned, uint64_t *bytes);
 int bench_read(int argc, char **argv); /* read.c: E2 and case A reads */
+/* read.c: writes the E2 file (table "e2", 10 devices x 8 INT64 fields f0..f7, TS_2DIFF + SNAPPY) of rows rows. */
+int bench_e2_build(const char *path, long long rows);
+int bench_arrow(int argc, char **argv); /* arrow.c: the E2 file as an Arrow C stream vs the simd query */
 int bench_index(int argc, char **argv);
 int bench_compress(int argc, char **argv); /* compress.c: AUTO vs Java defaults on ../shared/datasets */
 int bench_filter(int argc, char **argv); /* filter.c: E3 */

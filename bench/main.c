@@ -21,6 +21,8 @@ static const experiment EXPERIMENTS[] = {
      "--blocks= --runs= --listing= --json"},
     {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A",
      "--case= --rows= --threads= --reps= --json --keep= --select= --paths= --clock= --check="},
+    {"arrow", bench_arrow, "the E2 file exported as an Arrow C stream vs the plain simd query, same run",
+     "--rows= --threads= --reps= --select= --keep= --clock= --json"},
     {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree",
      "--keys= --dataset= --threads= --ops= --reps= --only= --json"},
     {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding",

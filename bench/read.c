@@ -76,7 +76,7 @@ static void fail_msg(const char *what, const tsf_error *e)
 
 /* ---- E2 file ------------------------------------------------------------------------------- */
 
-static int e2_build(const char *path, long long rows)
+int bench_e2_build(const char *path, long long rows)
 {
     static const char *fields[E2_FIELDS] = {"f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7"};
     tsf_column_schema sc[1 + E2_FIELDS];
@@ -374,7 +374,7 @@ static int bench_e2(const rcfg *c, const char *keep)
     struct stat stt;
     int built = 0;
     if (!keep || stat(tmp, &stt) != 0) {
-        if (e2_build(tmp, c->rows)) return 1;
+        if (bench_e2_build(tmp, c->rows)) return 1;
         built = 1;
     }
     (void)built;

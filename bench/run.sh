@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--quick] [--write] [--bench PATH] [--out DIR] [EXPERIMENT...]
 #
-# EXPERIMENT: codec write filter read read-A index compress (default: all of them). --quick runs each on
+# EXPERIMENT: codec write filter read read-A arrow index compress (default: all of them). --quick runs each on
 # small sizes (a smoke run: it checks that every experiment runs and reports, not how fast it is). The rows
 # are kept in DIR (default build/bench-results/<UTC time>-<commit>/<experiment>.jsonl) next to the
 # rendered section (section.md); --write also puts the section at the top of bench/RESULTS.md, under its
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ ${#exps[@]} -gt 0 ] || exps=(codec write filter read read-A index compress)
+[ ${#exps[@]} -gt 0 ] || exps=(codec write filter read read-A arrow index compress)
 [ -x "$bench" ] || { echo "run.sh: $bench is not built (cmake --build build)" >&2; exit 2; }
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
@@ -43,6 +43,7 @@ args() {
     filter) [ $q = 1 ] && echo "filter --blocks 50 --runs 20" || echo "filter" ;;
     read) [ $q = 1 ] && echo "read --rows 100000 --reps 2" || echo "read --reps 5" ;;
     read-A) [ $q = 1 ] && echo "read --case A --rows 5000 --reps 2" || echo "read --case A --reps 5" ;;
+    arrow) [ $q = 1 ] && echo "arrow --rows 100000 --reps 2" || echo "arrow --reps 11 --clock cpu" ;;
     index) [ $q = 1 ] && echo "index --keys 20000 --dataset uniform --reps 1 --ops 20000" ||
         echo "index --keys 10000000 --dataset all --reps 3" ;;
     compress) [ $q = 1 ] && echo "compress --data $root/tests/data/datasets --reps 1" ||

@@ -392,14 +392,19 @@ static int setup_columns(imp *m, file_ctx *f, const rec *h)
         while (n && f->header[i][n - 1] == ' ') f->header[i][--n] = 0;
     }
     /* long layout */
-    long d = -1, me = -1, t = -1, v = -1;
+    long d = -1, me = -1, t = -1, v = -1, ty = -1;
     for (size_t i = 0; i < h->n; i++) {
         const char *s = f->header[i];
         if (!strcasecmp(s, "device")) d = (long)i;
         else if (!strcasecmp(s, "measurement")) me = (long)i;
         else if (is_time_name(s)) t = (long)i;
         else if (!strcasecmp(s, "value")) v = (long)i;
+        else if (!strcasecmp(s, "type")) ty = (long)i;
     }
+    if (h->n == 5 && d >= 0 && me >= 0 && t >= 0 && v >= 0 && ty >= 0 && !o->time_col)
+        return imp_fail(m, CLI_USAGE, "%s: this is the layout of tsf cat --format golden (device,measurement,time,"
+                                      "type,value), made to compare files, not to import: import what tsf cat "
+                                      "--format csv prints, or drop the type column for a long CSV", m->path);
     if (h->n == 4 && d >= 0 && me >= 0 && t >= 0 && v >= 0 && !o->time_col) {
         if (o->table || o->device)
             return imp_fail(m, CLI_USAGE, "%s: a long CSV (device,measurement,time,value) imports into the tree "

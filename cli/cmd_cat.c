@@ -36,6 +36,7 @@ typedef struct cat_opts {
     const char *where;
     uint64_t limit; /* UINT64_MAX = none */
     int iso;
+    int by_time; /* --order time: rows of every device merged by time */
     tsf_filter *filter;
     uint64_t rows; /* printed */
 } cat_opts;
@@ -489,6 +490,85 @@ static void put_row(cat_opts *c, tsf_reader *r, const wide *w, const tsf_batch *
     fputs(json ? "}\n" : "\n", f);
 }
 
+/* --order time: one query per device, merged by (time, device) through a binary heap of their current rows. */
+typedef struct mstream {
+    tsf_query *q;
+    const tsf_batch *b;
+    size_t i;
+    size_t dev;
+} mstream;
+
+static int ms_before(const mstream *a, const mstream *b)
+{
+    int64_t ta = a->b->times[a->i], tb = b->b->times[b->i];
+    return ta < tb || (ta == tb && a->dev < b->dev);
+}
+
+/* The stream's next row (its next non-empty batch when the batch is done); s->b = NULL at its end. */
+static tsf_status ms_next(mstream *s, tsf_error *e)
+{
+    if (s->b && ++s->i < s->b->nrows) return TSF_OK;
+    s->i = 0;
+    tsf_status st;
+    do st = tsf_query_next(s->q, &s->b, e);
+    while (st == TSF_OK && s->b && !s->b->nrows);
+    return st;
+}
+
+static void heap_down(mstream **h, size_t n, size_t k)
+{
+    for (;;) {
+        size_t m = k, l = 2 * k + 1, r = l + 1;
+        if (l < n && ms_before(h[l], h[m])) m = l;
+        if (r < n && ms_before(h[r], h[m])) m = r;
+        if (m == k) return;
+        mstream *t = h[k];
+        h[k] = h[m];
+        h[m] = t;
+        k = m;
+    }
+}
+
+static tsf_status cat_merged(cat_opts *c, tsf_reader *r, const wide *w, const tsf_query_options *base, FILE *f,
+                             tsf_error *e)
+{
+    size_t nd = tsf_reader_device_count(r), n = 0;
+    mstream *s = calloc(nd ? nd : 1, sizeof *s);
+    mstream **h = calloc(nd ? nd : 1, sizeof *h);
+    size_t *devs = calloc(nd ? nd : 1, sizeof *devs);
+    tsf_status st = TSF_OK;
+    if (!s || !h || !devs) {
+        snprintf(e->message, sizeof e->message, "out of memory");
+        st = e->code = TSF_ENOMEM;
+        goto done;
+    }
+    for (size_t d = 0; d < nd && !st; d++) {
+        tsf_query_options o = *base;
+        devs[d] = d;
+        o.devices = &devs[d];
+        o.ndevices = 1;
+        o.batch_size = 1024; /* one batch per device is held at a time */
+        s[d].dev = d;
+        if ((st = tsf_query_open(r, &o, &s[d].q, e)) || (st = ms_next(&s[d], e))) break;
+        if (s[d].b) h[n++] = &s[d];
+    }
+    for (size_t k = n; k-- > 0;) heap_down(h, n, k);
+    while (!st && n && c->rows < c->limit) {
+        mstream *m = h[0];
+        put_row(c, r, w, m->b, m->i, f);
+        c->rows++;
+        if ((st = ms_next(m, e))) break;
+        if (!m->b) h[0] = h[--n];
+        heap_down(h, n, 0);
+    }
+done:
+    for (size_t d = 0; s && d < nd; d++) tsf_query_close(s[d].q);
+    free(s);
+    free(h);
+    free(devs);
+    return st;
+}
+
 static int cat_wide(cat_opts *c, tsf_reader *r, FILE *f)
 {
     wide w = {0};
@@ -515,10 +595,15 @@ static int cat_wide(cat_opts *c, tsf_reader *r, FILE *f)
     tsf_query *q = NULL;
     tsf_error e = {0};
     const tsf_batch *b;
-    tsf_status st = tsf_query_open(r, &o, &q, &e);
-    while (st == TSF_OK && c->rows < c->limit && (st = tsf_query_next(q, &b, &e)) == TSF_OK && b)
-        for (size_t i = 0; i < b->nrows && c->rows < c->limit; i++, c->rows++) put_row(c, r, &w, b, i, f);
-    tsf_query_close(q);
+    tsf_status st = TSF_OK;
+    if (c->by_time) {
+        st = cat_merged(c, r, &w, &o, f, &e);
+    } else {
+        st = tsf_query_open(r, &o, &q, &e);
+        while (st == TSF_OK && c->rows < c->limit && (st = tsf_query_next(q, &b, &e)) == TSF_OK && b)
+            for (size_t i = 0; i < b->nrows && c->rows < c->limit; i++, c->rows++) put_row(c, r, &w, b, i, f);
+        tsf_query_close(q);
+    }
     if (st) {
         cli_err(c->cmd, "%s: %s", c->path, e.message);
         rc = cli_exit_code(st);
@@ -543,6 +628,8 @@ static void usage(FILE *f, const char *cmd)
             "  --from T, --to T           inclusive time range: a number in the file's unit or ISO-8601\n"
             "  --where EXPR               value filter, e.g. \"temp > 3.5 and status = 'ok'\"\n"
             "  --limit N                  at most N rows%s\n"
+            "  --order device|time        rows device by device (default), or every device's rows merged by\n"
+            "                             time (equal times in device order); csv and jsonl\n"
             "  --time-format iso|number   how times print (default number)\n"
             "  --time-unit s|ms|us|ns     the file's time unit (default ms): --from/--to, iso times\n"
             "  --no-check                 trust the file: do not compare decoded pages with their statistics\n"
@@ -598,6 +685,13 @@ static int run(int argc, char **argv, int head)
             to = a.val;
         } else if (cli_value(&a, "--where")) {
             c.where = a.val;
+        } else if (cli_value(&a, "--order")) {
+            if (a.bad) break;
+            if (strcmp(a.val, "time") && strcmp(a.val, "device")) {
+                cli_err(c.cmd, "--order: device or time, not '%s'", a.val);
+                goto out;
+            }
+            c.by_time = !strcmp(a.val, "time");
         } else if (cli_value(&a, head ? "--limit|-n" : "--limit")) {
             if (!a.bad && cli_parse_u64(a.val, &c.limit)) {
                 cli_err(c.cmd, "%s: not a row count: '%s'", a.arg, a.val);
@@ -632,6 +726,10 @@ static int run(int argc, char **argv, int head)
     }
     if (strcmp(c.format, "csv") && strcmp(c.format, "jsonl") && strcmp(c.format, "golden")) {
         cli_err(c.cmd, "--format: csv, jsonl or golden, not '%s'", c.format);
+        goto out;
+    }
+    if (c.by_time && !strcmp(c.format, "golden")) {
+        cli_err(c.cmd, "--order time: the golden layout is ordered by device and measurement");
         goto out;
     }
     if ((from && cli_parse_time(from, c.per_second, &c.tmin)) || (to && cli_parse_time(to, c.per_second, &c.tmax))) {

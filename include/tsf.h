@@ -844,6 +844,152 @@ TSF_API void tsf_agg_result_free(tsf_agg_result *res);
 TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *time, tsf_value *value,
                                   int *found, tsf_error *err);
 
+/* ---- datasets: many files as one (doc/dataset.md) ------------------------------------------- */
+/*
+ * A dataset is an ordered list of TsFiles read as one: one schema over all files (tree-model series matched
+ * by device + measurement, table-model columns by table + column), per-file and per-series time ranges and
+ * counts taken from each file's index when the dataset opens, and queries that open only the files that can
+ * hold selected rows. A tsf_dataset is read-only after open and may serve queries from several threads;
+ * each tsf_dataset_query belongs to one thread.
+ */
+typedef struct tsf_dataset tsf_dataset;
+typedef struct tsf_dataset_query tsf_dataset_query;
+
+typedef struct tsf_dataset_options {
+    size_t struct_size;                /* sizeof(tsf_dataset_options) */
+    const tsf_reader_options *reader;  /* options of every file's reader (NULL = defaults); its allocator
+                                        * also serves the dataset */
+    /* Optional source of a file's bytes (e.g. a remote store): fills *cb for path and returns 0, or fails
+     * (non-zero -> TSF_EIO). Paths are then not looked up on the file system (no directory or glob
+     * expansion). close_source(ctx, cb.ud) is called once per successful open_source. NULL = files. */
+    int (*open_source)(void *ctx, const char *path, tsf_read_callbacks *cb);
+    void (*close_source)(void *ctx, void *ud);
+    void *source_ctx;
+} tsf_dataset_options;
+
+TSF_API void tsf_dataset_options_init(tsf_dataset_options *o);
+
+/**
+ * Opens the dataset of paths[0..n): each a file, a directory (its `*.tsfile` files in strcmp name order) or
+ * a glob(3) pattern (characters * ? [; matches in glob's sorted order), the files in that order. Reads each
+ * file's tail and index (no data area) and closes it again. TSF_ENOTFOUND for a directory without TsFiles
+ * or a pattern that matches nothing; TSF_EINVAL for a file named twice; TSF_ECORRUPT naming both files,
+ * the series (or table column) and both types when files disagree on a type (or a column's category).
+ */
+TSF_API tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t n,
+                                    const tsf_dataset_options *opts, tsf_error *err);
+/** Frees; NULL is a no-op. Every query of the dataset must be closed first. */
+TSF_API void tsf_dataset_close(tsf_dataset *ds);
+
+typedef struct tsf_dataset_file_info {
+    const char *path;
+    uint64_t size;              /* bytes */
+    int64_t time_min, time_max; /* over its series (INT64_MAX / INT64_MIN when it holds no point) */
+    uint64_t points;            /* non-null values over all its series */
+    size_t ndevices;            /* devices it holds */
+} tsf_dataset_file_info;
+
+typedef struct tsf_dataset_device_info {
+    const char *name;           /* as tsf_device_info.name */
+    size_t table;               /* index of its table (tsf_dataset_table) */
+    int aligned;                /* 1 when aligned in every file that holds it */
+    size_t nseries;             /* the union of its series over the files (measurement names ascending) */
+    int64_t time_min, time_max; /* over every file (aligned: the time column) */
+    size_t nfiles;              /* files that hold it */
+} tsf_dataset_device_info;
+
+typedef struct tsf_dataset_series_info {
+    const char *measurement;
+    tsf_type type;
+    int64_t time_min, time_max;
+    uint64_t count;             /* non-null values */
+    size_t nfiles;              /* files that hold it (1 for tsf_dataset_file_series) */
+} tsf_dataset_series_info;
+
+TSF_API size_t tsf_dataset_file_count(const tsf_dataset *ds);
+TSF_API tsf_status tsf_dataset_file(const tsf_dataset *ds, size_t i, tsf_dataset_file_info *out, tsf_error *err);
+/** Tables ascending by name; columns: the union in the order files introduce them (0 for tree model);
+ *  devices [first_device, first_device + ndevices) of the dataset's device list. */
+TSF_API size_t tsf_dataset_table_count(const tsf_dataset *ds);
+TSF_API tsf_status tsf_dataset_table(const tsf_dataset *ds, size_t i, tsf_table_info *out, tsf_error *err);
+/** Devices by table, then by name (strcmp). */
+TSF_API size_t tsf_dataset_device_count(const tsf_dataset *ds);
+TSF_API tsf_status tsf_dataset_device(const tsf_dataset *ds, size_t i, tsf_dataset_device_info *out,
+                                      tsf_error *err);
+TSF_API tsf_status tsf_dataset_find_device(const tsf_dataset *ds, const char *name, size_t *index, tsf_error *err);
+/** Series j of device i over every file. */
+TSF_API tsf_status tsf_dataset_series(const tsf_dataset *ds, size_t device, size_t j, tsf_dataset_series_info *out,
+                                      tsf_error *err);
+/** Series j of device i in file f alone; TSF_ENOTFOUND when that file does not hold it. */
+TSF_API tsf_status tsf_dataset_file_series(const tsf_dataset *ds, size_t file, size_t device, size_t j,
+                                           tsf_dataset_series_info *out, tsf_error *err);
+
+typedef struct tsf_dataset_query_options {
+    size_t struct_size;          /* sizeof(tsf_dataset_query_options) */
+    const char *table;           /* devices of this table (NULL = every device) */
+    const char *const *devices;  /* or devices by name (overrides table); unknown names are TSF_ENOTFOUND */
+    size_t ndevices;
+    const char *const *columns;  /* as tsf_query_options.columns */
+    size_t ncolumns;
+    int64_t time_min, time_max;  /* inclusive; INT64_MIN / INT64_MAX */
+    size_t batch_size;           /* 4096 */
+    const struct tsf_filter *where; /* as tsf_query_options.where; TAG comparisons also skip whole files */
+    unsigned threads;            /* files decoded at once (0/1 = the calling thread alone) */
+    unsigned files_at_once;      /* files open with reads under way (0 = threads; raised to threads when
+                                  * below): with more files than threads, a thread waiting for a read lets
+                                  * another file decode */
+    int checked;                 /* as tsf_query_options.checked */
+} tsf_dataset_query_options;
+
+TSF_API void tsf_dataset_query_options_init(tsf_dataset_query_options *o);
+
+/** A batch of one file's device: rows.device is the device's index in that file (its reader); device the
+ *  index in the dataset's device list. Valid until the next tsf_dataset_query_next or close. */
+typedef struct tsf_dataset_batch {
+    size_t file;
+    size_t device;
+    const char *device_name;
+    tsf_batch rows;
+} tsf_dataset_batch;
+
+typedef struct tsf_dataset_query_stats {
+    uint64_t files_opened;  /* files whose data a query read */
+    uint64_t files_skipped; /* files left closed: no selected device and time range in their metadata */
+    tsf_query_stats query;  /* summed over the files */
+} tsf_dataset_query_stats;
+
+/** Batches come in file order, then in each file's device order (tsf_query's), whatever threads and
+ *  files_at_once are. */
+TSF_API tsf_status tsf_dataset_query_open(tsf_dataset *ds, const tsf_dataset_query_options *opts,
+                                          tsf_dataset_query **out, tsf_error *err);
+/** Next batch; *out = NULL at the end. */
+TSF_API tsf_status tsf_dataset_query_next(tsf_dataset_query *q, const tsf_dataset_batch **out, tsf_error *err);
+/** Counters so far (complete once tsf_dataset_query_next has returned NULL). */
+TSF_API void tsf_dataset_query_get_stats(const tsf_dataset_query *q, tsf_dataset_query_stats *out);
+TSF_API void tsf_dataset_query_close(tsf_dataset_query *q);
+
+/**
+ * User work on a dataset's batches. Each file gets its own accumulator (init), folded on the thread that
+ * decodes the file (fold, batches in query order); the accumulators are merged into the result in file
+ * order (merge(into, from), then free(from)), so the result does not depend on threads or files_at_once.
+ * Calls on distinct accumulators run concurrently; merges run one at a time. A non-zero return of fold or
+ * merge, or NULL from init, ends the run (TSF_EIO, resp. TSF_ENOMEM).
+ */
+typedef struct tsf_dataset_fold_callbacks {
+    size_t struct_size; /* sizeof(tsf_dataset_fold_callbacks) */
+    void *(*init)(void *ctx);
+    int (*fold)(void *ctx, void *acc, const tsf_dataset_batch *b);
+    int (*merge)(void *ctx, void *into, void *from);
+    void (*free)(void *ctx, void *acc);
+    void *ctx;
+} tsf_dataset_fold_callbacks;
+
+/** Runs the query with the fold callbacks: *result = init() with every file's accumulator merged into it in
+ *  file order (the caller frees it with cb->free); stats (may be NULL) as tsf_dataset_query_get_stats. */
+TSF_API tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_options *opts,
+                                    const tsf_dataset_fold_callbacks *cb, void **result,
+                                    tsf_dataset_query_stats *stats, tsf_error *err);
+
 /* ---- verify and recover -------------------------------------------------------------------- */
 typedef struct tsf_problem {
     uint64_t offset;     /* file offset of the damaged structure */

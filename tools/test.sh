@@ -44,9 +44,10 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asa
 echo "== ThreadSanitizer build + concurrency tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF \
     -DTSF_SHARED=OFF >/dev/null
-cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads
+cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads \
+    read_test_dataset
 TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan \
-    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads)$'
+    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads|read_test_dataset)$'
 fuzz_seconds=${FUZZ_SECONDS:-20}
 if [ "$fuzz_seconds" != 0 ]; then
     echo "== libFuzzer + ASan + UBSan: every harness for $fuzz_seconds s"

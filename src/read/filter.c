@@ -382,6 +382,29 @@ static int tv_combine(int kind, int a, int b)
     return out;
 }
 
+/* The truth values filter f may take for rows of a table device with columns cols and device-id segments
+ * segs: TAG comparisons decided by the tag values (as bind_leaf decides them), the others any. */
+static int tag_outcomes(const tsf_filter *f, const tsf_table_column *cols, size_t ncols,
+                        const tsf_bytes *segs, size_t nsegs)
+{
+    if (f->kind != FN_CMP) {
+        int a = tag_outcomes(f->l, cols, ncols, segs, nsegs);
+        return tv_combine(f->kind, a, f->kind == FN_NOT ? 0 : tag_outcomes(f->r, cols, ncols, segs, nsegs));
+    }
+    size_t tag = 0, i = 0;
+    for (; i < ncols && strcmp(cols[i].name, f->column); i++) tag += cols[i].category == TSF_COLUMN_TAG;
+    if (i == ncols || cols[i].category != TSF_COLUMN_TAG || f->lit != TSF_STRING) return TV_ALL;
+    size_t seg = 1 + tag;
+    if (seg >= nsegs || !segs[seg].data) return TV_U;
+    return op_holds(f->op, bytes_cmp(segs[seg].data, segs[seg].len, f->s, f->slen)) ? TV_T : TV_F;
+}
+
+int tsf_rd_filter_tags_may_pass(const tsf_filter *f, const tsf_table_column *cols, size_t ncols,
+                                const tsf_bytes *segs, size_t nsegs)
+{
+    return (tag_outcomes(f, cols, ncols, segs, nsegs) & TV_T) != 0;
+}
+
 tsf_status tsf_rd_filter_device(tsf_rd_fstate *fs, size_t d, const char *(*name)(const void *cols, size_t i),
                             const void *cols, size_t ncols, int *skip, tsf_error *err)
 {

@@ -47,6 +47,12 @@ const char *tsf_rd_filter_column(const tsf_rd_fstate *fs, size_t i);
 tsf_status tsf_rd_filter_device(tsf_rd_fstate *fs, size_t d, const char *(*name)(const void *cols, size_t i),
                             const void *cols, size_t ncols, int *skip, tsf_error *err);
 
+/* 0 when filter f cannot be TRUE for any row of a table device with columns cols[0, ncols) and device-id
+ * segments segs[0, nsegs) (data NULL: a null segment): its TAG comparisons are decided on the tag values as
+ * tsf_rd_filter_device decides them, every other comparison may be TRUE, FALSE or UNKNOWN. */
+int tsf_rd_filter_tags_may_pass(const tsf_filter *f, const tsf_table_column *cols, size_t ncols,
+                                const tsf_bytes *segs, size_t nsegs);
+
 /* 1 if pruning is enabled and the filter reads batch column i (so its statistics can prune). */
 int tsf_rd_filter_uses(const tsf_rd_fstate *fs, size_t col);
 

@@ -34,11 +34,10 @@ static int ent_cmp_col_g(const void *x, const void *y)
     return a->g < b->g ? -1 : a->g > b->g;
 }
 
-/* *.tsfile names of dir in strcmp order (malloc'ed; the caller frees them). */
-static tsf_status list_tsfiles(const char *dir, char ***out, size_t *n, tsf_error *err)
+tsf_status tsf_rd_list_tsfiles(const char *dir, char ***out, size_t *n, tsf_error *err)
 {
     DIR *d = opendir(dir);
-    if (!d) return tsf_err(err, TSF_EIO, "page index: cannot open folder %s", dir);
+    if (!d) return tsf_err(err, TSF_EIO, "cannot open folder %s", dir);
     char **v = NULL;
     size_t k = 0, cap = 0;
     tsf_status st = TSF_OK;
@@ -47,10 +46,10 @@ static tsf_status list_tsfiles(const char *dir, char ***out, size_t *n, tsf_erro
         if (l < 8 || strcmp(de->d_name + l - 7, ".tsfile")) continue;
         if (k == cap) {
             char **g = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
-            if (!g) break;
+            if (!g) goto oom;
             v = g;
         }
-        if (!(v[k] = malloc(l + 1))) break;
+        if (!(v[k] = malloc(l + 1))) goto oom;
         memcpy(v[k++], de->d_name, l + 1);
     }
     closedir(d);
@@ -63,6 +62,11 @@ static tsf_status list_tsfiles(const char *dir, char ***out, size_t *n, tsf_erro
     *out = v;
     *n = k;
     return st;
+oom:
+    closedir(d);
+    for (size_t i = 0; i < k; i++) free(v[i]);
+    free(v);
+    return tsf_err(err, TSF_ENOMEM, "out of memory listing folder %s", dir);
 }
 
 /* Appends bytes to a word array (little-endian, zero-padded). */
@@ -131,7 +135,7 @@ tsf_status tsf_page_index_build_dir(const char *dir, const char *path, uint64_t 
     tsf_pix_build b = {.tw = 4};
     tsf_pix_bufs w = {0}, v = {0};
     tsf_rd_buf buf = {0};
-    tsf_status st = list_tsfiles(dir, &files, &nf, err);
+    tsf_status st = tsf_rd_list_tsfiles(dir, &files, &nf, err);
     if (!st && !nf) st = tsf_err(err, TSF_ENOTFOUND, "page index: no .tsfile files in %s", dir);
     if (!path && !st && !(path = def = join_path(dir, "dir.tsfidx"))) goto oom;
     for (size_t f = 0; f < nf && !st; f++) {

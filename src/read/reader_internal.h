@@ -123,6 +123,9 @@ tsf_status tsf_rd_read_chunk_header(const tsf_reader *r, uint64_t off, tsf_rd_bu
 /* Page header at `pos` inside a chunk ending at `end`. */
 tsf_status tsf_rd_read_page_header(const tsf_reader *r, uint64_t pos, uint64_t end, const tsf_fmt_chunk_header *h,
                                tsf_rd_buf *buf, tsf_fmt_page_header *ph, uint64_t *fetched, tsf_error *err);
+/* page_index_dir.c: the `*.tsfile` names of folder dir in strcmp order (*out and each name malloc'ed; the
+ * caller frees them); TSF_EIO when the folder cannot be opened. */
+tsf_status tsf_rd_list_tsfiles(const char *dir, char ***out, size_t *n, tsf_error *err);
 /* Frees r->lastv (last_value.c). */
 void tsf_rd_lastv_free(tsf_reader *r);
 /* Fetches the body of page ph (at body_off, chunk h) into body and decompresses it into plain (size capped

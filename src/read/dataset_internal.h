@@ -1,0 +1,101 @@
+/*
+ * dataset_internal.h - the state of a tsf_dataset shared by dataset.c (open: path expansion, the schema
+ * union, per-file and per-series ranges, accessors) and dataset_query.c (queries and folds over the files).
+ * Everything here is built at open and read-only afterwards.
+ */
+#ifndef TSF_READ_DATASET_INTERNAL_H
+#define TSF_READ_DATASET_INTERNAL_H
+
+#include "reader_internal.h"
+
+/* A series of a file's device: its measurement (index in the dataset device's series) and range. */
+typedef struct tsf_ds_fser {
+    size_t ser;
+    int64_t tmin, tmax;
+    uint64_t count;
+} tsf_ds_fser;
+
+/* A device of a file: dataset device, index in the file's reader, range (aligned: the time column), and
+ * its series sers[ser0, ser0 + nser) of the file. */
+typedef struct tsf_ds_fdev {
+    size_t dev, local;
+    int64_t tmin, tmax;
+    size_t ser0, nser;
+} tsf_ds_fdev;
+
+typedef struct tsf_ds_file {
+    const char *path;
+    uint64_t size;
+    int64_t tmin, tmax;
+    uint64_t points;
+    tsf_ds_fdev *devs; /* ascending by dataset device (= the reader's order, see dataset.c) */
+    size_t ndevs;
+    tsf_ds_fser *sers;
+    size_t nsers;
+} tsf_ds_file;
+
+typedef struct tsf_ds_series {
+    const char *name;
+    tsf_type type;
+    int64_t tmin, tmax;
+    uint64_t count;
+    size_t nfiles, first_file;
+} tsf_ds_series;
+
+typedef struct tsf_ds_device {
+    const char *name;
+    size_t table;
+    int aligned;
+    int64_t tmin, tmax;
+    size_t nfiles, first_file;
+    tsf_ds_series *sers; /* ascending by name */
+    size_t nser, sercap;
+    tsf_bytes *segs; /* segments of the device id (data NULL = null segment) */
+    size_t nsegs;
+} tsf_ds_device;
+
+typedef struct tsf_ds_table {
+    const char *name;
+    tsf_table_column *cols;
+    size_t ncols, colcap;
+    size_t *col_file; /* per column: the file that introduced it */
+    size_t first_device, ndevices;
+} tsf_ds_table;
+
+struct tsf_dataset {
+    const tsf_allocator *a;
+    tsf_reader_options ropts;
+    int (*open_source)(void *ctx, const char *path, tsf_read_callbacks *cb);
+    void (*close_source)(void *ctx, void *ud);
+    void *source_ctx;
+    struct tsf_ds_arena *arena; /* names and paths */
+    tsf_ds_file *files;
+    size_t nfiles, filecap;
+    tsf_ds_table *tables;
+    size_t ntables, tablecap;
+    tsf_ds_device *devs;
+    size_t ndevs, devcap;
+    size_t *hash; /* open addressing over device names: index + 1, 0 = empty */
+    size_t hcap;
+};
+
+/* Where a file's bytes come from while a reader reads it. */
+typedef struct tsf_ds_src {
+    tsf_read_callbacks cb; /* a user source's callbacks, or pread on fd */
+    int fd;                /* the file system's file read through cb (-1: none) */
+    int user;              /* 1: cb came from open_source (close_source is owed) */
+} tsf_ds_src;
+
+/* Opens a reader on path: through the dataset's source when it has one, else the file system. With wrap,
+ * the reader reads through wrap(wctx, &src->cb) instead (a file of the file system then through pread
+ * callbacks); the callbacks it returns must stay valid until tsf_rd_ds_close_file. */
+tsf_status tsf_rd_ds_open_file(const tsf_dataset *ds, const char *path, const tsf_reader_options *ro,
+                               const tsf_read_callbacks *(*wrap)(void *wctx, const tsf_read_callbacks *base),
+                               void *wctx, tsf_ds_src *src, tsf_reader **r, tsf_error *err);
+void tsf_rd_ds_close_file(const tsf_dataset *ds, tsf_ds_src *src, tsf_reader *r);
+/* Device index by name (hash), or (size_t)-1. */
+size_t tsf_rd_ds_find(const tsf_dataset *ds, const char *name);
+/* Prefixes err's message with the file's path. */
+tsf_status tsf_rd_ds_name_file(tsf_status st, const char *path, tsf_error *err);
+
+#endif

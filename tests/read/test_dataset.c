@@ -1,0 +1,913 @@
+/*
+ * test_dataset.c - datasets of several TsFiles (tsf_dataset_*): path expansion (directory, glob, list),
+ * the schema union and the type-conflict error, per-file and per-series ranges, queries equal to the
+ * per-file queries concatenated for every thread / files_at_once setting, files outside the query's time
+ * range or tag selection never read after open (counted through a source's read callbacks), and folds whose
+ * results are bit-identical across settings and equal to a row-by-row reference with the same rule (one
+ * partial per file, merged in file order).
+ *
+ * Data: a table-model directory (table t: TAG region, FIELDs f0 INT64, f1 DOUBLE with nulls), files with
+ * consecutive time ranges, one overlapping another, one far outside the queried range, one holding only
+ * region r9; and a tree-model directory (root.sg.d0 non-aligned s1 INT64 / s2 DOUBLE, s3 only in a later
+ * file; root.sg.a0 aligned x DOUBLE).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char g_dir[64];
+
+static const char *tmp_dir(void)
+{
+    if (!g_dir[0]) {
+        snprintf(g_dir, sizeof g_dir, "/tmp/tsf_ds_XXXXXX");
+        if (!mkdtemp(g_dir)) {
+            perror("mkdtemp");
+            exit(1);
+        }
+    }
+    return g_dir;
+}
+
+static void path_of(char *buf, size_t cap, const char *sub, const char *name)
+{
+    snprintf(buf, cap, "%s/%s%s%s", tmp_dir(), sub, name ? "/" : "", name ? name : "");
+}
+
+/* A double whose magnitude varies with k, so that sums depend on their order. */
+static double val_d(size_t file, size_t dev, size_t i)
+{
+    size_t k = file * 100003 + dev * 7919 + i;
+    return sin((double)k) * pow(10.0, (double)(k % 9) - 3.0);
+}
+
+typedef struct tfile {
+    const char *name;
+    int64_t t0;  /* first time */
+    size_t rows; /* per device, one every 10 */
+    const char *regions;
+} tfile;
+
+/* Table-model files: f0..f3 consecutive, f4 overlapping f1, f5 far outside, f6 only region r9. */
+static const tfile TFILES[] = {
+    {"a0.tsfile", 0, 300, "012"},    {"a1.tsfile", 3000, 300, "01"}, {"a2.tsfile", 6000, 250, "12"},
+    {"a3.tsfile", 8500, 300, "012"}, {"a4.tsfile", 4000, 200, "0"},  {"a5.tsfile", 100000000, 50, "01"},
+    {"a6.tsfile", 1000, 100, "9"},
+};
+#define NTFILES (sizeof TFILES / sizeof TFILES[0])
+
+static int write_table_file(size_t fi, const char *path)
+{
+    tsf_error e = {0};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_max_points = 64;
+    tsf_writer *w = NULL;
+    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    tsf_column_schema cols[3] = {{"region", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"f0", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"f1", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD}};
+    if (!st) st = tsf_writer_register_table(w, "t", cols, 3, &e);
+    const tfile *tf = &TFILES[fi];
+    for (const char *r = tf->regions; *r && !st; r++) {
+        char reg[3] = {'r', *r, 0};
+        size_t dev = (size_t)(*r - '0');
+        for (size_t i = 0; i < tf->rows && !st; i++) {
+            const char *names[3] = {"region", "f0", "f1"};
+            tsf_value v[3];
+            memset(v, 0, sizeof v);
+            v[0].v.bytes.data = (const uint8_t *)reg;
+            v[0].v.bytes.len = 2;
+            v[1].v.i64 = (int64_t)(i * i) - (int64_t)(dev * 1000) + (int64_t)fi;
+            v[2].v.d = val_d(fi, dev, i);
+            v[2].is_null = i % 7 == 3;
+            if (i % 11 == 5) v[1].is_null = 1;
+            st = tsf_writer_write_row(w, "t", tf->t0 + (int64_t)i * 10 + (int64_t)dev, names, v, 3, &e);
+        }
+        if (!st) st = tsf_writer_flush(w, &e);
+    }
+    if (st) {
+        fprintf(stderr, "write %s: %s\n", path, e.message);
+        tsf_writer_abort(w);
+        return -1;
+    }
+    st = tsf_writer_close(w, &e);
+    if (st) fprintf(stderr, "close %s: %s\n", path, e.message);
+    return st ? -1 : 0;
+}
+
+/* Tree files: b0 (d0 s1,s2; a0 x), b1 (d0 s1,s2,s3), b2 (a0 x only). conflict: d0.s1 as DOUBLE. */
+static int write_tree_file(int which, const char *path)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = tsf_writer_open(&w, path, NULL, &e);
+    tsf_column_schema s1 = {"s1", which == 3 ? TSF_DOUBLE : TSF_INT64, TSF_ENC_PLAIN, TSF_SNAPPY,
+                            TSF_COLUMN_FIELD};
+    tsf_column_schema s2 = {"s2", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD};
+    tsf_column_schema s3 = {"s3", TSF_INT32, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD};
+    tsf_column_schema x = {"x", TSF_DOUBLE, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD};
+    int has_d0 = which != 2, has_a0 = which != 1;
+    if (!st && has_d0) st = tsf_writer_register_series(w, "root.sg.d0", &s1, &e);
+    if (!st && has_d0 && which != 3) st = tsf_writer_register_series(w, "root.sg.d0", &s2, &e);
+    if (!st && which == 1) st = tsf_writer_register_series(w, "root.sg.d0", &s3, &e);
+    if (!st && has_a0) st = tsf_writer_register_aligned(w, "root.sg.a0", &x, 1, &e);
+    int64_t t0 = which * 500;
+    for (size_t i = 0; i < 120 && !st; i++) {
+        int64_t t = t0 + (int64_t)i * 5;
+        if (has_d0) {
+            const char *n[3] = {"s1", "s2", "s3"};
+            tsf_value v[3];
+            memset(v, 0, sizeof v);
+            if (which == 3)
+                v[0].v.d = (double)i;
+            else
+                v[0].v.i64 = (int64_t)i * 3 - 50;
+            v[1].v.d = val_d((size_t)which, 5, i);
+            v[2].v.i32 = (int32_t)i;
+            size_t k = which == 3 ? 1 : which == 1 ? 3 : 2;
+            if (i % 4 == 1 && k > 1) v[1].is_null = 1;
+            st = tsf_writer_write_row(w, "root.sg.d0", t, n, v, k, &e);
+        }
+        if (!st && has_a0) {
+            const char *n = "x";
+            tsf_value v = {0};
+            v.v.d = val_d((size_t)which, 6, i);
+            v.is_null = i % 5 == 2;
+            st = tsf_writer_write_row(w, "root.sg.a0", t + 1, &n, &v, 1, &e);
+        }
+    }
+    if (st) {
+        fprintf(stderr, "write %s: %s\n", path, e.message);
+        tsf_writer_abort(w);
+        return -1;
+    }
+    return tsf_writer_close(w, &e) ? -1 : 0;
+}
+
+static int mkdir_p(const char *p)
+{
+    return mkdir(p, 0755) && access(p, F_OK) ? -1 : 0;
+}
+
+static int g_ready;
+
+static int make_data(void)
+{
+    if (g_ready) return g_ready > 0;
+    g_ready = -1;
+    char p[256];
+    path_of(p, sizeof p, "table", NULL);
+    if (mkdir_p(p)) return 0;
+    for (size_t f = 0; f < NTFILES; f++) {
+        path_of(p, sizeof p, "table", TFILES[f].name);
+        if (write_table_file(f, p)) return 0;
+    }
+    path_of(p, sizeof p, "tree", NULL);
+    if (mkdir_p(p)) return 0;
+    const char *tn[3] = {"b0.tsfile", "b1.tsfile", "b2.tsfile"};
+    for (int i = 0; i < 3; i++) {
+        path_of(p, sizeof p, "tree", tn[i]);
+        if (write_tree_file(i, p)) return 0;
+    }
+    path_of(p, sizeof p, "conflict.tsfile", NULL);
+    if (write_tree_file(3, p)) return 0;
+    g_ready = 1;
+    return 1;
+}
+
+/* ---- row streams: what a query returned, as bytes (file, device, time, cells) ---- */
+
+typedef struct rbuf {
+    uint8_t *p;
+    size_t n, cap;
+} rbuf;
+
+static void rb_put(rbuf *b, const void *d, size_t len)
+{
+    if (b->n + len > b->cap) {
+        size_t c = b->cap ? b->cap : 4096;
+        while (c < b->n + len) c *= 2;
+        uint8_t *g = realloc(b->p, c);
+        if (!g) abort();
+        b->p = g;
+        b->cap = c;
+    }
+    if (len) memcpy(b->p + b->n, d, len);
+    b->n += len;
+}
+
+static void rb_batch(rbuf *b, size_t file, const char *dev, const tsf_batch *bt)
+{
+    for (size_t r = 0; r < bt->nrows; r++) {
+        rb_put(b, &file, sizeof file);
+        rb_put(b, dev, strlen(dev) + 1);
+        rb_put(b, &bt->times[r], 8);
+        for (size_t c = 0; c < bt->ncolumns; c++) {
+            const tsf_column_batch *cb = &bt->columns[c];
+            uint8_t valid = cb->validity ? (cb->validity[r / 8] >> (r % 8)) & 1 : 1;
+            rb_put(b, cb->name, strlen(cb->name) + 1);
+            rb_put(b, &cb->type, sizeof cb->type);
+            rb_put(b, &valid, 1);
+            if (!valid || cb->type == TSF_VECTOR) continue;
+            if (cb->type == TSF_TEXT || cb->type == TSF_STRING || cb->type == TSF_BLOB) {
+                const tsf_bytes *v = &((const tsf_bytes *)cb->values)[r];
+                rb_put(b, &v->len, sizeof v->len);
+                rb_put(b, v->data, v->len);
+            } else {
+                size_t esz = tsf_type_size(cb->type);
+                rb_put(b, (const uint8_t *)cb->values + r * esz, esz);
+            }
+        }
+    }
+}
+
+typedef struct qspec {
+    const char *table;
+    const char *const *devices;
+    size_t ndevices;
+    const char *const *columns;
+    size_t ncolumns;
+    int64_t tmin, tmax;
+    const char *where;
+} qspec;
+
+/* The rows of every file queried alone, in file order. */
+static int reference_rows(tsf_dataset *ds, const qspec *s, tsf_filter *where, rbuf *out)
+{
+    tsf_error e = {0};
+    for (size_t f = 0; f < tsf_dataset_file_count(ds); f++) {
+        tsf_dataset_file_info fi;
+        if (tsf_dataset_file(ds, f, &fi, &e)) return -1;
+        tsf_reader *r = NULL;
+        if (tsf_reader_open(&r, fi.path, NULL, &e)) return -1;
+        size_t locals[8], nl = 0;
+        for (size_t i = 0; i < s->ndevices; i++)
+            if (!tsf_reader_find_device(r, s->devices[i], &locals[nl], NULL)) nl++;
+        for (size_t i = 1; i < nl; i++) /* the file's device order */
+            for (size_t j = i; j > 0 && locals[j - 1] > locals[j]; j--) {
+                size_t t = locals[j];
+                locals[j] = locals[j - 1];
+                locals[j - 1] = t;
+            }
+        if (s->devices && !nl) {
+            tsf_reader_close(r);
+            continue;
+        }
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.table = s->table;
+        if (s->devices) o.devices = locals, o.ndevices = nl;
+        o.columns = s->columns;
+        o.ncolumns = s->ncolumns;
+        o.time_min = s->tmin;
+        o.time_max = s->tmax;
+        o.batch_size = 50;
+        o.where = where;
+        tsf_query *q = NULL;
+        tsf_status st = tsf_query_open(r, &o, &q, &e);
+        for (const tsf_batch *b; !st;) {
+            if ((st = tsf_query_next(q, &b, &e)) || !b) break;
+            tsf_device_info di;
+            if ((st = tsf_reader_device(r, b->device, &di, &e))) break;
+            rb_batch(out, f, di.name, b);
+        }
+        tsf_query_close(q);
+        tsf_reader_close(r);
+        if (st) {
+            fprintf(stderr, "reference: %s\n", e.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void opts_of(const qspec *s, tsf_filter *where, unsigned threads, unsigned k,
+                    tsf_dataset_query_options *o)
+{
+    tsf_dataset_query_options_init(o);
+    o->table = s->table;
+    o->devices = s->devices;
+    o->ndevices = s->ndevices;
+    o->columns = s->columns;
+    o->ncolumns = s->ncolumns;
+    o->time_min = s->tmin;
+    o->time_max = s->tmax;
+    o->batch_size = 50;
+    o->where = where;
+    o->threads = threads;
+    o->files_at_once = k;
+}
+
+static const unsigned SETTINGS[][2] = {{1, 1}, {2, 0}, {1, 3}, {4, 8}, {2, 1}, {3, 2}};
+#define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
+
+/* Every setting returns the reference's rows, batch by batch from the right file and device. */
+static void check_query(tsf_dataset *ds, const qspec *s)
+{
+    tsf_error e = {0};
+    tsf_filter *where = NULL;
+    if (s->where) CHECK_OK(tsf_filter_parse(&where, s->where, &e), &e);
+    rbuf ref = {0};
+    CHECK(reference_rows(ds, s, where, &ref) == 0);
+    for (size_t k = 0; k < NSETTINGS; k++) {
+        tsf_dataset_query_options o;
+        opts_of(s, where, SETTINGS[k][0], SETTINGS[k][1], &o);
+        tsf_dataset_query *q = NULL;
+        rbuf got = {0};
+        CHECK_OK(tsf_dataset_query_open(ds, &o, &q, &e), &e);
+        size_t last_file = 0;
+        for (const tsf_dataset_batch *b; q;) {
+            tsf_status st = tsf_dataset_query_next(q, &b, &e);
+            CHECK_OK(st, &e);
+            if (st || !b) break;
+            tsf_dataset_device_info di;
+            CHECK_OK(tsf_dataset_device(ds, b->device, &di, &e), &e);
+            CHECK(!strcmp(di.name, b->device_name));
+            CHECK(b->file >= last_file);
+            last_file = b->file;
+            rb_batch(&got, b->file, b->device_name, &b->rows);
+        }
+        tsf_dataset_query_stats qs;
+        tsf_dataset_query_get_stats(q, &qs);
+        CHECK_EQ_INT(qs.files_opened + qs.files_skipped, tsf_dataset_file_count(ds));
+        tsf_dataset_query_close(q);
+        if (got.n != ref.n || memcmp(got.p, ref.p, ref.n)) {
+            size_t at = 0;
+            while (at < got.n && at < ref.n && got.p[at] == ref.p[at]) at++;
+            fprintf(
+                stderr,
+                "  query where=%s threads=%u files_at_once=%u: %zu bytes vs %zu, first difference at %zu\n",
+                s->where ? s->where : "-", SETTINGS[k][0], SETTINGS[k][1], got.n, ref.n, at);
+        }
+        CHECK_EQ_INT(got.n, ref.n);
+        CHECK(got.n == ref.n && !memcmp(got.p, ref.p, ref.n));
+        free(got.p);
+    }
+    CHECK(ref.n > 0);
+    free(ref.p);
+    tsf_filter_free(where);
+}
+
+/* The dataset of directory sub of the test data (written on first use); NULL after a failed check. */
+static tsf_dataset *open_dir(const char *sub)
+{
+    if (!make_data()) {
+        CHECK(0);
+        return NULL;
+    }
+    char p[256];
+    path_of(p, sizeof p, sub, NULL);
+    const char *paths[1] = {p};
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+    return ds;
+}
+
+static void test_query_table(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    const char *f1[1] = {"f1"};
+    const char *devs[2] = {"t.r2", "t.r0"};
+    const qspec specs[] = {
+        {"t", NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, NULL},
+        {NULL, NULL, 0, f1, 1, 2000, 7000, NULL},
+        {"t", NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, "f1 > 0.5"},
+        {"t", NULL, 0, NULL, 0, INT64_MIN, 5000, "region = 'r1' or region = 'r9'"},
+        {NULL, devs, 2, NULL, 0, 0, 9000, NULL},
+        {"t", NULL, 0, f1, 1, INT64_MIN, INT64_MAX, "region <> 'r0' and f0 > 1000"},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_query(ds, &specs[i]);
+    tsf_dataset_close(ds);
+}
+
+static void test_query_tree(void)
+{
+    tsf_dataset *ds = open_dir("tree");
+    if (!ds) return;
+    const char *cols[2] = {"s3", "s2"};
+    const qspec specs[] = {
+        {NULL, NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, NULL},
+        {NULL, NULL, 0, cols, 2, 300, 800, NULL},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_query(ds, &specs[i]);
+    tsf_dataset_close(ds);
+}
+
+static void test_schema_tree(void)
+{
+    tsf_dataset *ds = open_dir("tree");
+    if (!ds) return;
+    tsf_error e = {0};
+    CHECK_EQ_INT(tsf_dataset_file_count(ds), 3);
+    CHECK_EQ_INT(tsf_dataset_table_count(ds), 1);
+    CHECK_EQ_INT(tsf_dataset_device_count(ds), 2);
+    size_t d0 = 99, a0 = 99;
+    CHECK_OK(tsf_dataset_find_device(ds, "root.sg.d0", &d0, &e), &e);
+    CHECK_OK(tsf_dataset_find_device(ds, "root.sg.a0", &a0, &e), &e);
+    CHECK(tsf_dataset_find_device(ds, "root.sg.zz", &d0, NULL) == TSF_ENOTFOUND);
+    CHECK(a0 < d0); /* by name */
+    tsf_dataset_device_info di;
+    CHECK_OK(tsf_dataset_device(ds, d0, &di, &e), &e);
+    CHECK_EQ_INT(di.nseries, 3);
+    CHECK_EQ_INT(di.nfiles, 2);
+    CHECK_EQ_INT(di.aligned, 0);
+    CHECK_EQ_INT(di.time_min, 0);
+    CHECK_EQ_INT(di.time_max, 500 + 119 * 5);
+    const char *names[3] = {"s1", "s2", "s3"};
+    const tsf_type types[3] = {TSF_INT64, TSF_DOUBLE, TSF_INT32};
+    const uint64_t counts[3] = {240, 180, 120};
+    const size_t nfiles[3] = {2, 2, 1};
+    for (size_t j = 0; j < 3; j++) {
+        tsf_dataset_series_info si;
+        CHECK_OK(tsf_dataset_series(ds, d0, j, &si, &e), &e);
+        CHECK(!strcmp(si.measurement, names[j]));
+        CHECK_EQ_INT(si.type, types[j]);
+        CHECK_EQ_INT(si.count, counts[j]);
+        CHECK_EQ_INT(si.nfiles, nfiles[j]);
+    }
+    /* s3 only in b1; per file ranges */
+    tsf_dataset_series_info si;
+    CHECK(tsf_dataset_file_series(ds, 0, d0, 2, &si, NULL) == TSF_ENOTFOUND);
+    CHECK_OK(tsf_dataset_file_series(ds, 1, d0, 2, &si, &e), &e);
+    CHECK_EQ_INT(si.time_min, 500);
+    CHECK_EQ_INT(si.time_max, 500 + 119 * 5);
+    CHECK_EQ_INT(si.count, 120);
+    CHECK_OK(tsf_dataset_device(ds, a0, &di, &e), &e);
+    CHECK_EQ_INT(di.aligned, 1);
+    CHECK_EQ_INT(di.nfiles, 2);
+    CHECK_EQ_INT(di.time_min, 1);
+    CHECK_EQ_INT(di.time_max, 1000 + 119 * 5 + 1);
+    CHECK_OK(tsf_dataset_series(ds, a0, 0, &si, &e), &e);
+    CHECK_EQ_INT(si.count, 2 * (120 - 24));
+    CHECK(tsf_dataset_file_series(ds, 1, a0, 0, &si, NULL) == TSF_ENOTFOUND);
+    tsf_dataset_file_info fi;
+    CHECK_OK(tsf_dataset_file(ds, 2, &fi, &e), &e);
+    CHECK(strstr(fi.path, "/tree/b2.tsfile") != NULL);
+    CHECK_EQ_INT(fi.ndevices, 1);
+    CHECK_EQ_INT(fi.points, 120 - 24);
+    CHECK_EQ_INT(fi.time_min, 1001);
+    tsf_table_info ti;
+    CHECK_OK(tsf_dataset_table(ds, 0, &ti, &e), &e);
+    CHECK(!strcmp(ti.name, "root.sg"));
+    CHECK_EQ_INT(ti.ncolumns, 0);
+    CHECK_EQ_INT(ti.ndevices, 2);
+    tsf_dataset_close(ds);
+}
+
+static void test_schema_table(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    tsf_error e = {0};
+    CHECK_EQ_INT(tsf_dataset_file_count(ds), NTFILES);
+    tsf_table_info ti;
+    CHECK_OK(tsf_dataset_table(ds, 0, &ti, &e), &e);
+    CHECK(!strcmp(ti.name, "t"));
+    CHECK_EQ_INT(ti.ncolumns, 3);
+    CHECK_EQ_INT(ti.ndevices, 4);
+    CHECK(ti.ncolumns == 3 && ti.columns[0].category == TSF_COLUMN_TAG && ti.columns[2].type == TSF_DOUBLE);
+    const char *devs[4] = {"t.r0", "t.r1", "t.r2", "t.r9"};
+    for (size_t d = 0; d < 4; d++) {
+        tsf_dataset_device_info di;
+        CHECK_OK(tsf_dataset_device(ds, d, &di, &e), &e);
+        CHECK(!strcmp(di.name, devs[d]));
+        /* f1 count = the written rows without nulls, summed over the files */
+        uint64_t want = 0;
+        size_t nf = 0;
+        for (size_t f = 0; f < NTFILES; f++) {
+            if (!strchr(TFILES[f].regions, devs[d][3])) continue;
+            nf++;
+            for (size_t i = 0; i < TFILES[f].rows; i++) want += i % 7 != 3;
+        }
+        CHECK_EQ_INT(di.nfiles, nf);
+        tsf_dataset_series_info si;
+        CHECK_OK(tsf_dataset_series(ds, d, 1, &si, &e), &e);
+        CHECK(!strcmp(si.measurement, "f1"));
+        CHECK_EQ_INT(si.count, want);
+    }
+    tsf_dataset_file_info fi;
+    CHECK_OK(tsf_dataset_file(ds, 5, &fi, &e), &e);
+    CHECK_EQ_INT(fi.time_min, 100000000);
+    CHECK_EQ_INT(fi.time_max, 100000000 + 49 * 10 + 1);
+    tsf_dataset_close(ds);
+}
+
+static void test_type_conflict(void)
+{
+    if (!make_data()) {
+        CHECK(0);
+        return;
+    }
+    char a[256], b[256];
+    path_of(a, sizeof a, "tree", "b0.tsfile");
+    path_of(b, sizeof b, "conflict.tsfile", NULL);
+    const char *paths[2] = {a, b};
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK(tsf_dataset_open(&ds, paths, 2, NULL, &e) == TSF_ECORRUPT);
+    CHECK(ds == NULL);
+    CHECK(strstr(e.message, "b0.tsfile") && strstr(e.message, "conflict.tsfile"));
+    CHECK(strstr(e.message, "root.sg.d0.s1") && strstr(e.message, "INT64") && strstr(e.message, "DOUBLE"));
+    fprintf(stderr, "  conflict: %s\n", e.message);
+}
+
+static void test_paths(void)
+{
+    if (!make_data()) {
+        CHECK(0);
+        return;
+    }
+    char dir[256], pat[256], one[256], empty[256];
+    path_of(dir, sizeof dir, "table", NULL);
+    path_of(pat, sizeof pat, "table", "a[0-4]*.tsfile");
+    path_of(one, sizeof one, "table", "a0.tsfile");
+    path_of(empty, sizeof empty, "empty", NULL);
+    tsf_error e = {0};
+    tsf_dataset *ds = NULL;
+    const char *p1[2] = {pat, dir};
+    CHECK(tsf_dataset_open(&ds, p1, 2, NULL, &e) == TSF_EINVAL); /* a0..a4 twice */
+    const char *p2[1] = {pat};
+    CHECK_OK(tsf_dataset_open(&ds, p2, 1, NULL, &e), &e);
+    CHECK_EQ_INT(tsf_dataset_file_count(ds), 5);
+    for (size_t f = 0; f < tsf_dataset_file_count(ds); f++) {
+        tsf_dataset_file_info fi;
+        CHECK_OK(tsf_dataset_file(ds, f, &fi, &e), &e);
+        CHECK(strstr(fi.path, TFILES[f].name) != NULL);
+    }
+    tsf_dataset_close(ds);
+    CHECK(mkdir_p(empty) == 0);
+    const char *p3[1] = {empty};
+    CHECK(tsf_dataset_open(&ds, p3, 1, NULL, &e) == TSF_ENOTFOUND);
+    const char *p4[1] = {"/nonexistent/x*.tsfile"};
+    CHECK(tsf_dataset_open(&ds, p4, 1, NULL, &e) == TSF_ENOTFOUND);
+    const char *p5[1] = {"/nonexistent/x.tsfile"};
+    CHECK(tsf_dataset_open(&ds, p5, 1, NULL, &e) == TSF_EIO);
+    CHECK(strstr(e.message, "/nonexistent/x.tsfile") != NULL);
+    /* a damaged file: the error names it */
+    char bad[256];
+    path_of(bad, sizeof bad, "bad", NULL);
+    CHECK(mkdir_p(bad) == 0);
+    path_of(bad, sizeof bad, "bad", "zz.tsfile");
+    FILE *fp = fopen(bad, "wb");
+    CHECK(fp != NULL);
+    if (fp) {
+        for (int i = 0; i < 300; i++) fputc(i * 37, fp);
+        fclose(fp);
+    }
+    const char *p6[2] = {one, bad};
+    tsf_status st = tsf_dataset_open(&ds, p6, 2, NULL, &e);
+    CHECK(st == TSF_ECORRUPT);
+    CHECK(strstr(e.message, "zz.tsfile") != NULL);
+}
+
+/* ---- reads counted per file through a source ---- */
+
+#define NSRC 16
+typedef struct src_file {
+    FILE *fp;
+    int idx;
+} src_file;
+typedef struct src_ctx {
+    const char *paths[NSRC];
+    size_t n;
+    unsigned long reads[NSRC];
+    int opens[NSRC];
+} src_ctx;
+static src_ctx *g_src;
+
+static int src_pread(void *ud, void *buf, size_t len, uint64_t off)
+{
+    src_file *f = ud;
+    __atomic_fetch_add(&g_src->reads[f->idx], 1, __ATOMIC_RELAXED);
+    return pread(fileno(f->fp), buf, len, (off_t)off) == (ssize_t)len ? 0 : -1;
+}
+
+static int src_open(void *ctx, const char *path, tsf_read_callbacks *cb)
+{
+    src_ctx *c = ctx;
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->paths[i], path)) {
+            src_file *f = malloc(sizeof *f);
+            if (!f || !(f->fp = fopen(path, "rb"))) return free(f), -1;
+            f->idx = (int)i;
+            fseek(f->fp, 0, SEEK_END);
+            cb->size = (uint64_t)ftell(f->fp);
+            cb->pread = src_pread;
+            cb->ud = f;
+            __atomic_fetch_add(&c->opens[i], 1, __ATOMIC_RELAXED);
+            return 0;
+        }
+    return -1;
+}
+
+static void src_close(void *ctx, void *ud)
+{
+    src_ctx *c = ctx;
+    src_file *f = ud;
+    __atomic_fetch_sub(&c->opens[f->idx], 1, __ATOMIC_RELAXED);
+    fclose(f->fp);
+    free(f);
+}
+
+static void run_count(tsf_dataset *ds, tsf_dataset_query_options *o, tsf_dataset_query_stats *qs)
+{
+    tsf_error e = {0};
+    tsf_dataset_query *q = NULL;
+    CHECK_OK(tsf_dataset_query_open(ds, o, &q, &e), &e);
+    for (const tsf_dataset_batch *b; q;) {
+        tsf_status st = tsf_dataset_query_next(q, &b, &e);
+        CHECK_OK(st, &e);
+        if (st || !b) break;
+    }
+    tsf_dataset_query_get_stats(q, qs);
+    tsf_dataset_query_close(q);
+}
+
+static void test_skip_files(void)
+{
+    if (!make_data()) {
+        CHECK(0);
+        return;
+    }
+    src_ctx c = {0};
+    char paths[NTFILES][256];
+    for (size_t f = 0; f < NTFILES; f++) {
+        path_of(paths[f], sizeof paths[f], "table", TFILES[f].name);
+        c.paths[f] = paths[f];
+    }
+    c.n = NTFILES;
+    g_src = &c;
+    tsf_dataset_options dopt;
+    tsf_dataset_options_init(&dopt);
+    dopt.open_source = src_open;
+    dopt.close_source = src_close;
+    dopt.source_ctx = &c;
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, c.paths, c.n, &dopt, &e), &e);
+    if (!ds) return;
+    for (size_t f = 0; f < NTFILES; f++) CHECK(c.reads[f] > 0 && c.opens[f] == 0);
+    for (size_t k = 0; k < NSETTINGS; k++) {
+        unsigned long before[NSRC];
+        memcpy(before, c.reads, sizeof before);
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        o.threads = SETTINGS[k][0];
+        o.files_at_once = SETTINGS[k][1];
+        o.time_min = 0;
+        o.time_max = 20000; /* a5 lies at 1e8 */
+        tsf_dataset_query_stats qs;
+        run_count(ds, &o, &qs);
+        CHECK_EQ_INT(qs.files_skipped, 1);
+        CHECK_EQ_INT(qs.files_opened, NTFILES - 1);
+        CHECK(qs.query.rows > 0);
+        for (size_t f = 0; f < NTFILES; f++) CHECK(f == 5 ? c.reads[f] == before[f] : c.reads[f] > before[f]);
+        /* tag selection: only a6 holds r9 */
+        memcpy(before, c.reads, sizeof before);
+        tsf_filter *w = NULL;
+        CHECK_OK(tsf_filter_parse(&w, "region = 'r9' and f0 > -100000", &e), &e);
+        tsf_dataset_query_options_init(&o);
+        o.threads = SETTINGS[k][0];
+        o.files_at_once = SETTINGS[k][1];
+        o.where = w;
+        run_count(ds, &o, &qs);
+        CHECK_EQ_INT(qs.files_opened, 1);
+        size_t want = 0; /* a6's rows where f0 is not null */
+        for (size_t i = 0; i < TFILES[6].rows; i++) want += i % 11 != 5;
+        CHECK_EQ_INT(qs.query.rows, want);
+        for (size_t f = 0; f < NTFILES; f++) CHECK(f == 6 ? c.reads[f] > before[f] : c.reads[f] == before[f]);
+        tsf_filter_free(w);
+    }
+    for (size_t f = 0; f < NTFILES; f++) CHECK_EQ_INT(c.opens[f], 0);
+    tsf_dataset_close(ds);
+    g_src = NULL;
+}
+
+/* ---- folds ---- */
+
+typedef struct acc {
+    uint64_t count, icount;
+    double sum, min, max;
+    int64_t isum;
+} acc;
+
+static void *acc_init(void *ctx)
+{
+    acc *a = calloc(1, sizeof *a);
+    if (a) a->min = INFINITY, a->max = -INFINITY;
+    return a;
+}
+
+/* Column f1 (DOUBLE) and f0 (INT64) of a batch, row by row. */
+static void acc_rows(acc *a, const tsf_batch *b)
+{
+    for (size_t c = 0; c < b->ncolumns; c++) {
+        const tsf_column_batch *cb = &b->columns[c];
+        for (size_t r = 0; r < b->nrows; r++) {
+            if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
+            if (!strcmp(cb->name, "f1")) {
+                double v = ((const double *)cb->values)[r];
+                a->count++;
+                a->sum += v;
+                if (v < a->min) a->min = v;
+                if (v > a->max) a->max = v;
+            } else if (!strcmp(cb->name, "f0")) {
+                a->icount++;
+                a->isum += ((const int64_t *)cb->values)[r];
+            }
+        }
+    }
+}
+
+static int g_fail_after; /* fold fails on this call (0 = never) */
+static int g_folds;
+
+static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
+{
+    if (g_fail_after && __atomic_add_fetch(&g_folds, 1, __ATOMIC_RELAXED) == g_fail_after) return -1;
+    acc_rows(p, &b->rows);
+    return 0;
+}
+
+static void acc_merge_into(acc *a, const acc *b)
+{
+    a->count += b->count;
+    a->icount += b->icount;
+    a->sum += b->sum;
+    a->isum += b->isum;
+    if (b->min < a->min) a->min = b->min;
+    if (b->max > a->max) a->max = b->max;
+}
+
+static int acc_merge(void *ctx, void *into, void *from)
+{
+    acc_merge_into(into, from);
+    return 0;
+}
+
+static void acc_free(void *ctx, void *p)
+{
+    free(p);
+}
+
+/* The rule written out row by row: per file a partial from zero, merged in file order. */
+static int fold_reference(tsf_dataset *ds, const qspec *s, tsf_filter *where, acc *out)
+{
+    tsf_error e = {0};
+    acc *total = acc_init(NULL);
+    for (size_t f = 0; f < tsf_dataset_file_count(ds); f++) {
+        tsf_dataset_file_info fi;
+        tsf_reader *r = NULL;
+        if (tsf_dataset_file(ds, f, &fi, &e) || tsf_reader_open(&r, fi.path, NULL, &e)) return -1;
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.table = s->table;
+        o.time_min = s->tmin;
+        o.time_max = s->tmax;
+        o.where = where;
+        tsf_query *q = NULL;
+        acc *part = acc_init(NULL);
+        int any = 0;
+        tsf_status st = tsf_query_open(r, &o, &q, &e);
+        for (const tsf_batch *b; !st;) {
+            if ((st = tsf_query_next(q, &b, &e)) || !b) break;
+            acc_rows(part, b);
+            any = 1;
+        }
+        tsf_query_close(q);
+        tsf_reader_close(r);
+        if (st) return -1;
+        /* a file the dataset skips contributes no partial; one it opens does, even without rows */
+        int opened = 0;
+        for (size_t d = 0; d < tsf_dataset_device_count(ds); d++)
+            for (size_t j = 0; j < 2; j++) {
+                tsf_dataset_series_info si;
+                if (tsf_dataset_file_series(ds, f, d, j, &si, NULL)) continue;
+                opened |= si.time_min <= s->tmax && si.time_max >= s->tmin;
+            }
+        if (any || opened) acc_merge_into(total, part);
+        free(part);
+    }
+    *out = *total;
+    free(total);
+    return 0;
+}
+
+static void test_fold(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    tsf_error e = {0};
+    const qspec specs[] = {
+        {"t", NULL, 0, NULL, 0, INT64_MIN, INT64_MAX, NULL},
+        {"t", NULL, 0, NULL, 0, 2500, 9000, "f1 < 0.25"},
+    };
+    const unsigned threads[3] = {1, 2, 4}, ks[3] = {1, 2, 8};
+    for (size_t i = 0; i < 2; i++) {
+        tsf_filter *where = NULL;
+        if (specs[i].where) CHECK_OK(tsf_filter_parse(&where, specs[i].where, &e), &e);
+        acc ref;
+        CHECK(fold_reference(ds, &specs[i], where, &ref) == 0);
+        CHECK(ref.count > 100 && ref.icount > 100);
+        if (i == 0) { /* the count the metadata gives */
+            uint64_t n = 0;
+            for (size_t d = 0; d < tsf_dataset_device_count(ds); d++) {
+                tsf_dataset_series_info si;
+                CHECK_OK(tsf_dataset_series(ds, d, 1, &si, &e), &e);
+                n += si.count;
+            }
+            CHECK_EQ_INT(ref.count, n);
+        }
+        tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, NULL};
+        for (size_t t = 0; t < 3; t++)
+            for (size_t k = 0; k < 3; k++) {
+                tsf_dataset_query_options o;
+                opts_of(&specs[i], where, threads[t], ks[k], &o);
+                o.batch_size = 4096;
+                void *res = NULL;
+                tsf_dataset_query_stats qs;
+                CHECK_OK(tsf_dataset_fold(ds, &o, &cb, &res, &qs, &e), &e);
+                if (!res) continue;
+                if (memcmp(res, &ref, sizeof ref))
+                    fprintf(stderr, "  fold %zu threads=%u k=%u: sum %.17g vs %.17g, count %llu vs %llu\n", i,
+                            threads[t], ks[k], ((acc *)res)->sum, ref.sum,
+                            (unsigned long long)((acc *)res)->count, (unsigned long long)ref.count);
+                CHECK(!memcmp(res, &ref, sizeof ref));
+                CHECK_EQ_INT(qs.query.rows > 0, 1);
+                free(res);
+            }
+        tsf_filter_free(where);
+    }
+    /* a failing fold callback ends the run with TSF_EIO on every setting */
+    tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, NULL};
+    for (size_t t = 0; t < 3; t++) {
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        o.threads = threads[t];
+        o.batch_size = 20;
+        g_folds = 0;
+        g_fail_after = 7;
+        void *res = (void *)1;
+        CHECK(tsf_dataset_fold(ds, &o, &cb, &res, NULL, &e) == TSF_EIO);
+        CHECK(res == NULL);
+        CHECK(strstr(e.message, "fold callback") != NULL);
+        g_fail_after = 0;
+    }
+    tsf_dataset_close(ds);
+}
+
+/* A query closed before its end, with workers still holding batches. */
+static void test_close_early(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    tsf_error e = {0};
+    for (size_t k = 0; k < NSETTINGS; k++) {
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        o.threads = SETTINGS[k][0];
+        o.files_at_once = SETTINGS[k][1];
+        o.batch_size = 10;
+        tsf_dataset_query *q = NULL;
+        CHECK_OK(tsf_dataset_query_open(ds, &o, &q, &e), &e);
+        const tsf_dataset_batch *b = NULL;
+        for (int i = 0; i < 3 && q; i++) CHECK_OK(tsf_dataset_query_next(q, &b, &e), &e);
+        CHECK(b != NULL);
+        tsf_dataset_query_close(q);
+    }
+    const char *bad[1] = {"t.nope"};
+    tsf_dataset_query_options o;
+    tsf_dataset_query_options_init(&o);
+    o.devices = bad;
+    o.ndevices = 1;
+    tsf_dataset_query *q = NULL;
+    CHECK(tsf_dataset_query_open(ds, &o, &q, &e) == TSF_ENOTFOUND);
+    o.struct_size = 8;
+    CHECK(tsf_dataset_query_open(ds, &o, &q, &e) == TSF_EINVAL);
+    tsf_dataset_close(ds);
+}
+
+int main(void)
+{
+    TSF_RUN(test_schema_tree);
+    TSF_RUN(test_schema_table);
+    TSF_RUN(test_type_conflict);
+    TSF_RUN(test_paths);
+    TSF_RUN(test_query_table);
+    TSF_RUN(test_query_tree);
+    TSF_RUN(test_skip_files);
+    TSF_RUN(test_fold);
+    TSF_RUN(test_close_early);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());
+    return tsf_test_finish();
+}

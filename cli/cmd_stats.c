@@ -137,49 +137,86 @@ static void suggest_series(tsf_reader *r, const char *tok)
 }
 
 /* Resolves --series into a list (all series when spec is NULL). Returns an exit code. */
-static int select_series(tsf_reader *r, const char *path, const char *spec, sel **out, size_t *nout)
+#define MAX_NAME_PIECES 16 /* commas inside one --series name */
+
+/* Adds the series that name (DEVICE or DEVICE.MEASUREMENT; NULL = every series) selects to v; returns how
+ * many (-1 when out of memory). */
+static long match_series(tsf_reader *r, const char *name, sel **v, size_t *n, size_t *cap)
 {
-    size_t nd = tsf_reader_device_count(r), n = 0, cap = 16;
-    sel *v = malloc(cap * sizeof *v);
-    char *copy = spec ? strdup(spec) : NULL;
-    int rc = v && (!spec || copy) ? CLI_OK : CLI_IO;
-    char *save = NULL;
-    for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; !rc && (copy ? tok != NULL : n == 0);
-         tok = copy ? strtok_r(NULL, ",", &save) : NULL) {
-        int found = 0;
-        for (size_t d = 0; d < nd && !rc; d++) {
-            tsf_device_info di;
-            if (tsf_reader_device(r, d, &di, NULL)) continue;
-            size_t dl = strlen(di.name);
-            int whole = tok && !strcmp(tok, di.name);
-            const char *meas = tok && !whole && !strncmp(tok, di.name, dl) && tok[dl] == '.' ? tok + dl + 1 : NULL;
-            if (tok && !whole && !meas) continue;
-            for (size_t j = 0; j < di.nseries && !rc; j++) {
-                tsf_series_info si;
-                if (tsf_reader_series(r, d, j, &si, NULL)) continue;
-                if (meas && strcmp(meas, si.measurement)) continue;
-                if (n == cap) {
-                    sel *p = realloc(v, (cap *= 2) * sizeof *v);
-                    if (!p) {
-                        rc = CLI_IO;
-                        break;
-                    }
-                    v = p;
-                }
-                v[n].dev = d;
-                v[n].ser = j;
-                n++;
-                found = 1;
+    long found = 0;
+    for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
+        tsf_device_info di;
+        if (tsf_reader_device(r, d, &di, NULL)) continue;
+        size_t dl = strlen(di.name);
+        int whole = name && !strcmp(name, di.name);
+        const char *meas = name && !whole && !strncmp(name, di.name, dl) && name[dl] == '.' ? name + dl + 1 : NULL;
+        if (name && !whole && !meas) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_series_info si;
+            if (tsf_reader_series(r, d, j, &si, NULL)) continue;
+            if (meas && strcmp(meas, si.measurement)) continue;
+            if (!v) {
+                found++;
+                continue;
             }
-        }
-        if (!copy) break;
-        if (!found && !rc) {
-            cli_err("stats", "%s: no series or device \"%s\"", path, tok);
-            suggest_series(r, tok);
-            rc = CLI_USAGE;
+            if (*n == *cap) {
+                sel *p = realloc(*v, (*cap *= 2) * sizeof **v);
+                if (!p) return -1;
+                *v = p;
+            }
+            (*v)[*n].dev = d;
+            (*v)[*n].ser = j;
+            (*n)++;
+            found++;
         }
     }
+    return found;
+}
+
+/* --series: comma-separated names; a name may itself hold commas (a table device whose tag value has one):
+ * at each point the longest run of comma-joined pieces (at most MAX_NAME_PIECES) that names something is taken. */
+static int select_series(tsf_reader *r, const char *path, const char *spec, sel **out, size_t *nout)
+{
+    size_t n = 0, cap = 16, np = 0;
+    sel *v = malloc(cap * sizeof *v);
+    char *copy = spec ? strdup(spec) : NULL, *name = spec ? malloc(strlen(spec) + 1) : NULL;
+    char **piece = spec ? calloc(strlen(spec) + 1, sizeof *piece) : NULL;
+    int rc = v && (!spec || (copy && name && piece)) ? CLI_OK : CLI_IO;
+    if (!rc && !spec && match_series(r, NULL, &v, &n, &cap) < 0) rc = CLI_IO;
+    if (!rc && spec) {
+        for (char *p = copy, *c; (c = strchr(p, ',')) || *p; p = c + 1) {
+            piece[np++] = p;
+            if (!c) break;
+            *c = '\0';
+        }
+    }
+    for (size_t i = 0; !rc && i < np;) {
+        size_t j = np - i > MAX_NAME_PIECES ? i + MAX_NAME_PIECES : np;
+        long got = 0;
+        while (j > i) { /* pieces [i, j) joined */
+            name[0] = '\0';
+            for (size_t k = i; k < j; k++) {
+                if (k > i) strcat(name, ",");
+                strcat(name, piece[k]);
+            }
+            if ((got = match_series(r, name, NULL, NULL, NULL)) > 0) break;
+            j--;
+        }
+        if (j == i) {
+            if (*piece[i]) {
+                cli_err("stats", "%s: no series or device \"%s\"", path, piece[i]);
+                suggest_series(r, piece[i]);
+                rc = CLI_USAGE;
+            }
+            i++;
+            continue;
+        }
+        if (match_series(r, name, &v, &n, &cap) < 0) rc = CLI_IO;
+        i = j;
+    }
     free(copy);
+    free(name);
+    free(piece);
     if (rc) {
         free(v);
         return rc;

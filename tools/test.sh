@@ -45,9 +45,9 @@ echo "== ThreadSanitizer build + concurrency tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF \
     -DTSF_SHARED=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" --target index_test_index_concurrent read_test_parallel write_test_threads \
-    read_test_dataset
+    read_test_dataset arrow_test_arrow
 TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan \
-    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads|read_test_dataset)$'
+    -R '^(index_test_index_concurrent|read_test_parallel|write_test_threads|read_test_dataset|arrow_test_arrow)$'
 fuzz_seconds=${FUZZ_SECONDS:-20}
 if [ "$fuzz_seconds" != 0 ]; then
     echo "== libFuzzer + ASan + UBSan: every harness for $fuzz_seconds s"

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -396,6 +397,18 @@ static tsf_reader *open_every(gen_buf *b, size_t rows, int bad_date)
     return open_mem(b);
 }
 
+/* Opens a stream of query q (default Arrow options) on r; 0 on success. */
+static int open_query_stream(tsf_reader *r, const tsf_query_options *q, struct ArrowArrayStream *st)
+{
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.query = q;
+    tsf_error e = {0};
+    tsf_status s = tsf_arrow_stream_open(r, &o, st, &e);
+    CHECK_OK(s, &e);
+    return s ? -1 : 0;
+}
+
 /* ---- tests ------------------------------------------------------------------------------------ */
 
 static void test_date_days(void)
@@ -561,12 +574,8 @@ static void test_release_orders(void)
     tsf_query_options q;
     tsf_query_options_init(&q);
     q.batch_size = 500;
-    tsf_arrow_options o;
-    tsf_arrow_options_init(&o);
-    o.query = &q;
     struct ArrowArrayStream st;
-    tsf_error e = {0};
-    CHECK_OK(tsf_arrow_stream_open(r, &o, &st, &e), &e);
+    if (open_query_stream(r, &q, &st)) return;
     struct ArrowSchema s1, s2;
     CHECK_EQ_INT(st.get_schema(&st, &s1), 0);
     CHECK_EQ_INT(st.get_schema(&st, &s2), 0);
@@ -806,6 +815,68 @@ static void test_allocator(void)
     free(b.p);
 }
 
+/* Children moved out and released on other threads while the parents are released on this one: the
+ * shared block's reference count is the only synchronisation (run under TSan in CI). */
+enum { REL_THREADS = 4, REL_ARRAYS = 8 };
+typedef struct rel_job {
+    struct ArrowArray kids[REL_ARRAYS];
+    int n;
+    long long sum;
+} rel_job;
+
+static void *release_kids(void *arg)
+{
+    rel_job *j = arg;
+    for (int i = 0; i < j->n; i++) {
+        const int64_t *v = j->kids[i].buffers[1];
+        j->sum += v[j->kids[i].length - 1];
+        j->kids[i].release(&j->kids[i]);
+    }
+    return NULL;
+}
+
+static void test_threaded_release(void)
+{
+    gen_buf b;
+    tsf_reader *r = open_every(&b, 3000, 0);
+    if (!r) return;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.batch_size = 400;
+    static const char *COLS[] = {"i64", "i64", "i64", "i64", "ts"};
+    q.columns = COLS;
+    q.ncolumns = 5;
+    struct ArrowArrayStream st;
+    if (open_query_stream(r, &q, &st)) return;
+    rel_job jobs[REL_THREADS];
+    memset(jobs, 0, sizeof jobs);
+    struct ArrowArray arr[REL_ARRAYS];
+    long long want = 0;
+    int n = 0;
+    for (; n < REL_ARRAYS; n++) {
+        CHECK_EQ_INT(st.get_next(&st, &arr[n]), 0);
+        if (!arr[n].release) break;
+        for (int t = 0; t < REL_THREADS; t++) { /* child 1 + t (the 4 i64 columns) to thread t */
+            jobs[t].kids[jobs[t].n++] = *arr[n].children[1 + t];
+            arr[n].children[1 + t]->release = NULL;
+            want += ((const int64_t *)jobs[t].kids[jobs[t].n - 1].buffers[1])[arr[n].length - 1];
+        }
+    }
+    CHECK_EQ_INT(n, REL_ARRAYS);
+    st.release(&st);
+    pthread_t th[REL_THREADS];
+    for (int t = 0; t < REL_THREADS; t++) CHECK(pthread_create(&th[t], NULL, release_kids, &jobs[t]) == 0);
+    for (int i = 0; i < n; i++) arr[i].release(&arr[i]);
+    long long got = 0;
+    for (int t = 0; t < REL_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        got += jobs[t].sum;
+    }
+    CHECK_EQ_INT(got, want);
+    tsf_reader_close(r);
+    free(b.p);
+}
+
 /* Every golden file of tsfile-java: each table of the file as one stream, equal to the cursor. */
 static void test_golden(void)
 {
@@ -876,6 +947,7 @@ int main(void)
     TSF_RUN(test_failing_stream);
     TSF_RUN(test_open_errors);
     TSF_RUN(test_allocator);
+    TSF_RUN(test_threaded_release);
     TSF_RUN(test_golden);
     return tsf_test_finish();
 }

@@ -144,3 +144,20 @@ def test_bad_input_raises(tmp_path):
         tsfile_c.write_dataframe(pd.DataFrame({"time": [1], "v": [object()]}), p, device="root.sg.d1")
     with pytest.raises(ValueError):
         tsfile_c.write_dataframe(df, p)
+
+
+def test_tree_device_column(tmp_path):
+    """device=<column>: each row goes to the device its column names; devices keep their own columns' nulls."""
+    n = 30
+    df = pd.DataFrame({"time": np.arange(n, dtype=np.int64) // 3, "dev": ["root.p.b", "root.p.a", "root.p.c"] * 10,
+                       "v": np.arange(n, dtype=np.float64), "k": pd.array([None, 1, 2] * 10, dtype="Int32")})
+    p = str(tmp_path / "d.tsfile")
+    tsfile_c.write_dataframe(df, p, device="dev")
+    with tsfile_c.open(p) as f:
+        assert sorted(d.name for d in f.devices) == ["root.p.a", "root.p.b", "root.p.c"]
+        got = f.to_pandas(time="int")
+    for name, part in df.groupby("dev"):
+        g = got[got["device"] == name]
+        assert g["time"].tolist() == part["time"].tolist() and g["v"].tolist() == part["v"].tolist()
+        assert [None if x is pd.NA else x for x in g["k"].tolist()] == \
+            [None if x is pd.NA else x for x in part["k"].tolist()]

@@ -337,15 +337,15 @@ class TsFile(_Closing):
                 raise TsfError(-1, "the file has several tables (%s): pass table=" % ", ".join(sorted(tabs)),
                                "to_pandas")
             table = next(iter(tabs)) if tabs else None
+        t0, t1 = _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end")
         est = 0
         wanted = None if columns is None else set(columns)
         for d in devs:
-            counts = [s.count for s in d.series if wanted is None or s.name in wanted]
+            counts = [_rows_in(s, t0, t1) for s in d.series if wanted is None or s.name in wanted]
             est += (max(counts) if d.aligned else sum(counts)) if counts else 0
-        q = Query(self, devs, table, columns, _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end"),
-                  where, tags, 1 << 16, threads)
+        q = Query(self, devs, table, columns, t0, t1, where, tags, 1 << 16, threads)
         try:
-            res = _Collector(max(est, 1), columns).run(q)
+            res = _Collector(max(est, 1), columns, len(self.devices)).run(q)
         finally:
             q.close()
         res.table = self._table_by_name.get(table) if table else None
@@ -389,7 +389,7 @@ class TsFile(_Closing):
         data = {"time": _pd_time(res.time, None, time, time_unit, "time")}
         if res.table is not None and res.table.columns:
             for tname, codes, cats in _tag_codes(res):
-                data[tname] = pd.Categorical.from_codes(codes.astype(np.int32, copy=False), categories=cats)
+                data[tname] = pd.Categorical.from_codes(codes, categories=cats)
         else:
             codes, cats = _used_codes(res.dev, [d.name for d in self.devices])
             data["device"] = pd.Categorical.from_codes(codes, categories=cats)
@@ -444,12 +444,24 @@ class TsFile(_Closing):
                                            "last_time", "min", "max", "first", "last", "sum"])
 
 
+def _rows_in(s, t0, t1):
+    """Rows of series s expected in [t0, t1] from its statistics (points spread evenly over its span): the
+    capacity to_numpy/to_pandas preallocate (they grow if it is short)."""
+    lo, hi = max(s.start_time, C.INT64_MIN if t0 is None else t0), min(s.end_time, C.INT64_MAX if t1 is None else t1)
+    if hi < lo or s.count == 0:
+        return 0
+    span = s.end_time - s.start_time
+    if span <= 0 or (lo == s.start_time and hi == s.end_time):
+        return s.count
+    return min(s.count, int(s.count * (hi - lo + 1) / (span + 1) * 1.02) + 64)
+
+
 def _used_codes(codes, names):
     """Categorical codes and categories restricted to the categories that occur."""
     if len(codes) == 0:
         return codes.astype(np.int32), []
     used = np.bincount(codes, minlength=len(names)) > 0
-    remap = np.cumsum(used, dtype=np.int32) - 1
+    remap = (np.cumsum(used, dtype=np.int64) - 1).astype(_code_dtype(int(used.sum())))
     return remap[codes], [n for n, u in zip(names, used) if u]
 
 
@@ -465,8 +477,13 @@ def _tag_codes(res):
                 per_dev[d.index] = index.setdefault(v, len(cats))
                 if per_dev[d.index] == len(cats):
                     cats.append(v)
-        out.append((tname, per_dev[res.dev], cats))
+        out.append((tname, per_dev.astype(_code_dtype(len(cats)))[res.dev], cats))
     return out
+
+
+def _code_dtype(n):
+    """The integer type pandas keeps categorical codes of n categories in (so from_codes copies nothing)."""
+    return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
 def _pd_time(vals, present, mode, unit, what):
@@ -478,17 +495,14 @@ def _pd_time(vals, present, mode, unit, what):
     live = vals if present is None else vals[present]
     if len(live):
         lo, hi = int(live.min()), int(live.max())
-        scale = _UNITS[target] // _UNITS[unit] if _UNITS[target] >= _UNITS[unit] else 0
-        limit = (C.INT64_MAX // scale) if scale else C.INT64_MAX
+        limit = C.INT64_MAX // (_UNITS[target] // _UNITS[unit])
         if lo < -limit or hi > limit or lo == C.INT64_MIN:
             raise OverflowError("%s: values %d..%d (%s) do not fit datetime64[%s]; pass time='int'"
                                 % (what, lo, hi, unit, target))
-    if target == unit:
-        out = vals.view("datetime64[%s]" % unit)
-    else:
-        out = (vals * (_UNITS[target] // _UNITS[unit])).view("datetime64[%s]" % target)
+    if target != unit:  # the array is the caller's own (collected) copy: scaled in place, no new memory
+        np.multiply(vals, _UNITS[target] // _UNITS[unit], out=vals)
+    out = vals.view("datetime64[%s]" % target)
     if present is not None:
-        out = out.copy() if out.base is vals else out
         out[~present] = np.datetime64("NaT")
     return out
 
@@ -618,11 +632,11 @@ class _Col:
 class _Collector:
     """Runs a query and gathers its batches into whole columns."""
 
-    def __init__(self, cap, columns):
+    def __init__(self, cap, columns, ndevices):
         self.cap = cap
         self.n = 0
         self.time = np.empty(cap, np.int64)
-        self.dev = np.empty(cap, np.int32)
+        self.dev = np.empty(cap, np.int16 if ndevices < 32767 else np.int32)
         self.cols = {}
         if columns is not None:
             for c in columns:

@@ -7,7 +7,7 @@ has the C type and is contiguous (an int64 / float64 / float32 / int32 column, o
 nullable array); other dtypes are converted once (e.g. int16 -> int32, datetime64[ns] -> int64 ms).
 Times are copied by the library into the tablet (tsf_tablet_set_times). BOOLEAN is copied by the
 library. Strings and bytes are encoded once into one buffer, which the tsf_bytes values point into.
-Rows go to the library in tablets of up to 65,536 rows, each written before the next is set, so the
+Rows go to the library in tablets of up to 8,192 rows, each written before the next is set, so the
 borrowed arrays only need to live for the call.
 """
 import ctypes
@@ -19,7 +19,7 @@ import numpy as np
 from . import _capi as C
 from ._errors import TsfError, check, new_error
 
-_CHUNK = 1 << 16  # rows per tablet; a multiple of 8 so validity bitmaps slice on byte boundaries
+_CHUNK = 8192  # rows per tablet (a multiple of 8, so validity bitmaps slice on byte boundaries)
 _UNITS = {"s": 1, "ms": 1000, "us": 1000000, "ns": 1000000000}
 _NP_TYPE = {C.BOOLEAN: np.uint8, C.INT32: np.int32, C.INT64: np.int64, C.FLOAT: np.float32, C.DOUBLE: np.float64,
             C.TIMESTAMP: np.int64, C.DATE: np.int32}
@@ -295,7 +295,8 @@ class Writer:
         """Writes the rows of df (a DataFrame, or a dict of equal-length arrays). Table model: table=name,
         tags=[TAG columns] (STRING), every other column but `time` a FIELD. Tree model: device=path
         ("root.sg.d1"), every other column a measurement of it (aligned=True: an aligned device, nulls
-        allowed; False: one series per column, nulls are absent points). time: the time column (datetime64
+        allowed; False: one series per column, nulls are absent points); or device=<a column of df> holding
+        each row's device path: the rows of each device go to that device (in order of first appearance). time: the time column (datetime64
         or integers in time_unit). encoding / compression: a name for every column, or {column: name}
         (missing ones AUTO / LZ4). types: {column: TsFile type name} overrides the types picked from the
         dtypes."""
@@ -304,6 +305,9 @@ class Writer:
         if time_unit not in _UNITS:
             raise ValueError("time_unit must be one of %s" % ", ".join(_UNITS))
         cols = list(df.keys())
+        if device is not None and device in cols:
+            return self._write_by_device(df, device, time=time, encoding=encoding, compression=compression,
+                                         types=types, aligned=aligned, time_unit=time_unit)
         if time not in cols:
             raise KeyError("time column %r is not in the data (columns: %s)" % (time, ", ".join(map(str, cols))))
         tags = [tags] if isinstance(tags, str) else list(tags)
@@ -327,6 +331,15 @@ class Writer:
         self._register(target, table is not None, aligned, cells, len(tags), encoding, compression)
         if n:
             self._write_rows(target, cells, times)
+
+    def _write_by_device(self, df, column, **kw):
+        paths = np.asarray(df[column].astype(object) if hasattr(df[column], "astype") else df[column], dtype=object)
+        uniq, first, inverse = np.unique(paths.astype(str), return_index=True, return_inverse=True)
+        rest = [c for c in df.keys() if c != column]
+        for k in np.argsort(first, kind="stable").tolist():
+            rows = np.flatnonzero(inverse == k)
+            part = {c: (df[c].iloc[rows] if hasattr(df[c], "iloc") else np.asarray(df[c])[rows]) for c in rest}
+            self.write_dataframe(part, device=str(uniq[k]), **kw)
 
     def _register(self, target, table_model, aligned, cells, ntags, encoding, compression):
         key = (table_model, target)

@@ -192,6 +192,7 @@ class TsFile(_Closing):
         ro.checked = 1 if checked else 0
         ro.use_pread = 1 if use_pread else 0
         ro.page_index = 1 if page_index else 0
+        self._ro = ro
         err = new_error()
         r = ctypes.c_void_p()
         check(C.lib.tsf_reader_open(ctypes.byref(r), os.fsencode(path), ctypes.byref(ro), ctypes.byref(err)), err,
@@ -278,6 +279,16 @@ class TsFile(_Closing):
             raise TsfError(-8, "the file is closed", "TsFile")
         return self._r
 
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The whole file as an Arrow C stream (PyCapsule "arrow_array_stream"): tree model, every device
+        with a device column; table model, the file's one table (query(table=...) for one of several)."""
+        tabs = [t.name for t in self.tables if t.columns]
+        if self.model == "table" and len(tabs) != 1:
+            raise TsfError(-1, "the file has %d tables (%s): export query(table=...)" % (len(tabs), ", ".join(tabs)),
+                           "__arrow_c_stream__")
+        with self.query(table=tabs[0] if self.model == "table" else None) as q:
+            return q.__arrow_c_stream__(requested_schema)
+
     def close(self):
         for q in list(self._queries):
             q.close()
@@ -306,7 +317,7 @@ class TsFile(_Closing):
                 else:
                     raise TsfError(-7, "device %r is not in the file" % (d,), "query")
             return out, table
-        if table is None and self.model == "table" and tags:
+        if table is None and self.model == "table":  # a file of one table: that table
             tabs = [t for t in self.tables if t.columns]
             if len(tabs) == 1:
                 table = tabs[0].name
@@ -732,10 +743,12 @@ class Query(_Closing):
             qo.batch_size = batch_size
         if threads:
             qo.threads = threads
+        self._qo = qo
         text = where
         if tags:
             conds = ["%s = %s" % (_quote_ident(k), _literal(v)) for k, v in tags.items()]
             text = " and ".join(conds + (["(%s)" % where] if where else []))
+        self._where_text = text
         err = new_error()
         if text:
             flt = ctypes.c_void_p()
@@ -753,6 +766,25 @@ class Query(_Closing):
             raise
         self._q = q
         f._queries.add(self)
+
+    def __arrow_c_stream__(self, requested_schema=None, time_unit="ms"):
+        """This query's rows as an Arrow C stream (PyCapsule "arrow_array_stream"; requested_schema is
+        ignored): a fresh stream over the same options, with a reader of its own, so it does not depend on
+        this object, its iteration or its file staying open. Columns: time (timestamp[ms, UTC]), then the
+        device (tree model) or the tags (table model), then the values."""
+        from ._arrow import stream_capsule
+        err = new_error()
+        flt = ctypes.c_void_p()
+        if self._where_text:
+            check(C.lib.tsf_filter_parse(ctypes.byref(flt), self._where_text.encode(), ctypes.byref(err)), err,
+                  "where %r" % (self._where_text,))
+        try:
+            self._qo.where = flt if self._where_text else None
+            return stream_capsule(self._file.path, self._file._ro, self._qo, time_unit)
+        finally:
+            self._qo.where = self._filter
+            if self._where_text:
+                C.lib.tsf_filter_free(flt)
 
     def _raw(self):
         """The C batches (valid until the next one)."""

@@ -990,6 +990,40 @@ TSF_API tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_opt
                                     const tsf_dataset_fold_callbacks *cb, void **result,
                                     tsf_dataset_query_stats *stats, tsf_error *err);
 
+/* Grouped aggregation over a dataset, on the fold API: per group (a device, or all devices) x tumbling time
+ * window x column, count / sum / min / max / mean / first / last of the decoded values (doc/dataset.md). */
+typedef struct tsf_dataset_agg_options {
+    size_t struct_size;    /* sizeof(tsf_dataset_agg_options) */
+    int by_device;         /* 1 (default): one group per device; 0: one group over every selected device */
+    int64_t window;        /* 0 (default): one window; else windows [origin + k*window, origin + (k+1)*window) */
+    int64_t window_origin; /* 0 */
+} tsf_dataset_agg_options;
+
+TSF_API void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o);
+
+typedef struct tsf_dataset_agg_row {
+    size_t device;          /* dataset device; (size_t)-1 without by_device */
+    int64_t window_start;   /* INT64_MIN with one window */
+    const char *column;
+    uint64_t count;         /* non-null values */
+    /* numeric and BOOLEAN columns (as doubles; 0 for others): sum in file order (per file in query order, the
+     * files' partial sums added in file order), mean = sum / count, first / last by time (equal times: the
+     * earlier file's first, the later file's last) */
+    double sum, min, max, mean, first, last;
+    int64_t first_time, last_time;
+} tsf_dataset_agg_row;
+
+typedef struct tsf_dataset_agg_result tsf_dataset_agg_result;
+
+/** Aggregates the query's rows; rows of the result by device, window start, then column name. */
+TSF_API tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
+                                         const tsf_dataset_agg_options *opts, tsf_dataset_agg_result **out,
+                                         tsf_error *err);
+TSF_API size_t tsf_dataset_agg_result_count(const tsf_dataset_agg_result *res);
+/** Row i (NULL when i is out of range); valid until the result is freed. */
+TSF_API const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_result *res, size_t i);
+TSF_API void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res);
+
 /* ---- verify and recover -------------------------------------------------------------------- */
 typedef struct tsf_problem {
     uint64_t offset;     /* file offset of the damaged structure */

@@ -4,7 +4,8 @@
  * per-file queries concatenated for every thread / files_at_once setting, files outside the query's time
  * range or tag selection never read after open (counted through a source's read callbacks), and folds whose
  * results are bit-identical across settings and equal to a row-by-row reference with the same rule (one
- * partial per file, merged in file order).
+ * partial per file, merged in file order), the same for grouped aggregation (tsf_dataset_aggregate) field by
+ * field.
  *
  * Data: a table-model directory (table t: TAG region, FIELDs f0 INT64, f1 DOUBLE with nulls), files with
  * consecutive time ranges, one overlapping another, one far outside the queried range, one holding only
@@ -895,6 +896,171 @@ static void test_close_early(void)
     tsf_dataset_close(ds);
 }
 
+/* ---- grouped aggregation ---- */
+
+typedef struct rslot {
+    size_t dev;
+    int64_t win;
+    char col[16];
+    uint64_t count;
+    double sum, min, max, first, last;
+    int64_t first_t, last_t;
+} rslot;
+
+typedef struct rset {
+    rslot s[1024];
+    size_t n;
+} rset;
+
+static rslot *rs_find(rset *rs, size_t dev, int64_t win, const char *col)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->s[i].dev == dev && rs->s[i].win == win && !strcmp(rs->s[i].col, col)) return &rs->s[i];
+    if (rs->n == 1024) abort();
+    rslot *s = &rs->s[rs->n++];
+    memset(s, 0, sizeof *s);
+    s->dev = dev, s->win = win;
+    snprintf(s->col, sizeof s->col, "%s", col);
+    return s;
+}
+
+/* Row by row into per-file slots, merged into the total in file order (the rule of tsf_dataset_fold). */
+static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t tmin, int64_t tmax,
+                         tsf_filter *where, rset *total)
+{
+    tsf_error e = {0};
+    rset *part = malloc(sizeof *part);
+    total->n = 0;
+    for (size_t f = 0; part && f < tsf_dataset_file_count(ds); f++) {
+        tsf_dataset_file_info fi;
+        tsf_reader *r = NULL;
+        if (tsf_dataset_file(ds, f, &fi, &e) || tsf_reader_open(&r, fi.path, NULL, &e)) return -1;
+        tsf_query_options o;
+        tsf_query_options_init(&o);
+        o.time_min = tmin;
+        o.time_max = tmax;
+        o.where = where;
+        tsf_query *q = NULL;
+        part->n = 0;
+        tsf_status st = tsf_query_open(r, &o, &q, &e);
+        for (const tsf_batch *b; !st;) {
+            if ((st = tsf_query_next(q, &b, &e)) || !b) break;
+            tsf_device_info di;
+            size_t dev = 0;
+            if ((st = tsf_reader_device(r, b->device, &di, &e)) ||
+                (st = tsf_dataset_find_device(ds, di.name, &dev, &e)))
+                break;
+            for (size_t c = 0; c < b->ncolumns; c++) {
+                const tsf_column_batch *cb = &b->columns[c];
+                for (size_t i = 0; i < b->nrows; i++) {
+                    if (cb->type == TSF_VECTOR || !((cb->validity[i / 8] >> (i % 8)) & 1)) continue;
+                    int64_t t = b->times[i];
+                    double v = cb->type == TSF_DOUBLE  ? ((const double *)cb->values)[i]
+                               : cb->type == TSF_INT64 ? (double)((const int64_t *)cb->values)[i]
+                                                       : 0;
+                    int64_t w = window ? (t >= 0 ? t / window : -((-t + window - 1) / window)) : 0;
+                    rslot *s = rs_find(part, by_device ? dev : (size_t)-1, w, cb->name);
+                    if (!s->count) s->min = s->max = s->first = s->last = v, s->first_t = s->last_t = t;
+                    if (v < s->min) s->min = v;
+                    if (v > s->max) s->max = v;
+                    if (t < s->first_t) s->first_t = t, s->first = v;
+                    if (t >= s->last_t) s->last_t = t, s->last = v;
+                    s->count++;
+                    s->sum += v;
+                }
+            }
+        }
+        tsf_query_close(q);
+        tsf_reader_close(r);
+        if (st) return -1;
+        for (size_t i = 0; i < part->n; i++) {
+            const rslot *p = &part->s[i];
+            rslot *s = rs_find(total, p->dev, p->win, p->col);
+            if (!s->count) {
+                *s = *p;
+                continue;
+            }
+            s->count += p->count;
+            s->sum += p->sum;
+            if (p->min < s->min) s->min = p->min;
+            if (p->max > s->max) s->max = p->max;
+            if (p->first_t < s->first_t) s->first_t = p->first_t, s->first = p->first;
+            if (p->last_t >= s->last_t) s->last_t = p->last_t, s->last = p->last;
+        }
+    }
+    free(part);
+    return 0;
+}
+
+static void test_aggregate(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    tsf_error e = {0};
+    rset *ref = malloc(sizeof *ref);
+    const char *wheres[2] = {NULL, "f1 < 0.25 and region <> 'r2'"};
+    const unsigned threads[3] = {1, 2, 4}, ks[3] = {1, 2, 8};
+    for (int shape = 0; ref && shape < 4; shape++) {
+        int by_device = shape != 1;
+        int64_t window = shape == 2 ? 0 : 1000;
+        tsf_filter *where = NULL;
+        if (wheres[shape == 3]) CHECK_OK(tsf_filter_parse(&where, wheres[shape == 3], &e), &e);
+        CHECK(agg_reference(ds, by_device, window, 0, 19999, where, ref) == 0);
+        CHECK(ref->n > 3);
+        for (size_t t = 0; t < 3; t++)
+            for (size_t k = 0; k < 3; k++) {
+                tsf_dataset_query_options o;
+                tsf_dataset_query_options_init(&o);
+                o.time_min = 0;
+                o.time_max = 19999;
+                o.where = where;
+                o.threads = threads[t];
+                o.files_at_once = ks[k];
+                tsf_dataset_agg_options ao;
+                tsf_dataset_agg_options_init(&ao);
+                ao.by_device = by_device;
+                ao.window = window;
+                tsf_dataset_agg_result *res = NULL;
+                CHECK_OK(tsf_dataset_aggregate(ds, &o, &ao, &res, &e), &e);
+                CHECK_EQ_INT(tsf_dataset_agg_result_count(res), ref->n);
+                size_t bad = 0;
+                for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
+                    const tsf_dataset_agg_row *row = tsf_dataset_agg_result_row(res, i);
+                    const tsf_dataset_agg_row *prev = i ? tsf_dataset_agg_result_row(res, i - 1) : NULL;
+                    if (prev) /* by device, window, column */
+                        CHECK(prev->device < row->device ||
+                              (prev->device == row->device && (prev->window_start < row->window_start ||
+                                                               (prev->window_start == row->window_start &&
+                                                                strcmp(prev->column, row->column) < 0))));
+                    rslot *s =
+                        rs_find(ref, row->device, window ? row->window_start / window : 0, row->column);
+                    double mean = s->count ? s->sum / (double)s->count : 0;
+                    int same = s->count == row->count && !memcmp(&s->sum, &row->sum, 8) &&
+                               !memcmp(&s->min, &row->min, 8) && !memcmp(&s->max, &row->max, 8) &&
+                               !memcmp(&s->first, &row->first, 8) && !memcmp(&s->last, &row->last, 8) &&
+                               !memcmp(&mean, &row->mean, 8) && s->first_t == row->first_time &&
+                               s->last_t == row->last_time && (window || row->window_start == INT64_MIN);
+                    if (!same && !bad++)
+                        fprintf(stderr,
+                                "  aggregate shape %d threads=%u k=%u row %zu (%s): sum %.17g vs %.17g\n",
+                                shape, threads[t], ks[k], i, row->column, row->sum, s->sum);
+                }
+                CHECK_EQ_INT(bad, 0);
+                CHECK_EQ_INT(ref->n,
+                             tsf_dataset_agg_result_count(res)); /* no row of the result was missing */
+                tsf_dataset_agg_result_free(res);
+            }
+        tsf_filter_free(where);
+    }
+    free(ref);
+    tsf_dataset_agg_options ao;
+    tsf_dataset_agg_options_init(&ao);
+    ao.window = -5;
+    tsf_dataset_agg_result *res = NULL;
+    CHECK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e) == TSF_EINVAL);
+    tsf_dataset_close(ds);
+}
+
 int main(void)
 {
     TSF_RUN(test_schema_tree);
@@ -906,6 +1072,7 @@ int main(void)
     TSF_RUN(test_skip_files);
     TSF_RUN(test_fold);
     TSF_RUN(test_close_early);
+    TSF_RUN(test_aggregate);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

@@ -1,0 +1,363 @@
+/*
+ * dataset_agg.c - grouped aggregation over a dataset (tsf_dataset_aggregate), built on tsf_dataset_fold.
+ *
+ * Key: (group, window number, column id). Column ids number the distinct column names the query can return
+ * (its column list, else every series and table column name of the dataset), sorted, so a batch column maps
+ * to its id by one binary search per batch. An accumulator is an array of slots, one per key, each holding
+ * all of the key's aggregates (count, sum, min, max, first, last), found through an open-addressing table;
+ * consecutive rows of one column mostly stay in one window, so the last slot is tried first. Each file folds
+ * into its own accumulator and the accumulators are merged in file order (tsf_dataset_fold), which fixes
+ * every floating-point addition: results do not depend on threads or files_at_once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataset_internal.h"
+
+typedef struct agg_slot {
+    uint64_t group;
+    int64_t win;
+    uint64_t col;
+    uint64_t count;
+    double sum, min, max, first, last;
+    int64_t first_t, last_t;
+} agg_slot;
+
+typedef struct agg_acc {
+    agg_slot *slots;
+    size_t n, cap;
+    size_t *tab; /* slot index + 1, 0 = empty */
+    size_t tcap;
+    size_t last; /* slot of the previous row + 1 */
+} agg_acc;
+
+typedef struct agg_ctx {
+    const tsf_allocator *a;
+    const char **names; /* column names, sorted */
+    size_t nnames, names_cap;
+    int oom; /* a callback ran out of memory (set atomically: callbacks run on several workers) */
+    int by_device;
+    int64_t window, origin;
+} agg_ctx;
+
+struct tsf_dataset_agg_result {
+    const tsf_allocator *a;
+    tsf_dataset_agg_row *rows;
+    size_t n;
+    const char **names;
+    size_t nnames, names_cap;
+};
+
+void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->by_device = 1;
+}
+
+static size_t key_hash(uint64_t g, int64_t w, uint64_t c)
+{
+    uint64_t h =
+        (g * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)w * 0xC2B2AE3D27D4EB4Full) ^ (c * 0x165667B19E3779F9ull);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static void *acc_init(void *ctx)
+{
+    agg_ctx *c = ctx;
+    return tsf_calloc(c->a, 1, sizeof(agg_acc));
+}
+
+static void acc_free(void *ctx, void *p)
+{
+    agg_ctx *c = ctx;
+    agg_acc *acc = p;
+    if (!acc) return;
+    tsf_free(c->a, acc->slots, acc->cap * sizeof *acc->slots);
+    tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
+    tsf_free(c->a, acc, sizeof *acc);
+}
+
+/* The slot of a key, added (zeroed aggregates) when new; NULL on out of memory. */
+static agg_slot *slot_of(const agg_ctx *c, agg_acc *acc, uint64_t g, int64_t w, uint64_t col)
+{
+    if (acc->last) {
+        agg_slot *s = &acc->slots[acc->last - 1];
+        if (s->group == g && s->win == w && s->col == col) return s;
+    }
+    if (2 * (acc->n + 1) > acc->tcap) {
+        size_t nc = acc->tcap ? 2 * acc->tcap : 64;
+        size_t *t = tsf_calloc(c->a, nc, sizeof *t);
+        if (!t) return NULL;
+        for (size_t i = 0; i < acc->n; i++) {
+            const agg_slot *s = &acc->slots[i];
+            size_t h = key_hash(s->group, s->win, s->col) & (nc - 1);
+            while (t[h]) h = (h + 1) & (nc - 1);
+            t[h] = i + 1;
+        }
+        tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
+        acc->tab = t;
+        acc->tcap = nc;
+    }
+    size_t h = key_hash(g, w, col) & (acc->tcap - 1);
+    for (; acc->tab[h]; h = (h + 1) & (acc->tcap - 1)) {
+        agg_slot *s = &acc->slots[acc->tab[h] - 1];
+        if (s->group == g && s->win == w && s->col == col) {
+            acc->last = acc->tab[h];
+            return s;
+        }
+    }
+    if (acc->n == acc->cap) {
+        size_t nc = acc->cap ? 2 * acc->cap : 64;
+        agg_slot *g2 = tsf_realloc(c->a, acc->slots, acc->cap * sizeof *g2, nc * sizeof *g2);
+        if (!g2) return NULL;
+        acc->slots = g2;
+        acc->cap = nc;
+    }
+    agg_slot *s = &acc->slots[acc->n];
+    memset(s, 0, sizeof *s);
+    s->group = g;
+    s->win = w;
+    s->col = col;
+    acc->tab[h] = ++acc->n;
+    acc->last = acc->n;
+    return s;
+}
+
+/* Window number of t: floor((t - origin) / window), without overflow. */
+static int64_t window_of(const agg_ctx *c, int64_t t)
+{
+    if (!c->window) return 0;
+    uint64_t w = (uint64_t)c->window;
+    if (t >= c->origin) return (int64_t)(((uint64_t)t - (uint64_t)c->origin) / w);
+    return -(int64_t)(((uint64_t)c->origin - (uint64_t)t + w - 1) / w);
+}
+
+static int numeric(tsf_type t)
+{
+    return t == TSF_BOOLEAN || t == TSF_INT32 || t == TSF_DATE || t == TSF_INT64 || t == TSF_TIMESTAMP ||
+           t == TSF_FLOAT || t == TSF_DOUBLE;
+}
+
+static double value_at(tsf_type t, const void *v, size_t r)
+{
+    switch (t) {
+    case TSF_BOOLEAN:
+        return ((const uint8_t *)v)[r];
+    case TSF_INT32:
+    case TSF_DATE:
+        return ((const int32_t *)v)[r];
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        return (double)((const int64_t *)v)[r];
+    case TSF_FLOAT:
+        return ((const float *)v)[r];
+    case TSF_DOUBLE:
+        return ((const double *)v)[r];
+    default:
+        return 0;
+    }
+}
+
+static int name_cmp(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Adds one value (or, with has = 0, one non-numeric value: count only) at time t. */
+static void slot_add(agg_slot *s, int has, double v, int64_t t)
+{
+    if (!s->count) {
+        s->min = s->max = s->first = s->last = has ? v : 0;
+        s->first_t = s->last_t = t;
+    } else {
+        if (has && v < s->min) s->min = v;
+        if (has && v > s->max) s->max = v;
+        if (t < s->first_t) s->first_t = t, s->first = has ? v : 0;
+        if (t >= s->last_t) s->last_t = t, s->last = has ? v : 0;
+    }
+    s->count++;
+    if (has) s->sum += v;
+}
+
+static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
+{
+    agg_ctx *c = ctx;
+    agg_acc *acc = p;
+    uint64_t g = c->by_device ? (uint64_t)b->device : 0;
+    for (size_t k = 0; k < b->rows.ncolumns; k++) {
+        const tsf_column_batch *cb = &b->rows.columns[k];
+        if (cb->type == TSF_VECTOR) continue; /* a column the device lacks: all null */
+        const char **at = bsearch(&cb->name, c->names, c->nnames, sizeof *c->names, name_cmp);
+        if (!at) continue;
+        uint64_t col = (uint64_t)(at - c->names);
+        int num = numeric(cb->type);
+        for (size_t r = 0; r < b->rows.nrows; r++) {
+            if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
+            int64_t t = b->rows.times[r];
+            agg_slot *s = slot_of(c, acc, g, window_of(c, t), col);
+            if (!s) {
+                __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+                return -1;
+            }
+            slot_add(s, num, num ? value_at(cb->type, cb->values, r) : 0, t);
+        }
+    }
+    return 0;
+}
+
+static int acc_merge(void *ctx, void *into, void *from)
+{
+    agg_ctx *c = ctx;
+    agg_acc *a = into, *f = from;
+    for (size_t i = 0; i < f->n; i++) {
+        const agg_slot *src = &f->slots[i];
+        agg_slot *s = slot_of(c, a, src->group, src->win, src->col);
+        if (!s) {
+            __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+            return -1;
+        }
+        if (!s->count) {
+            *s = *src;
+            continue;
+        }
+        s->count += src->count;
+        s->sum += src->sum;
+        if (src->min < s->min) s->min = src->min;
+        if (src->max > s->max) s->max = src->max;
+        if (src->first_t < s->first_t) s->first_t = src->first_t, s->first = src->first;
+        if (src->last_t >= s->last_t) s->last_t = src->last_t, s->last = src->last;
+    }
+    return 0;
+}
+
+/* Distinct column names the query may return, sorted (borrowed from the dataset or the options). */
+static tsf_status column_names(tsf_dataset *ds, const tsf_dataset_query_options *q, agg_ctx *c,
+                               tsf_error *err)
+{
+    size_t n = 0;
+    if (q && q->columns)
+        n = q->ncolumns;
+    else {
+        for (size_t d = 0; d < ds->ndevs; d++) n += ds->devs[d].nser;
+        for (size_t t = 0; t < ds->ntables; t++) n += ds->tables[t].ncols;
+    }
+    c->names = tsf_calloc(ds->a, n + 1, sizeof *c->names);
+    c->names_cap = n + 1;
+    if (!c->names) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    size_t k = 0;
+    if (q && q->columns) {
+        for (size_t i = 0; i < n; i++)
+            if (q->columns[i]) c->names[k++] = q->columns[i];
+    } else {
+        for (size_t d = 0; d < ds->ndevs; d++)
+            for (size_t j = 0; j < ds->devs[d].nser; j++) c->names[k++] = ds->devs[d].sers[j].name;
+        for (size_t t = 0; t < ds->ntables; t++)
+            for (size_t j = 0; j < ds->tables[t].ncols; j++) c->names[k++] = ds->tables[t].cols[j].name;
+    }
+    if (k) qsort(c->names, k, sizeof *c->names, name_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!u || strcmp(c->names[u - 1], c->names[i])) c->names[u++] = c->names[i];
+    c->nnames = u;
+    return TSF_OK;
+}
+
+typedef struct row_key {
+    const agg_slot *s;
+    const char *name;
+} row_key;
+
+static int row_cmp(const void *x, const void *y)
+{
+    const agg_slot *a = ((const row_key *)x)->s, *b = ((const row_key *)y)->s;
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    if (a->win != b->win) return a->win < b->win ? -1 : 1;
+    return a->col < b->col ? -1 : a->col > b->col;
+}
+
+tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
+                                 const tsf_dataset_agg_options *opts, tsf_dataset_agg_result **out,
+                                 tsf_error *err)
+{
+    if (!ds || !out) return tsf_err(err, TSF_EINVAL, "tsf_dataset_aggregate: dataset and out are required");
+    *out = NULL;
+    tsf_dataset_agg_options o;
+    tsf_dataset_agg_options_init(&o);
+    if (opts) {
+        if (opts->struct_size != sizeof o)
+            return tsf_err(err, TSF_EINVAL, "tsf_dataset_agg_options.struct_size %zu unknown",
+                           opts->struct_size);
+        o = *opts;
+    }
+    if (o.window < 0)
+        return tsf_err(err, TSF_EINVAL, "dataset aggregate: window %lld < 0", (long long)o.window);
+    agg_ctx c = {ds->a, NULL, 0, 0, 0, o.by_device != 0, o.window, o.window_origin};
+    tsf_status st = column_names(ds, qopts, &c, err);
+    if (st) return st;
+    tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, &c};
+    void *res = NULL;
+    st = tsf_dataset_fold(ds, qopts, &cb, &res, NULL, err);
+    if (st == TSF_EIO && __atomic_load_n(&c.oom, __ATOMIC_RELAXED))
+        st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    agg_acc *acc = res;
+    tsf_dataset_agg_result *r = st ? NULL : tsf_calloc(ds->a, 1, sizeof *r);
+    row_key *keys = NULL;
+    if (!st && (!r || !(keys = tsf_calloc(ds->a, acc->n + 1, sizeof *keys)) ||
+                !(r->rows = tsf_calloc(ds->a, acc->n + 1, sizeof *r->rows))))
+        st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    if (!st) {
+        r->a = ds->a;
+        r->names = c.names;
+        r->nnames = c.nnames;
+        r->names_cap = c.names_cap;
+        c.names = NULL;
+        for (size_t i = 0; i < acc->n; i++) keys[i].s = &acc->slots[i];
+        if (acc->n) qsort(keys, acc->n, sizeof *keys, row_cmp);
+        for (size_t i = 0; i < acc->n; i++) {
+            const agg_slot *s = keys[i].s;
+            tsf_dataset_agg_row *row = &r->rows[i];
+            row->device = o.by_device ? (size_t)s->group : (size_t)-1;
+            row->window_start =
+                o.window ? (int64_t)((uint64_t)o.window_origin + (uint64_t)s->win * (uint64_t)o.window)
+                         : INT64_MIN;
+            row->column = r->names[s->col];
+            row->count = s->count;
+            row->sum = s->sum;
+            row->min = s->min;
+            row->max = s->max;
+            row->mean = s->count ? s->sum / (double)s->count : 0;
+            row->first = s->first;
+            row->last = s->last;
+            row->first_time = s->first_t;
+            row->last_time = s->last_t;
+        }
+        r->n = acc->n;
+        *out = r;
+    } else if (r) {
+        tsf_free(ds->a, r->rows, ((acc ? acc->n : 0) + 1) * sizeof *r->rows);
+        tsf_free(ds->a, r, sizeof *r);
+    }
+    tsf_free(ds->a, keys, ((acc ? acc->n : 0) + 1) * sizeof *keys);
+    if (acc) acc_free(&c, acc);
+    tsf_free(ds->a, c.names, c.names_cap * sizeof *c.names);
+    return st;
+}
+
+size_t tsf_dataset_agg_result_count(const tsf_dataset_agg_result *res)
+{
+    return res ? res->n : 0;
+}
+
+const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_result *res, size_t i)
+{
+    return res && i < res->n ? &res->rows[i] : NULL;
+}
+
+void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res)
+{
+    if (!res) return;
+    tsf_free(res->a, res->rows, (res->n + 1) * sizeof *res->rows);
+    tsf_free(res->a, (void *)res->names, res->names_cap * sizeof *res->names);
+    tsf_free(res->a, res, sizeof *res);
+}

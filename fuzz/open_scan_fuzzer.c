@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tsf_status ps = tsf_reader_series_pages(r, d, j, &si, &pe);
             check_status(ps, &pe);
             if (d == 0 && j == 0 && si.stats.count > 0 && si.stats.end_time > si.stats.start_time) {
-                lo = si.stats.start_time + (si.stats.end_time - si.stats.start_time) / 3;
-                hi = lo + (si.stats.end_time - si.stats.start_time) / 4;
+                uint64_t span = (uint64_t)si.stats.end_time - (uint64_t)si.stats.start_time; /* may exceed INT64_MAX */
+                lo = si.stats.start_time + (int64_t)(span / 3);
+                hi = lo + (int64_t)(span / 4); /* below end_time */
             }
             (void)tsf_reader_may_contain(r, di.name, si.measurement);
         }

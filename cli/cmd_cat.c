@@ -313,6 +313,28 @@ static int add_name(wide *w, const char *name)
     return 0;
 }
 
+/* Prints the names of the file closest to an unknown column: every series, and with tables every column of
+ * its tables (TAG columns included). */
+static void suggest_columns(tsf_reader *r, const char *unknown, int tables, const char *cmd)
+{
+    cli_suggest sg;
+    cli_suggest_init(&sg, unknown);
+    for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
+        tsf_device_info di;
+        if (tsf_reader_device(r, d, &di, NULL)) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_series_info si;
+            if (!tsf_reader_series(r, d, j, &si, NULL)) cli_suggest_offer(&sg, si.measurement);
+        }
+    }
+    for (size_t t = 0, nt = tables ? tsf_reader_table_count(r) : 0; t < nt; t++) {
+        tsf_table_info ti;
+        if (tsf_reader_table(r, t, &ti, NULL)) continue;
+        for (size_t k = 0; k < ti.ncolumns; k++) cli_suggest_offer(&sg, ti.columns[k].name);
+    }
+    cli_suggest_print(&sg, cmd);
+}
+
 /* A column the file has: a series of some device, or a column (TAG or FIELD) of one of its tables. */
 static int file_has_column(tsf_reader *r, const char *name)
 {
@@ -338,22 +360,7 @@ static int check_where_columns(const cat_opts *c, tsf_reader *r)
         if (file_has_column(r, names[i])) continue;
         cli_err(c->cmd, "%s: --where: no column named '%s'%s", c->path, names[i],
                 strcmp(names[i], "time") ? "" : " (--from and --to select times)");
-        cli_suggest sg;
-        cli_suggest_init(&sg, names[i]);
-        for (size_t d = 0, nd = tsf_reader_device_count(r); d < nd; d++) {
-            tsf_device_info di;
-            if (tsf_reader_device(r, d, &di, NULL)) continue;
-            for (size_t j = 0; j < di.nseries; j++) {
-                tsf_series_info si;
-                if (!tsf_reader_series(r, d, j, &si, NULL)) cli_suggest_offer(&sg, si.measurement);
-            }
-        }
-        for (size_t t = 0, nt = tsf_reader_table_count(r); t < nt; t++) {
-            tsf_table_info ti;
-            if (tsf_reader_table(r, t, &ti, NULL)) continue;
-            for (size_t k = 0; k < ti.ncolumns; k++) cli_suggest_offer(&sg, ti.columns[k].name);
-        }
-        cli_suggest_print(&sg, c->cmd);
+        suggest_columns(r, names[i], 1, c->cmd);
         return CLI_USAGE;
     }
     return 0;
@@ -398,17 +405,7 @@ static int plan_wide(cat_opts *c, tsf_reader *r, wide *w)
             }
             if (!found) {
                 cli_err(c->cmd, "%s: no column named '%s'", c->path, c->cols[i]);
-                cli_suggest sg;
-                cli_suggest_init(&sg, c->cols[i]);
-                for (size_t d = 0; d < nd; d++) {
-                    tsf_device_info di;
-                    if (tsf_reader_device(r, d, &di, NULL)) continue;
-                    for (size_t j = 0; j < di.nseries; j++) {
-                        tsf_series_info si;
-                        if (!tsf_reader_series(r, d, j, &si, NULL)) cli_suggest_offer(&sg, si.measurement);
-                    }
-                }
-                cli_suggest_print(&sg, c->cmd);
+                suggest_columns(r, c->cols[i], 0, c->cmd);
                 return CLI_USAGE;
             }
             if (add_name(w, c->cols[i])) return CLI_IO;

@@ -350,6 +350,12 @@ static int file_has_column(tsf_reader *r, const char *name)
     return 0;
 }
 
+/* --where's time literals ('2024-01-31T12:00:00Z' or a number) as --from/--to read them. */
+static int where_time(void *ctx, const char *text, int64_t *out)
+{
+    return cli_parse_time(text, *(const int64_t *)ctx, out);
+}
+
 /* Every column --where names is one the file has: else a usage error with the closest names, before any
  * output. */
 static int check_where_columns(const cat_opts *c, tsf_reader *r)
@@ -359,7 +365,7 @@ static int check_where_columns(const cat_opts *c, tsf_reader *r)
     for (size_t i = 0; i < n && i < 64; i++) {
         if (file_has_column(r, names[i])) continue;
         cli_err(c->cmd, "%s: --where: no column named '%s'%s", c->path, names[i],
-                strcmp(names[i], "time") ? "" : " (--from and --to select times)");
+                strcmp(names[i], "time") ? "" : " (the bare word time is the row's time)");
         suggest_columns(r, names[i], 1, c->cmd);
         return CLI_USAGE;
     }
@@ -623,7 +629,9 @@ static void usage(FILE *f, const char *cmd)
             "                             measurement; golden: device,measurement,time,type,value)\n"
             "  --columns a,b,...          only these measurements\n"
             "  --from T, --to T           inclusive time range: a number in the file's unit or ISO-8601\n"
-            "  --where EXPR               value filter, e.g. \"temp > 3.5 and status = 'ok'\"\n"
+            "  --where EXPR               value filter, e.g. \"temp > 3.5 and status = 'ok'\"; also\n"
+            "                             col IS NULL, col IS NOT NULL, time >= '2024-01-31T12:00:00Z'\n"
+            "                             (the bare word time is the row's time: a number or ISO-8601)\n"
             "  --limit N                  at most N rows%s\n"
             "  --order device|time        rows device by device (default), or every device's rows merged by\n"
             "                             time (equal times in device order); csv and jsonl\n"
@@ -737,7 +745,11 @@ static int run(int argc, char **argv, int head)
     }
     if (c.where) {
         tsf_error e = {0};
-        if (tsf_filter_parse(&c.filter, c.where, &e)) {
+        tsf_filter_parse_options po;
+        tsf_filter_parse_options_init(&po);
+        po.parse_time = where_time;
+        po.parse_time_ctx = &c.per_second;
+        if (tsf_filter_parse_with(&c.filter, c.where, &po, &e)) {
             cli_err(c.cmd, "--where: %s", e.message);
             goto out;
         }

@@ -784,15 +784,37 @@ TSF_API tsf_status tsf_filter_cmp(tsf_filter **out, const char *column, tsf_cmp 
 TSF_API tsf_status tsf_filter_and(tsf_filter **out, tsf_filter *a, tsf_filter *b, tsf_error *err);
 TSF_API tsf_status tsf_filter_or(tsf_filter **out, tsf_filter *a, tsf_filter *b, tsf_error *err);
 TSF_API tsf_status tsf_filter_not(tsf_filter **out, tsf_filter *a, tsf_error *err);
+/** `column IS NULL` (not_null = 0) or `column IS NOT NULL` (not_null = 1): TRUE or FALSE, never UNKNOWN. A
+ *  series a device lacks, an ATTRIBUTE column and a null TAG value are null. */
+TSF_API tsf_status tsf_filter_is_null(tsf_filter **out, const char *column, int not_null, tsf_error *err);
+/** `time op t`: the row's timestamp (in the file's unit) against t; TRUE or FALSE. The time terms of the
+ *  filter's top-level AND chain also narrow the query's time range (chunks and pages outside are skipped). */
+TSF_API tsf_status tsf_filter_time(tsf_filter **out, tsf_cmp op, int64_t t, tsf_error *err);
 /** Parses text such as `temp > 3.5 and (status = 'ok' or not humidity <= 20)`: operators = != <> < <= > >=,
- *  and/or/not (any case), parentheses, numbers, 'single-quoted' strings ('' escapes a quote), true/false;
- *  a column name is an identifier (letters, digits, _ . $) or "double-quoted". Errors name the position. */
+ *  and/or/not (any case), parentheses, numbers, 'single-quoted' strings ('' escapes a quote), true/false,
+ *  `column IS NULL`, `column IS NOT NULL`, and `time op integer` (the bare word time, any case, is the
+ *  row's timestamp; a column named time is written "time"); a column name is an identifier (letters,
+ *  digits, _ . $) or "double-quoted". Errors name the position. */
 TSF_API tsf_status tsf_filter_parse(tsf_filter **out, const char *text, tsf_error *err);
+
+typedef struct tsf_filter_parse_options {
+    size_t struct_size; /* sizeof(tsf_filter_parse_options) */
+    /* Converts a string literal compared with time (`time >= '2024-01-01T00:00:00Z'`) to the file's unit:
+     * 0 and *out set, or non-zero when text is not a time (a TSF_EINVAL naming it). NULL: time compares
+     * with integers only. */
+    int (*parse_time)(void *ctx, const char *text, int64_t *out);
+    void *parse_time_ctx;
+} tsf_filter_parse_options;
+
+TSF_API void tsf_filter_parse_options_init(tsf_filter_parse_options *o);
+/** tsf_filter_parse with options (NULL = defaults). */
+TSF_API tsf_status tsf_filter_parse_with(tsf_filter **out, const char *text, const tsf_filter_parse_options *opts,
+                                         tsf_error *err);
 /** Writes the filter back as text into buf; returns the length it needs. Only needed parentheses are
  *  written (`a = 1 and b = 2 and c = 3`, `a = 1 and (b = 2 or not c = 3)`): text from tsf_filter_parse
  *  formats to text that nests no deeper and parses back to the same filter. */
 TSF_API size_t tsf_filter_format(const tsf_filter *f, char *buf, size_t cap);
-/** The distinct column names the filter compares, in the order they first appear in its text, into
+/** The distinct column names the filter compares (time terms name none), in the order they first appear in its text, into
  *  names[0..cap) (borrowed from f). Returns their number when it is at most cap, else a larger number that is
  *  enough room for them (call again with an array that size). */
 TSF_API size_t tsf_filter_columns(const tsf_filter *f, const char **names, size_t cap);

@@ -165,13 +165,14 @@ static tsf_status plan_make(tsf_dataset_query *q, tsf_error *err)
             !tsf_rd_filter_tags_may_pass(o->where, t->cols, t->ncols, ds->devs[d].segs, ds->devs[d].nsegs))
             sel[d] = 0;
     }
+    int64_t tlo = o->time_min, thi = o->time_max;
+    tsf_rd_filter_time_bounds(o->where, &tlo, &thi);
     for (size_t f = 0; f < ds->nfiles; f++) {
         const tsf_ds_file *fl = &ds->files[f];
         size_t n = 0;
         for (size_t i = 0; i < fl->ndevs; i++) {
             const tsf_ds_fdev *fd = &fl->devs[i];
-            if (!sel[fd->dev] || fd->tmin > fd->tmax || fd->tmin > o->time_max || fd->tmax < o->time_min)
-                continue;
+            if (!sel[fd->dev] || fd->tmin > fd->tmax || fd->tmin > thi || fd->tmax < tlo) continue;
             tmp[n++] = fd->local;
         }
         if (!n) {

@@ -12,8 +12,11 @@
  * k-th TAG column) are decided once per device, batches are evaluated column by column into TRUE/FALSE
  * bitmaps (64 rows per word) and the kept rows compacted, and chunk/page statistics prune with an
  * abstract evaluation over {TRUE, FALSE, UNKNOWN}: a unit is skipped only when TRUE is impossible.
- * Kleene logic is monotone (a null never turns a non-TRUE result TRUE), so a leaf may be widened freely
- * and pruning one column's page of a non-aligned merge is safe.
+ * A leaf's set may be widened freely. Pruning one column's page of a non-aligned merge turns that
+ * column's cells at those times into nulls, so the set of each leaf on that column covers a null cell
+ * too: comparisons always include UNKNOWN, and IS [NOT] NULL tests are {TRUE, FALSE} unless the unit is
+ * known to be all null. `time` terms are TRUE or FALSE per row; their top-level AND chain also narrows
+ * the query's time range (tsf_rd_filter_time_bounds), which prunes by the chunks' and pages' times.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,8 +28,8 @@
 
 /* ---- query side: binding ---------------------------------------------------------------------- */
 
-enum { LM_COL = 0, LM_CONST = 1 };                     /* leaf binding for the current device */
-enum { CK_I64, CK_F64, CK_F64I, CK_BYTES, CK_ALWAYS }; /* comparison kind after conversion */
+enum { LM_COL = 0, LM_CONST = 1, LM_TIME = 2 };                /* leaf binding for the current device */
+enum { CK_I64, CK_F64, CK_F64I, CK_BYTES, CK_ALWAYS, CK_NULL }; /* comparison kind after conversion */
 enum { TV_T = 1, TV_F = 2, TV_U = 4, TV_ALL = 7 };     /* sets of truth values (pruning) */
 
 typedef struct fnode {
@@ -81,7 +84,7 @@ static size_t flatten(tsf_rd_fstate *fs, const tsf_filter *f)
     n->a = a;
     n->b = b;
     n->f = f;
-    if (f->kind == FN_CMP) {
+    if (f->kind == FN_CMP && f->test != FT_TIME) {
         size_t i = 0;
         while (i < fs->nnames && strcmp(fs->names[i], f->column)) i++;
         if (i == fs->nnames) fs->names[fs->nnames++] = f->column;
@@ -249,8 +252,9 @@ static const tsf_rd_series *dev_series(const tsf_reader *r, const tsf_rd_device 
 }
 
 /* Binds leaf n for device d. Table devices: TAG -> constant from the id segment, FIELD -> series (absent:
- * null), ATTRIBUTE -> null, unknown -> TSF_EINVAL. Tree devices: the series (absent: null). */
-static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *(*name)(const void *, size_t),
+ * null), ATTRIBUTE -> null, unknown -> TSF_EINVAL. Tree devices: the series (absent: null). A null cell
+ * binds as the constant UNKNOWN (bind_leaf turns it into IS [NOT] NULL's answer). */
+static tsf_status bind_source(tsf_rd_fstate *fs, fnode *n, size_t di, const char *(*name)(const void *, size_t),
                             const void *cols, size_t ncols, tsf_error *err)
 {
     tsf_reader *r = fs->r;
@@ -261,6 +265,12 @@ static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *
     snprintf(where, sizeof where, " (device %s)", d->name);
     n->mode = LM_CONST;
     n->konst = TV_U;
+    if (f->test == FT_TIME) {
+        n->mode = LM_TIME;
+        n->op = f->op;
+        n->k = f->i;
+        return TSF_OK;
+    }
     if (tb->ncolumns) {
         size_t tag = 0, i = 0;
         for (; i < tb->ncolumns; i++) {
@@ -271,6 +281,12 @@ static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *
             return tsf_err(err, TSF_EINVAL, "filter: column '%s' is not a column of table %s", f->column,
                            tb->name);
         if (tb->columns[i].category == TSF_COLUMN_TAG) {
+            if (f->test != FT_VALUE) {
+                size_t seg = 1 + tag;
+                int null = seg >= d->id.nseg || tsf_fmt_device_segment(&d->id, (uint32_t)seg).is_null;
+                n->konst = null == (f->test == FT_NULL) ? TV_T : TV_F;
+                return TSF_OK;
+            }
             if (f->lit != TSF_STRING)
                 return tsf_err(err, TSF_EINVAL,
                                "filter: column '%s' is a TAG (STRING) and cannot be compared with %s",
@@ -286,8 +302,14 @@ static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *
     }
     const tsf_rd_series *s = dev_series(r, d, f->column);
     if (!s) return TSF_OK;
-    tsf_status st = bind_cmp(n, s->tsm.data_type, where, err);
-    if (st) return st;
+    if (f->test != FT_VALUE) {
+        n->mode = LM_COL;
+        n->ck = CK_NULL;
+        n->ctype = s->tsm.data_type;
+    } else {
+        tsf_status st = bind_cmp(n, s->tsm.data_type, where, err);
+        if (st) return st;
+    }
     for (size_t c = 0; c < ncols; c++)
         if (!strcmp(name(cols, c), f->column)) {
             n->bcol = c;
@@ -296,6 +318,16 @@ static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *
     n->mode = LM_CONST; /* not among the batch columns (only in the open-time check) */
     n->konst = TV_U;
     return TSF_OK;
+}
+
+static tsf_status bind_leaf(tsf_rd_fstate *fs, fnode *n, size_t di, const char *(*name)(const void *, size_t),
+                            const void *cols, size_t ncols, tsf_error *err)
+{
+    tsf_status st = bind_source(fs, n, di, name, cols, ncols, err);
+    int test = n->f->test;
+    if (!st && (test == FT_NULL || test == FT_NOT_NULL) && n->mode == LM_CONST && n->konst == TV_U)
+        n->konst = test == FT_NULL ? TV_T : TV_F;
+    return st;
 }
 
 void tsf_rd_filter_close(tsf_rd_fstate *fs)
@@ -391,11 +423,15 @@ static int tag_outcomes(const tsf_filter *f, const tsf_table_column *cols, size_
         int a = tag_outcomes(f->l, cols, ncols, segs, nsegs);
         return tv_combine(f->kind, a, f->kind == FN_NOT ? 0 : tag_outcomes(f->r, cols, ncols, segs, nsegs));
     }
+    if (f->test == FT_TIME) return TV_T | TV_F;
     size_t tag = 0, i = 0;
     for (; i < ncols && strcmp(cols[i].name, f->column); i++) tag += cols[i].category == TSF_COLUMN_TAG;
-    if (i == ncols || cols[i].category != TSF_COLUMN_TAG || f->lit != TSF_STRING) return TV_ALL;
+    if (i == ncols || cols[i].category != TSF_COLUMN_TAG || (f->test == FT_VALUE && f->lit != TSF_STRING))
+        return TV_ALL;
     size_t seg = 1 + tag;
-    if (seg >= nsegs || !segs[seg].data) return TV_U;
+    int null = seg >= nsegs || !segs[seg].data;
+    if (f->test != FT_VALUE) return null == (f->test == FT_NULL) ? TV_T : TV_F;
+    if (null) return TV_U;
     return op_holds(f->op, bytes_cmp(segs[seg].data, segs[seg].len, f->s, f->slen)) ? TV_T : TV_F;
 }
 
@@ -479,6 +515,11 @@ static int range_tv(tsf_cmp op, int c_lo, int c_hi)
 static int leaf_tv(const fnode *n, const tsf_rd_unit_col *u)
 {
     if (n->mode == LM_CONST) return n->konst;
+    if (n->mode == LM_TIME) return TV_T | TV_F;
+    if (n->ck == CK_NULL) {
+        if (u && u->all_null) return n->f->test == FT_NULL ? TV_T : TV_F;
+        return TV_T | TV_F;
+    }
     if (n->ck == CK_ALWAYS) return (n->always ? TV_T : TV_F) | TV_U;
     if (!u) return TV_ALL;
     if (u->all_null) return TV_U;
@@ -603,10 +644,29 @@ static int cmp_d_i(double x, int64_t k)
     return (fr > 0) - (fr < 0);
 }
 
-/* Leaf k: TRUE words in T, FALSE words in F. */
-static void eval_leaf(const fnode *nd, const tsf_column_batch *col, size_t n, size_t nw, uint64_t *T,
-                      uint64_t *F)
+/* Leaf k over rows with these times: TRUE words in T, FALSE words in F. */
+static void eval_leaf(const fnode *nd, const tsf_column_batch *col, const int64_t *times, size_t n, size_t nw,
+                      uint64_t *T, uint64_t *F)
 {
+    if (nd->mode == LM_TIME || (nd->mode == LM_COL && nd->ck == CK_NULL)) {
+        int is_time = nd->mode == LM_TIME;
+        for (size_t w = 0; w < nw; w++) {
+            size_t m = n - w * 64 < 64 ? n - w * 64 : 64;
+            uint64_t mask = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1, bits = 0;
+            if (is_time) {
+                const int64_t *x = times + w * 64, k = nd->k;
+                for (size_t j = 0; j < m; j++) bits |= (uint64_t)op_holds(nd->op, SGN(x[j], k)) << j;
+            } else if (col->type != TSF_VECTOR) { /* IS NOT NULL: the validity; a VECTOR column is all null */
+                bits = valid_word(col->validity, w, n) & mask;
+                if (nd->f->test == FT_NULL) bits = ~bits & mask;
+            } else if (nd->f->test == FT_NULL) {
+                bits = mask;
+            }
+            T[w] = bits;
+            F[w] = ~bits & mask;
+        }
+        return;
+    }
     if (nd->mode == LM_CONST || col->type == TSF_VECTOR) {
         int kv = nd->mode == LM_CONST ? nd->konst : TV_U;
         for (size_t w = 0; w < nw; w++) {
@@ -706,7 +766,7 @@ tsf_status tsf_rd_filter_apply(tsf_rd_fstate *fs, tsf_batch *b, tsf_column_batch
         uint64_t *T = fs->bits + 2 * k * fs->words, *F = T + fs->words;
         if (nd->kind == FN_CMP) {
             static const tsf_column_batch none = {NULL, TSF_VECTOR, NULL, NULL};
-            eval_leaf(nd, nd->mode == LM_COL && nd->bcol < ncols ? &cols[nd->bcol] : &none, n, nw, T, F);
+            eval_leaf(nd, nd->mode == LM_COL && nd->bcol < ncols ? &cols[nd->bcol] : &none, b->times, n, nw, T, F);
             continue;
         }
         const uint64_t *TA = fs->bits + 2 * nd->a * fs->words, *FA = TA + fs->words;
@@ -766,6 +826,41 @@ tsf_status tsf_rd_filter_apply(tsf_rd_fstate *fs, tsf_batch *b, tsf_column_batch
     }
     b->nrows = m;
     return TSF_OK;
+}
+
+void tsf_rd_filter_time_bounds(const tsf_filter *f, int64_t *lo, int64_t *hi)
+{
+    if (!f) return;
+    if (f->kind == FN_AND) {
+        tsf_rd_filter_time_bounds(f->l, lo, hi);
+        tsf_rd_filter_time_bounds(f->r, lo, hi);
+        return;
+    }
+    if (f->kind != FN_CMP || f->test != FT_TIME) return;
+    int64_t a = INT64_MIN, b = INT64_MAX, k = f->i;
+    switch (f->op) {
+    case TSF_CMP_EQ:
+        a = b = k;
+        break;
+    case TSF_CMP_LT:
+        if (k == INT64_MIN) a = INT64_MAX, b = INT64_MIN; /* nothing is earlier */
+        else b = k - 1;
+        break;
+    case TSF_CMP_LE:
+        b = k;
+        break;
+    case TSF_CMP_GT:
+        if (k == INT64_MAX) a = INT64_MAX, b = INT64_MIN;
+        else a = k + 1;
+        break;
+    case TSF_CMP_GE:
+        a = k;
+        break;
+    default:
+        return;
+    }
+    if (a > *lo) *lo = a;
+    if (b < *hi) *hi = b;
 }
 
 /* ---- TS_2DIFF block selection (query_scan.c and tsf-bench filter) -------------------------------- */

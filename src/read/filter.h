@@ -13,9 +13,13 @@ struct tsf_reader;
 
 /* The filter tree (immutable once built; filter_parse.c builds, parses and formats it). */
 enum { FN_CMP = 0, FN_AND = 1, FN_OR = 2, FN_NOT = 3 };
+/* What an FN_CMP leaf tests: `column op literal`, `column IS NULL`, `column IS NOT NULL`, or `time op i`
+ * (the row's timestamp; column NULL, literal TSF_INT64). */
+enum { FT_VALUE = 0, FT_NULL = 1, FT_NOT_NULL = 2, FT_TIME = 3 };
 
 struct tsf_filter {
     int kind;
+    int test;     /* FN_CMP: FT_* */
     tsf_cmp op;
     tsf_type lit; /* TSF_INT64, TSF_DOUBLE, TSF_BOOLEAN or TSF_STRING */
     char *column; /* NUL-terminated copy */
@@ -52,6 +56,10 @@ tsf_status tsf_rd_filter_device(tsf_rd_fstate *fs, size_t d, const char *(*name)
  * tsf_rd_filter_device decides them, every other comparison may be TRUE, FALSE or UNKNOWN. */
 int tsf_rd_filter_tags_may_pass(const tsf_filter *f, const tsf_table_column *cols, size_t ncols,
                                 const tsf_bytes *segs, size_t nsegs);
+
+/* Narrows [*lo, *hi] to the times the filter's top-level AND chain of time terms allows (`time >= a and
+ * time < b and ...`); other terms leave it. *lo > *hi when no time can pass. */
+void tsf_rd_filter_time_bounds(const tsf_filter *f, int64_t *lo, int64_t *hi);
 
 /* 1 if pruning is enabled and the filter reads batch column i (so its statistics can prune). */
 int tsf_rd_filter_uses(const tsf_rd_fstate *fs, size_t col);

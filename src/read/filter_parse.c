@@ -69,6 +69,38 @@ tsf_status tsf_filter_cmp(tsf_filter **out, const char *column, tsf_cmp op, tsf_
     return make_cmp(out, column, strlen(column), op, literal_type, value, err);
 }
 
+static tsf_status make_is_null(tsf_filter **out, const char *column, size_t clen, int not_null, tsf_error *err)
+{
+    tsf_value v;
+    memset(&v, 0, sizeof v);
+    tsf_status st = make_cmp(out, column, clen, TSF_CMP_EQ, TSF_INT64, &v, err);
+    if (!st) (*out)->test = not_null ? FT_NOT_NULL : FT_NULL;
+    return st;
+}
+
+tsf_status tsf_filter_is_null(tsf_filter **out, const char *column, int not_null, tsf_error *err)
+{
+    if (!out || !column) return tsf_err(err, TSF_EINVAL, "tsf_filter_is_null: out and column are required");
+    return make_is_null(out, column, strlen(column), not_null, err);
+}
+
+tsf_status tsf_filter_time(tsf_filter **out, tsf_cmp op, int64_t t, tsf_error *err)
+{
+    if (!out) return tsf_err(err, TSF_EINVAL, "tsf_filter_time: out is required");
+    *out = NULL;
+    if ((unsigned)op > TSF_CMP_GE)
+        return tsf_err(err, TSF_EINVAL, "filter: comparison operator %d unknown", op);
+    tsf_filter *f = tsf_calloc(NULL, 1, sizeof *f);
+    if (!f) return tsf_err(err, TSF_ENOMEM, "filter: out of memory");
+    f->kind = FN_CMP;
+    f->test = FT_TIME;
+    f->op = op;
+    f->lit = TSF_INT64;
+    f->i = t;
+    *out = f;
+    return TSF_OK;
+}
+
 static tsf_status make_node(tsf_filter **out, int kind, tsf_filter *a, tsf_filter *b, tsf_error *err)
 {
     if (out) *out = NULL;
@@ -126,7 +158,9 @@ typedef struct fparser {
     int b;
     char *buf; /* unescaped identifier/string of the current token */
     size_t blen, bcap;
+    int quoted; /* TK_IDENT: written "double-quoted" (never a keyword, never the row time) */
     int depth;
+    const tsf_filter_parse_options *o;
     tsf_error *err;
 } fparser;
 
@@ -152,7 +186,8 @@ static int word_is(const char *s, size_t n, const char *kw)
     return 1;
 }
 
-static const char *const fp_keywords[] = {"and", "or", "not", "true", "false", "nan", "inf", "infinity"};
+/* Words a column name is quoted to be read as: the operators and literals, and `time` (the row time). */
+static const char *const fp_keywords[] = {"and", "or", "not", "true", "false", "nan", "inf", "infinity", "time"};
 
 static int is_keyword(const char *s, size_t n)
 {
@@ -343,6 +378,7 @@ static tsf_status fp_next(fparser *p)
     const char *s = p->s;
     while (s[p->pos] == ' ' || s[p->pos] == '\t' || s[p->pos] == '\n' || s[p->pos] == '\r') p->pos++;
     p->tpos = p->pos;
+    p->quoted = 0;
     unsigned char c = (unsigned char)s[p->pos];
     tsf_status st = TSF_OK;
     if (c == '\0') {
@@ -357,6 +393,7 @@ static tsf_status fp_next(fparser *p)
         st = fp_quoted(p, '\'', "string");
     } else if (c == '"') {
         p->tk = TK_IDENT;
+        p->quoted = 1;
         st = fp_quoted(p, '"', "quoted column name");
         if (!st && p->blen == 0)
             st = tsf_err(p->err, TSF_EINVAL, "filter: empty column name at offset %zu", p->tpos);
@@ -422,7 +459,52 @@ static tsf_cmp flip(tsf_cmp op)
     }
 }
 
-/* primary := '(' or ')' | NOT primary | column op literal | literal op column */
+/* The current token is the bare word `word` (any case). */
+static int fp_bare(const fparser *p, const char *word)
+{
+    return p->tk == TK_IDENT && !p->quoted && word_is(p->buf, p->blen, word);
+}
+
+/* `time op literal` with the current token as the literal: an integer in the file's unit, or a string the
+ * options' parse_time converts. */
+static tsf_status fp_time_term(fparser *p, tsf_cmp op, tsf_filter **out)
+{
+    int64_t t = p->i;
+    if (p->tk == TK_STR) {
+        if (!p->o || !p->o->parse_time)
+            return tsf_err(p->err, TSF_EINVAL,
+                           "filter: time at offset %zu compares with an integer in the file's time unit, not "
+                           "'%s'",
+                           p->tpos, p->buf);
+        if (p->o->parse_time(p->o->parse_time_ctx, p->buf, &t))
+            return tsf_err(p->err, TSF_EINVAL, "filter: '%s' at offset %zu is not a time", p->buf, p->tpos);
+    } else if (p->tk != TK_INT) {
+        return tsf_err(p->err, TSF_EINVAL,
+                       "filter: time at offset %zu compares with an integer in the file's time unit, not %s",
+                       p->tpos, tk_name(p->tk));
+    }
+    return tsf_filter_time(out, op, t, p->err);
+}
+
+/* After a column name (kept by the caller): `IS [NOT] NULL` when the current token is the bare word IS
+ * (then *out is set), else nothing is consumed. */
+static tsf_status fp_is_null(fparser *p, const char *col, size_t clen, int is_time, size_t cpos, tsf_filter **out)
+{
+    tsf_status st;
+    if (!fp_bare(p, "is")) return TSF_OK;
+    if ((st = fp_next(p))) return st;
+    int not_null = p->tk == TK_NOT;
+    if (not_null && (st = fp_next(p))) return st;
+    if (!fp_bare(p, "null")) return fp_expected(p, not_null ? "NULL after IS NOT" : "NULL or NOT NULL after IS");
+    if (is_time)
+        return tsf_err(p->err, TSF_EINVAL, "filter: time at offset %zu is never null (a column named time is "
+                       "written \"time\")", cpos);
+    if ((st = make_is_null(out, col, clen, not_null, p->err))) return st;
+    return fp_next(p);
+}
+
+/* primary := '(' or ')' | NOT primary | column op literal | literal op column | column IS [NOT] NULL,
+ * where the bare word `time` as column is the row time */
 static tsf_status fp_primary(fparser *p, tsf_filter **out)
 {
     tsf_status st;
@@ -456,17 +538,25 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
         return st;
     }
     if (p->tk == TK_IDENT) {
+        int is_time = fp_bare(p, "time");
+        size_t cpos = p->tpos;
         char *col = p->buf;
         size_t clen = p->blen, ccap = p->bcap;
         p->buf = NULL; /* keep the name; the literal lexes into a fresh buffer */
         p->bcap = p->blen = 0;
         if ((st = fp_next(p))) goto col_fail;
+        if ((st = fp_is_null(p, col, clen, is_time, cpos, out)) || *out) goto col_fail;
         if (p->tk != TK_OP) {
-            st = fp_expected(p, "a comparison operator (= != <> < <= > >=)");
+            st = fp_expected(p, "a comparison operator (= != <> < <= > >=) or IS [NOT] NULL");
             goto col_fail;
         }
         tsf_cmp op = p->op;
         if ((st = fp_next(p))) goto col_fail;
+        if (is_time && is_literal(p->tk)) {
+            st = fp_time_term(p, op, out);
+            if (!st) st = fp_next(p);
+            goto col_fail;
+        }
         if (!is_literal(p->tk)) {
             st = p->tk == TK_IDENT
                      ? tsf_err(p->err, TSF_EINVAL,
@@ -514,7 +604,22 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
             st = fp_expected(p, "a column name");
             goto lit_fail;
         }
-        st = make_cmp(out, p->buf, p->blen, op, lt, &v, p->err);
+        if (fp_bare(p, "time")) {
+            int64_t i = p->i;
+            int tk_now = p->tk;
+            p->tk = tk; /* the literal, as fp_time_term reads it */
+            p->i = v.v.i64;
+            if (tk == TK_STR) {
+                tsf_free(NULL, p->buf, p->bcap);
+                p->buf = sbuf, p->bcap = scap, p->blen = v.v.bytes.len;
+                sbuf = NULL;
+            }
+            st = fp_time_term(p, op, out);
+            p->tk = tk_now;
+            p->i = i;
+        } else {
+            st = make_cmp(out, p->buf, p->blen, op, lt, &v, p->err);
+        }
         if (!st) st = fp_next(p);
     lit_fail:
         if (sbuf) tsf_free(NULL, sbuf, scap);
@@ -558,13 +663,33 @@ static tsf_status fp_or(fparser *p, tsf_filter **out)
     return st;
 }
 
+void tsf_filter_parse_options_init(tsf_filter_parse_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+}
+
 tsf_status tsf_filter_parse(tsf_filter **out, const char *text, tsf_error *err)
+{
+    return tsf_filter_parse_with(out, text, NULL, err);
+}
+
+tsf_status tsf_filter_parse_with(tsf_filter **out, const char *text, const tsf_filter_parse_options *opts,
+                                 tsf_error *err)
 {
     if (!out || !text) return tsf_err(err, TSF_EINVAL, "tsf_filter_parse: text and out are required");
     *out = NULL;
+    tsf_filter_parse_options o;
+    tsf_filter_parse_options_init(&o);
+    if (opts) {
+        if (opts->struct_size < sizeof(size_t) || opts->struct_size > sizeof o)
+            return tsf_err(err, TSF_EINVAL, "tsf_filter_parse_options.struct_size %zu unknown", opts->struct_size);
+        memcpy(&o, opts, opts->struct_size);
+    }
     fparser p;
     memset(&p, 0, sizeof p);
     p.s = text;
+    p.o = &o;
     p.err = err;
     tsf_status st = fp_next(&p);
     if (!st && p.tk == TK_END) st = tsf_err(err, TSF_EINVAL, "filter: empty expression");
@@ -648,6 +773,10 @@ static void fmt_node(fout *o, const tsf_filter *f, int paren)
         fmt_node(o, f->l, prec(f->l) < prec(f));
         puts_(o, f->kind == FN_AND ? " and " : " or ");
         fmt_node(o, f->r, prec(f->r) <= prec(f));
+    } else if (f->test == FT_TIME) {
+        char t[64];
+        snprintf(t, sizeof t, "time%s%lld", ops[f->op], (long long)f->i);
+        puts_(o, t);
     } else {
         size_t n = strlen(f->column);
         int bare = is_ident_start((unsigned char)f->column[0]) && !is_keyword(f->column, n);
@@ -656,6 +785,11 @@ static void fmt_node(fout *o, const tsf_filter *f, int paren)
             put(o, f->column, n);
         else
             put_quoted(o, f->column, n, '"');
+        if (f->test != FT_VALUE) {
+            puts_(o, f->test == FT_NULL ? " is null" : " is not null");
+            if (paren) put(o, ")", 1);
+            return;
+        }
         puts_(o, ops[f->op]);
         char t[32];
         switch (f->lit) {
@@ -682,6 +816,7 @@ static size_t columns_of(const tsf_filter *f, const char **names, size_t cap, si
         n = columns_of(f->l, names, cap, n);
         return f->r ? columns_of(f->r, names, cap, n) : n;
     }
+    if (f->test == FT_TIME) return n;
     for (size_t i = 0; i < n && i < cap; i++)
         if (!strcmp(names[i], f->column)) return n;
     if (n < cap) names[n] = f->column; /* past the array every comparison counts: an upper bound */

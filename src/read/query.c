@@ -132,6 +132,8 @@ tsf_status tsf_query_open(tsf_reader *r, const tsf_query_options *opts, tsf_quer
     if (o.batch_size > (1u << 24)) return tsf_err(err, TSF_EINVAL, "batch_size %zu too large", o.batch_size);
     tsf_status st = tsf_rd_ensure_index(r, err);
     if (st) return st;
+    if (!(o.experimental && o.experimental->no_filter_prune)) /* with pruning off every row is evaluated */
+        tsf_rd_filter_time_bounds(o.where, &o.time_min, &o.time_max);
     tsf_query *q = tsf_calloc(r->a, 1, sizeof *q);
     if (!q) return tsf_err(err, TSF_ENOMEM, "query: out of memory");
     q->r = r;

@@ -671,6 +671,20 @@ static void test_skip_files(void)
         CHECK_EQ_INT(qs.files_opened, NTFILES - 1);
         CHECK(qs.query.rows > 0);
         for (size_t f = 0; f < NTFILES; f++) CHECK(f == 5 ? c.reads[f] == before[f] : c.reads[f] > before[f]);
+        /* the same range as time terms of the filter skips the same file, with the same rows */
+        uint64_t ranged_rows = qs.query.rows;
+        memcpy(before, c.reads, sizeof before);
+        tsf_filter *tw = NULL;
+        CHECK_OK(tsf_filter_parse(&tw, "time >= 0 and time <= 20000", &e), &e);
+        tsf_dataset_query_options_init(&o);
+        o.threads = SETTINGS[k][0];
+        o.files_at_once = SETTINGS[k][1];
+        o.where = tw;
+        run_count(ds, &o, &qs);
+        CHECK_EQ_INT(qs.files_skipped, 1);
+        CHECK_EQ_INT(qs.query.rows, ranged_rows);
+        CHECK(c.reads[5] == before[5]);
+        tsf_filter_free(tw);
         /* tag selection: only a6 holds r9 */
         memcpy(before, c.reads, sizeof before);
         tsf_filter *w = NULL;

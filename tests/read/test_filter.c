@@ -88,6 +88,41 @@ static void test_parse_forms(void)
     parse_as("\t a\n>\r1 ", "a > 1");
     parse_as("\xe6\xb8\xa9\xe5\xba\xa6 > 1", "\xe6\xb8\xa9\xe5\xba\xa6 > 1"); /* UTF-8 name */
     parse_as("s = '\xe6\x97\xa5'", "s = '\xe6\x97\xa5'");
+    /* IS [NOT] NULL and the row time */
+    parse_as("x IS NULL", "x is null");
+    parse_as("x is not NULL and not y Is Null", "x is not null and not y is null");
+    parse_as("\"my col\" is null or a = 1", "\"my col\" is null or a = 1");
+    parse_as("\"is\" is null", "is is null");
+    parse_as("time >= 5 and TIME < -7", "time >= 5 and time < -7");
+    parse_as("5 < Time", "time > 5");
+    parse_as("\"time\" > 5 and time > 5", "\"time\" > 5 and time > 5");
+    parse_as("not (time = 3 or x is null)", "not (time = 3 or x is null)");
+}
+
+static int parse_time_cb(void *ctx, const char *text, int64_t *out)
+{
+    (void)ctx;
+    if (strcmp(text, "noon")) return 1;
+    *out = 43200000;
+    return 0;
+}
+
+/* tsf_filter_parse_with: string literals of time terms go through parse_time. */
+static void test_parse_time_strings(void)
+{
+    tsf_filter_parse_options o;
+    tsf_filter_parse_options_init(&o);
+    o.parse_time = parse_time_cb;
+    tsf_filter *f = NULL;
+    tsf_error e;
+    CHECK_OK(tsf_filter_parse_with(&f, "time >= 'noon' and 'noon' > time and s = 'noon'", &o, &e), &e);
+    CHECK(f && !strcmp(fmt(f), "time >= 43200000 and time < 43200000 and s = 'noon'"));
+    tsf_filter_free(f);
+    f = (tsf_filter *)1;
+    CHECK_EQ_INT(tsf_filter_parse_with(&f, "time > 'midnight'", &o, &e), TSF_EINVAL);
+    CHECK(f == NULL && strstr(e.message, "'midnight' at offset 7 is not a time"));
+    o.struct_size = 3;
+    CHECK_EQ_INT(tsf_filter_parse_with(&f, "a = 1", &o, &e), TSF_EINVAL);
 }
 
 /* parse must fail with TSF_EINVAL and a message containing `want`. */
@@ -109,7 +144,7 @@ static void test_parse_errors(void)
 {
     parse_fails("", "empty expression");
     parse_fails("   ", "empty expression");
-    parse_fails("a", "comparison operator (= != <> < <= > >=) at offset 1");
+    parse_fails("a", "comparison operator (= != <> < <= > >=) or IS [NOT] NULL at offset 1");
     parse_fails("a >", "literal (number, 'string', true/false) at offset 3");
     parse_fails("a > b", "column-to-column comparison at offset 4");
     parse_fails("a > 1 b", "expected AND, OR or the end at offset 6");
@@ -134,6 +169,15 @@ static void test_parse_errors(void)
     parse_fails("not", "at offset 3");
     parse_fails("()", "at offset 1");
     parse_fails("a > true > 1", "at offset 9");
+    parse_fails("a is", "NULL or NOT NULL after IS at offset 4");
+    parse_fails("a is not 5", "NULL after IS NOT at offset 9");
+    parse_fails("a is \"null\"", "NULL or NOT NULL after IS at offset 5");
+    parse_fails("a is null is null", "AND, OR or the end at offset 10");
+    parse_fails("time is null", "time at offset 0 is never null");
+    parse_fails("time > 1.5", "time at offset 7 compares with an integer in the file's time unit, not number");
+    parse_fails("time > '2024-01-01'", "compares with an integer in the file's time unit, not '2024-01-01'");
+    parse_fails("'x' < time", "compares with an integer in the file's time unit, not 'x'");
+    parse_fails("time > x", "column-to-column comparison at offset 7");
     /* nesting is bounded (no stack exhaustion on hostile text) */
     char deep[2000];
     memset(deep, '(', sizeof deep - 1);
@@ -197,6 +241,12 @@ static void test_filter_columns(void)
     CHECK_EQ_INT(tsf_filter_columns(f, big, m), 3);
     free(big);
     CHECK_EQ_INT(tsf_filter_columns(NULL, names, 8), 0);
+    tsf_filter_free(f);
+    /* time terms name no column; IS NULL names its column */
+    CHECK_OK(tsf_filter_parse(&f, "time > 3 and (z is null or time < 9) and \"time\" = 1", &e), &e);
+    n = tsf_filter_columns(f, names, 8);
+    CHECK_EQ_INT(n, 2);
+    CHECK(n == 2 && !strcmp(names[0], "z") && !strcmp(names[1], "time"));
     tsf_filter_free(f);
 }
 
@@ -287,6 +337,17 @@ static void test_constructors(void)
     CHECK(b == NULL);
     CHECK_EQ_INT(tsf_filter_not(&b, NULL, &e), TSF_EINVAL);
     tsf_filter_free(NULL);
+    /* IS [NOT] NULL and time terms */
+    CHECK_OK(tsf_filter_is_null(&a, "and", 0, &e), &e);
+    CHECK_OK(tsf_filter_is_null(&b, "v", 1, &e), &e);
+    CHECK_OK(tsf_filter_time(&c, TSF_CMP_GE, INT64_MIN, &e), &e);
+    CHECK_OK(tsf_filter_or(&a, a, b, &e), &e);
+    CHECK_OK(tsf_filter_and(&x, c, a, &e), &e);
+    CHECK(!strcmp(fmt(x), "time >= -9223372036854775808 and (\"and\" is null or v is not null)"));
+    tsf_filter_free(x);
+    CHECK_EQ_INT(tsf_filter_is_null(&a, "", 0, &e), TSF_EINVAL);
+    CHECK_EQ_INT(tsf_filter_is_null(&a, NULL, 0, &e), TSF_EINVAL);
+    CHECK_EQ_INT(tsf_filter_time(&a, (tsf_cmp)6, 0, &e), TSF_EINVAL);
 }
 
 /* Random doubles and integers survive cmp -> format -> parse bit for bit. */
@@ -338,6 +399,7 @@ static void test_literal_round_trip(void)
 /* A test-side filter tree: evaluated here with its own code, sent to the library as text. */
 typedef struct tnode {
     int kind; /* 0 cmp, 1 and, 2 or, 3 not */
+    int test; /* kind 0: 0 `col op literal`, 1 `col IS NULL`, 2 `col IS NOT NULL`, 3 `time op i` */
     int a, b;
     char col[36];
     tsf_cmp op;
@@ -357,6 +419,10 @@ static void tf_text(const tfilter *f, int k, char *out, size_t cap)
     static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
     const tnode *n = &f->n[k];
     size_t l = strlen(out);
+    if (n->kind == 0 && n->test == 3) { /* the keyword in any case */
+        snprintf(out + l, cap - l, "%s %s %lld", n->i & 1 ? "TIME" : "time", ops[n->op], (long long)n->i);
+        return;
+    }
     if (n->kind == 0) {
         char lit[64];
         if (n->lt == TSF_INT64)
@@ -387,7 +453,10 @@ static void tf_text(const tfilter *f, int k, char *out, size_t cap)
         }
         col[o++] = '"';
         col[o] = '\0';
-        snprintf(out + l, cap - l, "%s %s %s", col, ops[n->op], lit);
+        if (n->test)
+            snprintf(out + l, cap - l, "%s %s", col, n->test == 1 ? "IS NULL" : "is Not null");
+        else
+            snprintf(out + l, cap - l, "%s %s %s", col, ops[n->op], lit);
         return;
     }
     if (n->kind == 3) {
@@ -446,6 +515,25 @@ static tcell batch_cell(const tsf_batch *b, size_t c, size_t r)
     return x;
 }
 
+/* Whether op holds when the left side compares to the right as c (-1, 0, 1). */
+static int ref_op(tsf_cmp op, int c)
+{
+    switch (op) {
+    case TSF_CMP_EQ:
+        return c == 0;
+    case TSF_CMP_NE:
+        return c != 0;
+    case TSF_CMP_LT:
+        return c < 0;
+    case TSF_CMP_LE:
+        return c <= 0;
+    case TSF_CMP_GT:
+        return c > 0;
+    default:
+        return c >= 0;
+    }
+}
+
 /* Reference comparison: 0 FALSE, 1 TRUE, 2 UNKNOWN. Integers and floats compare exactly through long
  * double (64-bit mantissa on x86, 113 on AArch64: every int64 and double is exact). */
 static int ref_cmp(const tcell *x, const tnode *n)
@@ -463,20 +551,7 @@ static int ref_cmp(const tcell *x, const tnode *n)
         if (isnan(a) || isnan(b)) return n->op == TSF_CMP_NE;
         c = (a > b) - (a < b);
     }
-    switch (n->op) {
-    case TSF_CMP_EQ:
-        return c == 0;
-    case TSF_CMP_NE:
-        return c != 0;
-    case TSF_CMP_LT:
-        return c < 0;
-    case TSF_CMP_LE:
-        return c <= 0;
-    case TSF_CMP_GT:
-        return c > 0;
-    default:
-        return c >= 0;
-    }
+    return ref_op(n->op, c);
 }
 
 typedef struct tcols {
@@ -515,6 +590,10 @@ static int is_tag_name(tsf_reader *r, const char *name)
 static int ref_eval(const tfilter *f, int k, const tcols *cx, size_t row)
 {
     const tnode *n = &f->n[k];
+    if (n->kind == 0 && n->test == 3) {
+        int64_t t = cx->b->times[row];
+        return ref_op(n->op, (t > n->i) - (t < n->i));
+    }
     if (n->kind == 0) {
         tcell x;
         memset(&x, 0, sizeof x);
@@ -535,6 +614,7 @@ static int ref_eval(const tfilter *f, int k, const tcols *cx, size_t row)
             for (size_t c = 0; c < cx->n; c++)
                 if (!strcmp(cx->names[c], n->col)) x = batch_cell(cx->b, c, row);
         }
+        if (n->test) return x.null == (n->test == 1);
         return ref_cmp(&x, n);
     }
     int a = ref_eval(f, n->a, cx, row);
@@ -652,7 +732,7 @@ static void check_filter(tsf_reader *r, const tquery *tq, const tfilter *tf, tsf
     size_t nw = 0;
     for (size_t k = 0; k < tq->ncols; k++) wide[nw++] = tq->cols[k];
     for (int k = 0; k < tf->nn; k++) {
-        if (tf->n[k].kind || is_tag_name(r, tf->n[k].col)) continue;
+        if (tf->n[k].kind || tf->n[k].test == 3 || is_tag_name(r, tf->n[k].col)) continue;
         size_t j = 0;
         while (j < nw && strcmp(wide[j], tf->n[k].col)) j++;
         if (j == nw) wide[nw++] = tf->n[k].col;
@@ -790,6 +870,16 @@ static void rand_leaf(tnode *n, const tcol *c, uint64_t *seed)
     snprintf(n->col, sizeof n->col, "%s", c->name);
     n->op = (tsf_cmp)(r % 6);
     r >>= 3;
+    uint64_t t = tsf_test_rand(seed);
+    if (t % 9 == 0) { /* IS [NOT] NULL */
+        n->test = 1 + (int)((t >> 8) & 1);
+        return;
+    }
+    if (t % 9 == 1) { /* time op i: times run from ~1000 to ~RF_ROWS * 1128 */
+        n->test = 3;
+        n->i = (int64_t)((t >> 8) % (RF_ROWS * 1200));
+        return;
+    }
     int64_t small = (int64_t)(r % 201) - 100;
     r >>= 8;
     switch (c->type) {
@@ -1030,6 +1120,129 @@ static void test_pruning_counters(void)
     free(fb.p);
 }
 
+/* gen_file's file of n rows (pages of 50 points, a flush every flush rows) open from memory in fb; NULL
+ * after a counted failure. */
+static tsf_reader *open_gen(gen_buf *fb, size_t n, size_t flush)
+{
+    char why[600];
+    if (gen_file(fb, n, 50, flush, why, sizeof why)) {
+        fprintf(stderr, "%s\n", why);
+        tsf_test_failures++;
+        return NULL;
+    }
+    tsf_reader *r = NULL;
+    tsf_error e;
+    CHECK_OK(tsf_reader_open_memory(&r, fb->p, fb->n, NULL, &e), &e);
+    return r;
+}
+
+/* A top-level AND chain of time terms narrows the query's time range: the same rows and the same pages
+ * read as that range given as time_min/time_max; a time term under OR narrows nothing. */
+static void test_time_term_pruning(void)
+{
+    gen_buf fb = {0};
+    tsf_reader *r = open_gen(&fb, 2000, 500);
+    tsf_error e;
+    if (!r) return;
+    size_t a1;
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.a1", &a1, &e), &e);
+    tquery tq;
+    memset(&tq, 0, sizeof tq);
+    tq.dev = a1;
+    tq.cols[0] = "str", tq.cols[1] = "d", tq.ncols = 2;
+    tq.tmin = INT64_MIN, tq.tmax = INT64_MAX, tq.batch = 4096;
+    /* times of rows 700 and 900 */
+    int64_t t700 = 0, t900 = 0;
+    tsf_query_options o;
+    tsf_query_options_init(&o);
+    o.devices = &a1;
+    o.ndevices = 1;
+    tsf_query *q = NULL;
+    CHECK_OK(tsf_query_open(r, &o, &q, &e), &e);
+    const tsf_batch *b;
+    size_t row = 0;
+    while (q && !tsf_query_next(q, &b, &e) && b)
+        for (size_t i = 0; i < b->nrows; i++, row++) {
+            if (row == 700) t700 = b->times[i];
+            if (row == 900) t900 = b->times[i];
+        }
+    tsf_query_close(q);
+    CHECK(t900 > t700);
+    tfilter f;
+    memset(&f, 0, sizeof f);
+    f.n[0].test = 3, f.n[0].op = TSF_CMP_GE, f.n[0].i = t700;
+    f.n[1].test = 3, f.n[1].op = TSF_CMP_LT, f.n[1].i = t900;
+    f.n[2].test = 2;
+    snprintf(f.n[2].col, sizeof f.n[2].col, "d");
+    f.n[3].kind = 1, f.n[3].a = 0, f.n[3].b = 1;
+    f.n[4].kind = 1, f.n[4].a = 3, f.n[4].b = 2;
+    f.nn = 5, f.root = 4;
+    tsf_query_stats p, all, ranged;
+    check_filter(r, &tq, &f, &p, &all);
+    tquery rq = tq;
+    rq.tmin = t700, rq.tmax = t900 - 1;
+    tstr rows = {0};
+    const char *cols[] = {"str", "d"};
+    run_query(r, &rq, cols, 2, NULL, &rows, &ranged, NULL, 2);
+    CHECK(p.rows > 0 && p.rows <= ranged.rows);
+    CHECK_EQ_INT(p.pages_read, ranged.pages_read);
+    CHECK(p.pages_read < all.pages_read || all.pages_read == 0);
+    /* under OR: no narrowing (every page read), the same rows as the reference */
+    f.n[4].kind = 2;
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK(p.pages_read > ranged.pages_read);
+    /* contradictory bounds: nothing read */
+    f.n[1].op = TSF_CMP_LT, f.n[1].i = t700;
+    f.n[4].kind = 1;
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK_EQ_INT(p.rows, 0);
+    CHECK_EQ_INT(p.pages_read, 0);
+    free(rows.p);
+    tsf_reader_close(r);
+    free(fb.p);
+}
+
+/* IS [NOT] NULL on what holds no value: a series the device lacks is null in every row (its rows pass IS
+ * NULL without reading the series; IS NOT NULL skips the device unread), and a TAG is decided per device. */
+static void test_null_tests(void)
+{
+    gen_buf fb = {0};
+    tsf_reader *r = open_gen(&fb, 500, 100);
+    tsf_error e;
+    if (!r) return;
+    tquery tq;
+    memset(&tq, 0, sizeof tq);
+    CHECK_OK(tsf_reader_find_device(r, "root.sg1.d1", &tq.dev, &e), &e);
+    tq.cols[0] = "s1", tq.ncols = 1;
+    tq.tmin = INT64_MIN, tq.tmax = INT64_MAX, tq.batch = 4096;
+    tfilter f;
+    memset(&f, 0, sizeof f);
+    f.n[0].test = 1; /* "str" IS NULL: a column of root.sg1.a1 only */
+    snprintf(f.n[0].col, sizeof f.n[0].col, "str");
+    f.nn = 1;
+    tsf_query_stats p, all;
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK_EQ_INT(p.rows, 500);
+    f.n[0].test = 2;
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK_EQ_INT(p.rows, 0);
+    CHECK_EQ_INT(p.pages_read, 0);
+    /* TAG region: set on both devices of t1 */
+    memset(&tq, 0, sizeof tq);
+    tq.table = "t1";
+    tq.cols[0] = "temp", tq.ncols = 1;
+    tq.tmin = INT64_MIN, tq.tmax = INT64_MAX, tq.batch = 4096;
+    snprintf(f.n[0].col, sizeof f.n[0].col, "region");
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK(p.rows > 0);
+    f.n[0].test = 1;
+    check_filter(r, &tq, &f, &p, &all);
+    CHECK_EQ_INT(p.rows, 0);
+    CHECK_EQ_INT(p.pages_read, 0);
+    tsf_reader_close(r);
+    free(fb.p);
+}
+
 static void test_filter_errors(void)
 {
     gen_buf fb = {0};
@@ -1178,6 +1391,10 @@ static void gs_leaf(tnode *n, const gsample *g, uint64_t *seed)
     const tcell *x = g->n ? &g->v[r % (uint64_t)g->n] : NULL;
     const char *xs = g->n ? g->s[r % (uint64_t)g->n] : "a";
     r >>= 5;
+    if (r % 7 == 0) { /* IS [NOT] NULL: columns with nulls, TAGs, absent series */
+        n->test = 1 + (int)((r >> 3) & 1);
+        return;
+    }
     switch (g->c.type) {
     case TSF_BOOLEAN:
         n->lt = TSF_BOOLEAN, n->i = x ? x->i : 1;
@@ -1361,12 +1578,15 @@ int main(void)
 {
     TSF_RUN(test_parse_forms);
     TSF_RUN(test_parse_errors);
+    TSF_RUN(test_parse_time_strings);
     TSF_RUN(test_format_depth);
     TSF_RUN(test_filter_columns);
     TSF_RUN(test_constructors);
     TSF_RUN(test_literal_round_trip);
     TSF_RUN(test_filter_errors);
     TSF_RUN(test_pruning_counters);
+    TSF_RUN(test_time_term_pruning);
+    TSF_RUN(test_null_tests);
     TSF_RUN(test_random_filters);
     TSF_RUN(test_block_bound);
     TSF_RUN(test_golden_filters);

@@ -918,6 +918,7 @@ typedef struct tsf_dataset_device_info {
     size_t nseries;             /* the union of its series over the files (measurement names ascending) */
     int64_t time_min, time_max; /* over every file (aligned: the time column) */
     size_t nfiles;              /* files that hold it */
+    size_t nsegments;           /* segments of its IDeviceID (tsf_dataset_device_segment) */
 } tsf_dataset_device_info;
 
 typedef struct tsf_dataset_series_info {
@@ -938,6 +939,10 @@ TSF_API tsf_status tsf_dataset_table(const tsf_dataset *ds, size_t i, tsf_table_
 TSF_API size_t tsf_dataset_device_count(const tsf_dataset *ds);
 TSF_API tsf_status tsf_dataset_device(const tsf_dataset *ds, size_t i, tsf_dataset_device_info *out,
                                       tsf_error *err);
+/** Segment seg of device i's IDeviceID, as tsf_reader_device_segment (data NULL: a null segment; table model:
+ *  segment 0 is the table, 1 + k the k-th TAG value). */
+TSF_API tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t seg, tsf_bytes *out,
+                                              tsf_error *err);
 TSF_API tsf_status tsf_dataset_find_device(const tsf_dataset *ds, const char *name, size_t *index, tsf_error *err);
 /** Series j of device i over every file. */
 TSF_API tsf_status tsf_dataset_series(const tsf_dataset *ds, size_t device, size_t j, tsf_dataset_series_info *out,

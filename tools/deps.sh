@@ -4,7 +4,7 @@ set -euo pipefail
 # clang + libclang-rt-dev (libFuzzer and the sanitizer runtimes of Debian's default clang): tools/fuzz.sh
 # python3-*: the Python package (python/) and its tests (tools/test_python.sh)
 pkgs="build-essential cmake pkg-config zlib1g-dev liblzma-dev libzstd-dev liblz4-dev libsnappy-dev clang libclang-rt-dev
-python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest"
+python3 python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pandas python3-pytest python3-dask python3-distributed"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

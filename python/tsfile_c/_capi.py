@@ -89,6 +89,12 @@ class QueryOptions(ctypes.Structure):
                 ("use_page_index", c_int), ("checked", c_int), ("experimental", c_ptr)]
 
 
+class QueryStats(ctypes.Structure):
+    _fields_ = [("chunks_read", c_u64), ("chunks_skipped", c_u64), ("pages_read", c_u64), ("pages_skipped", c_u64),
+                ("blocks_read", c_u64), ("blocks_skipped", c_u64), ("bytes_read", c_u64),
+                ("bytes_decompressed", c_u64), ("rows", c_u64)]
+
+
 class ColumnBatch(ctypes.Structure):
     _fields_ = [("name", c_str), ("type", c_int), ("values", c_ptr), ("validity", c_ptr)]
 
@@ -121,6 +127,43 @@ class WriterOptions(ctypes.Structure):
                 ("flush_interval_ms", c_u32)]
 
 
+class DatasetOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("reader", P(ReaderOptions)), ("open_source", c_ptr),
+                ("close_source", c_ptr), ("source_ctx", c_ptr)]
+
+
+class DatasetFileInfo(ctypes.Structure):
+    _fields_ = [("path", c_str), ("size", c_u64), ("time_min", c_i64), ("time_max", c_i64), ("points", c_u64),
+                ("ndevices", c_size)]
+
+
+class DatasetDeviceInfo(ctypes.Structure):
+    _fields_ = [("name", c_str), ("table", c_size), ("aligned", c_int), ("nseries", c_size), ("time_min", c_i64),
+                ("time_max", c_i64), ("nfiles", c_size), ("nsegments", c_size)]
+
+
+class DatasetSeriesInfo(ctypes.Structure):
+    _fields_ = [("measurement", c_str), ("type", c_int), ("time_min", c_i64), ("time_max", c_i64),
+                ("count", c_u64), ("nfiles", c_size)]
+
+
+class DatasetQueryOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("table", c_str), ("devices", P(c_str)), ("ndevices", c_size),
+                ("columns", P(c_str)), ("ncolumns", c_size), ("time_min", c_i64), ("time_max", c_i64),
+                ("batch_size", c_size), ("where", c_ptr), ("threads", ctypes.c_uint),
+                ("files_at_once", ctypes.c_uint), ("checked", c_int)]
+
+
+class DatasetAggOptions(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("by_device", c_int), ("window", c_i64), ("window_origin", c_i64)]
+
+
+class DatasetAggRow(ctypes.Structure):
+    _fields_ = [("device", c_size), ("window_start", c_i64), ("column", c_str), ("count", c_u64), ("sum", c_dbl),
+                ("min", c_dbl), ("max", c_dbl), ("mean", c_dbl), ("first", c_dbl), ("last", c_dbl),
+                ("first_time", c_i64), ("last_time", c_i64)]
+
+
 PE = P(Error)
 # name: (restype, argtypes)
 _SIGNATURES = {
@@ -146,6 +189,7 @@ _SIGNATURES = {
     "tsf_query_open": (c_int, [c_ptr, P(QueryOptions), P(c_ptr), PE]),
     "tsf_query_next": (c_int, [c_ptr, P(P(Batch)), PE]),
     "tsf_query_close": (None, [c_ptr]),
+    "tsf_query_get_stats": (None, [c_ptr, P(QueryStats)]),
     "tsf_filter_parse": (c_int, [P(c_ptr), c_str, PE]),
     "tsf_filter_free": (None, [c_ptr]),
     "tsf_agg_options_init": (None, [P(AggOptions)]),
@@ -167,6 +211,23 @@ _SIGNATURES = {
     "tsf_writer_close": (c_int, [c_ptr, PE]),
     "tsf_writer_abort": (None, [c_ptr]),
     "tsf_writer_temp_path": (c_str, [c_ptr]),
+    "tsf_dataset_options_init": (None, [P(DatasetOptions)]),
+    "tsf_dataset_open": (c_int, [P(c_ptr), P(c_str), c_size, P(DatasetOptions), PE]),
+    "tsf_dataset_close": (None, [c_ptr]),
+    "tsf_dataset_file_count": (c_size, [c_ptr]),
+    "tsf_dataset_file": (c_int, [c_ptr, c_size, P(DatasetFileInfo), PE]),
+    "tsf_dataset_table_count": (c_size, [c_ptr]),
+    "tsf_dataset_table": (c_int, [c_ptr, c_size, P(TableInfo), PE]),
+    "tsf_dataset_device_count": (c_size, [c_ptr]),
+    "tsf_dataset_device": (c_int, [c_ptr, c_size, P(DatasetDeviceInfo), PE]),
+    "tsf_dataset_device_segment": (c_int, [c_ptr, c_size, c_size, P(Bytes), PE]),
+    "tsf_dataset_series": (c_int, [c_ptr, c_size, c_size, P(DatasetSeriesInfo), PE]),
+    "tsf_dataset_query_options_init": (None, [P(DatasetQueryOptions)]),
+    "tsf_dataset_agg_options_init": (None, [P(DatasetAggOptions)]),
+    "tsf_dataset_aggregate": (c_int, [c_ptr, P(DatasetQueryOptions), P(DatasetAggOptions), P(c_ptr), PE]),
+    "tsf_dataset_agg_result_count": (c_size, [c_ptr]),
+    "tsf_dataset_agg_result_row": (P(DatasetAggRow), [c_ptr, c_size]),
+    "tsf_dataset_agg_result_free": (None, [c_ptr]),
 }
 
 
@@ -213,7 +274,10 @@ def _bind(lib):
         f.restype = res
         f.argtypes = args
     for struct, init in ((ReaderOptions, lib.tsf_reader_options_init), (QueryOptions, lib.tsf_query_options_init),
-                         (AggOptions, lib.tsf_agg_options_init), (WriterOptions, lib.tsf_writer_options_init)):
+                         (AggOptions, lib.tsf_agg_options_init), (WriterOptions, lib.tsf_writer_options_init),
+                         (DatasetOptions, lib.tsf_dataset_options_init),
+                         (DatasetQueryOptions, lib.tsf_dataset_query_options_init),
+                         (DatasetAggOptions, lib.tsf_dataset_agg_options_init)):
         o = struct()
         init(ctypes.byref(o))
         if o.struct_size != ctypes.sizeof(struct):

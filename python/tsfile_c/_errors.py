@@ -16,6 +16,9 @@ class TsfError(Exception):
         self.call = call
         super().__init__("%s%s: %s" % (call + ": " if call else "", self.status_name, message))
 
+    def __reduce__(self):  # pickles (e.g. raised in a Dask worker) with its fields
+        return (TsfError, (self.status, self.message, self.call))
+
 
 def new_error():
     return Error()

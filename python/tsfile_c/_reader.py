@@ -180,12 +180,48 @@ class Table:
         return "Table(%r, %d columns, %d devices)" % (self.name, len(self.columns), len(self.devices))
 
 
+def load_tables(count, get, handle):
+    """Table objects (devices still empty) of a reader's or a dataset's tables: count(handle) and
+    get(handle, i, &TableInfo, &err) are the library's *_table_count and *_table."""
+    lib, err, ti, out = C.lib, new_error(), C.TableInfo(), []
+    for i in range(count(handle)):
+        check(get(handle, i, ctypes.byref(ti), ctypes.byref(err)), err, "table %d" % i)
+        t = Table()
+        t.name = ti.name.decode("utf-8", "surrogateescape")
+        t.columns = [Column(c.name.decode("utf-8", "surrogateescape"), C.TYPE_NAMES.get(c.type, str(c.type)),
+                            C.CATEGORY_NAMES.get(c.category, str(c.category)),
+                            (lib.tsf_encoding_name(c.encoding) or b"?").decode(),
+                            (lib.tsf_compression_name(c.compression) or b"?").decode())
+                     for c in ti.columns[:ti.ncolumns]]
+        t.devices = []
+        out.append(t)
+    return out
+
+
+def new_device(tables, i, di, get_segment, handle):
+    """(Device i from its info di, with its segments read through get_segment, and its Table or None);
+    series still to fill."""
+    err, seg = new_error(), C.Bytes()
+    d = Device()
+    d.index, d.aligned = i, bool(di.aligned)
+    d.name = di.name.decode("utf-8", "surrogateescape")
+    table = tables[di.table] if di.table < len(tables) else None
+    d.table = table.name if table else ""
+    segs = []
+    for s in range(di.nsegments):
+        check(get_segment(handle, i, s, ctypes.byref(seg), ctypes.byref(err)), err, "device %d segment %d" % (i, s))
+        segs.append(None if not seg.data else ctypes.string_at(seg.data, seg.len).decode("utf-8", "surrogateescape"))
+    d.segments = tuple(segs)
+    return d, table
+
+
 class TsFile(_Closing):
     """An open TsFile (tsfile_c.open). A context manager; close() ends every query still open."""
 
     def __init__(self, path, checked=True, use_pread=False, page_index=True):
         self.path = path
         self._r = None
+        self.last_query_stats = None
         self._queries = weakref.WeakSet()
         ro = C.ReaderOptions()
         C.lib.tsf_reader_options_init(ctypes.byref(ro))
@@ -210,35 +246,12 @@ class TsFile(_Closing):
         r, err = self._r, new_error()
         lib = C.lib
         self.version = lib.tsf_reader_version(r)
-        self.tables = []
-        ti = C.TableInfo()
-        for i in range(lib.tsf_reader_table_count(r)):
-            check(lib.tsf_reader_table(r, i, ctypes.byref(ti), ctypes.byref(err)), err, "table %d" % i)
-            t = Table()
-            t.name = ti.name.decode("utf-8", "surrogateescape")
-            t.columns = [Column(c.name.decode("utf-8", "surrogateescape"), C.TYPE_NAMES.get(c.type, str(c.type)),
-                                C.CATEGORY_NAMES.get(c.category, str(c.category)),
-                                (lib.tsf_encoding_name(c.encoding) or b"?").decode(),
-                                (lib.tsf_compression_name(c.compression) or b"?").decode())
-                         for c in ti.columns[:ti.ncolumns]]
-            t.devices = []
-            self.tables.append(t)
+        self.tables = load_tables(lib.tsf_reader_table_count, lib.tsf_reader_table, r)
         self.devices = []
-        di, si, seg = C.DeviceInfo(), C.SeriesInfo(), C.Bytes()
+        di, si = C.DeviceInfo(), C.SeriesInfo()
         for i in range(lib.tsf_reader_device_count(r)):
             check(lib.tsf_reader_device(r, i, ctypes.byref(di), ctypes.byref(err)), err, "device %d" % i)
-            d = Device()
-            d.index, d.aligned = i, bool(di.aligned)
-            d.name = di.name.decode("utf-8", "surrogateescape")
-            table = self.tables[di.table] if di.table < len(self.tables) else None
-            d.table = table.name if table else ""
-            segs = []
-            for s in range(di.nsegments):
-                check(lib.tsf_reader_device_segment(r, i, s, ctypes.byref(seg), ctypes.byref(err)), err,
-                      "device %d segment %d" % (i, s))
-                segs.append(None if not seg.data else
-                            ctypes.string_at(seg.data, seg.len).decode("utf-8", "surrogateescape"))
-            d.segments = tuple(segs)
+            d, table = new_device(self.tables, i, di, lib.tsf_reader_device_segment, r)
             d.series = []
             for j in range(di.nseries):
                 check(lib.tsf_reader_series(r, i, j, ctypes.byref(si), ctypes.byref(err)), err,
@@ -359,6 +372,7 @@ class TsFile(_Closing):
             res = _Collector(max(est, 1), columns, len(self.devices)).run(q)
         finally:
             q.close()
+            self.last_query_stats = q.stats
         res.table = self._table_by_name.get(table) if table else None
         res.devices = self.devices
         return res
@@ -691,9 +705,9 @@ class _Collector:
 class Batch:
     """Rows of one device from a query: device (name), device_index, time (int64 array, file units),
     columns ({name: array}; a column with nulls is a numpy.ma.MaskedArray, masked = null), types
-    ({name: type name}). The arrays are copies owned by NumPy: they stay valid after the query and the
-    file are closed."""
-    __slots__ = ("device", "device_index", "time", "columns", "types")
+    ({name: type name}), file (index in Dataset.files; None for a TsFile's query). The arrays are copies
+    owned by NumPy: they stay valid after the query and the file are closed."""
+    __slots__ = ("device", "device_index", "time", "columns", "types", "file")
 
     def __len__(self):
         return len(self.time)
@@ -707,11 +721,14 @@ class Batch:
 
 class Query(_Closing):
     """An open query (TsFile.query): iterate it for Batch objects; close() (or the end of the iteration,
-    or closing the file) frees it."""
+    or closing the file) frees it. stats: the library's counters once closed (chunks_read, chunks_skipped,
+    pages_read, pages_skipped, blocks_read, blocks_skipped, bytes_read, bytes_decompressed, rows); a
+    TsFile keeps those of its last to_pandas / to_numpy as last_query_stats."""
 
     def __init__(self, f, devs, table, columns, start, end, where, tags, batch_size, threads):
         self._file = f
         self._q = None
+        self.stats = None
         self._filter = None
         self._keep = []
         qo = C.QueryOptions()
@@ -807,6 +824,7 @@ class Query(_Closing):
             b = bp.contents
             n = b.nrows
             out = Batch()
+            out.file = None
             out.device_index = b.device
             out.device = names[b.device].name
             out.time = _view(b.times, n, np.int64).copy()
@@ -833,6 +851,9 @@ class Query(_Closing):
 
     def close(self):
         if self._q is not None:
+            st = C.QueryStats()
+            C.lib.tsf_query_get_stats(self._q, ctypes.byref(st))
+            self.stats = {name: getattr(st, name) for name, _ in C.QueryStats._fields_}
             C.lib.tsf_query_close(self._q)
             self._q = None
         if self._filter is not None:
@@ -843,5 +864,9 @@ class Query(_Closing):
 def open(path, checked=True, use_pread=False, page_index=True):  # noqa: A001 - the package's entry point
     """Opens a TsFile for reading (a context manager). checked: compare every decoded page with its
     statistics (the library's default); use_pread: read with pread instead of mapping the file;
-    page_index: use `<path>.tsfidx` when present."""
+    page_index: use `<path>.tsfidx` when present. A directory (its *.tsfile files), a glob pattern
+    (* ? [) or a list of paths opens a Dataset: the files read as one."""
+    if isinstance(path, (list, tuple)) or os.path.isdir(path) or any(ch in os.fsdecode(path) for ch in "*?["):
+        from ._dataset import Dataset
+        return Dataset(path, checked=checked, use_pread=use_pread)
     return TsFile(path, checked=checked, use_pread=use_pread, page_index=page_index)

@@ -651,7 +651,15 @@ tsf_status tsf_dataset_device(const tsf_dataset *ds, size_t i, tsf_dataset_devic
     if (!ds || !out || i >= ds->ndevs)
         return tsf_err(err, TSF_EINVAL, "tsf_dataset_device: device %zu of %zu", i, ds ? ds->ndevs : 0);
     const tsf_ds_device *d = &ds->devs[i];
-    *out = (tsf_dataset_device_info){d->name, d->table, d->aligned, d->nser, d->tmin, d->tmax, d->nfiles};
+    *out = (tsf_dataset_device_info){d->name, d->table, d->aligned, d->nser, d->tmin, d->tmax, d->nfiles, d->nsegs};
+    return TSF_OK;
+}
+
+tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t seg, tsf_bytes *out, tsf_error *err)
+{
+    if (!ds || !out || i >= ds->ndevs || seg >= ds->devs[i].nsegs)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_device_segment: device %zu segment %zu out of range", i, seg);
+    *out = ds->devs[i].segs[seg];
     return TSF_OK;
 }
 

@@ -441,6 +441,28 @@ static void test_schema_tree(void)
     CHECK_EQ_INT(si.time_min, 500);
     CHECK_EQ_INT(si.time_max, 500 + 119 * 5);
     CHECK_EQ_INT(si.count, 120);
+    /* its segments are the file's (a reader of the file that holds it) */
+    tsf_dataset_file_info f1;
+    CHECK_OK(tsf_dataset_file(ds, 1, &f1, &e), &e);
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open(&r, f1.path, NULL, &e), &e);
+    size_t rd = 0;
+    tsf_device_info rdi;
+    if (r) {
+        CHECK_OK(tsf_reader_find_device(r, "root.sg.d0", &rd, &e), &e);
+        CHECK_OK(tsf_reader_device(r, rd, &rdi, &e), &e);
+        CHECK_EQ_INT(di.nsegments, rdi.nsegments);
+        for (size_t k = 0; k < di.nsegments && k < rdi.nsegments; k++) {
+            tsf_bytes a, b;
+            CHECK_OK(tsf_dataset_device_segment(ds, d0, k, &a, &e), &e);
+            CHECK_OK(tsf_reader_device_segment(r, rd, k, &b, &e), &e);
+            CHECK(a.len == b.len && (!a.len || !memcmp(a.data, b.data, a.len)));
+        }
+        tsf_reader_close(r);
+    }
+    CHECK(di.nsegments >= 2);
+    tsf_bytes sg;
+    CHECK(tsf_dataset_device_segment(ds, d0, di.nsegments, &sg, NULL) == TSF_EINVAL);
     CHECK_OK(tsf_dataset_device(ds, a0, &di, &e), &e);
     CHECK_EQ_INT(di.aligned, 1);
     CHECK_EQ_INT(di.nfiles, 2);

@@ -1,0 +1,179 @@
+"""tsfile_c.dask on a distributed.LocalCluster with 2 worker processes: every golden file and a generated
+multi-file dataset read through read_dataset equal the single-process results; aggregate() equals
+Dataset.stats bit for bit; the query options reach the workers' queries (the library's page counters);
+a worker killed mid-task is replaced and the answer is unchanged; worker errors reach the client."""
+import glob
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsfile_c
+import tsfile_c.dask as tdd
+from conftest import DATA
+from test_dataset import make_dataset
+
+distributed = pytest.importorskip("distributed")  # installed by tools/deps.sh: a skip fails CI
+
+GOLDEN = sorted(glob.glob(os.path.join(DATA, "tsfile-java", "*.tsfile")) +
+                glob.glob(os.path.join(DATA, "tsfile-cpp", "*.tsfile")))
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def normalized(df, meta):
+    return df[list(meta.columns)].astype(meta.dtypes.to_dict()).reset_index(drop=True)
+
+
+def test_golden_files(client):
+    """Each golden file (each table) through read_dataset == TsFile.to_pandas; a damaged one raises the
+    same TsfError in the client, naming the file."""
+    checked = failed = 0
+    for path in GOLDEN:
+        try:
+            with tsfile_c.open(path) as f:
+                tables = [t.name for t in f.tables if t.columns] if f.model == "table" else [None]
+                wants = []
+                for t in tables:
+                    try:
+                        wants.append((t, "datetime", f.to_pandas(table=t)))
+                    except OverflowError:
+                        wants.append((t, "int", f.to_pandas(table=t, time="int")))
+        except tsfile_c.TsfError as e:
+            with pytest.raises(tsfile_c.TsfError) as got:
+                tdd.read_dataset([path]).compute()
+            assert got.value.status == e.status and os.path.basename(path) in str(got.value)
+            failed += 1
+            continue
+        for t, mode, want in wants:
+            ddf = tdd.read_dataset([path], table=t, time=mode)
+            with tsfile_c.open([path]) as ds:
+                meta = ds.frame_meta(table=t, time=mode)
+            got = ddf.compute()
+            pd.testing.assert_frame_equal(normalized(got, meta), normalized(want, meta), check_exact=True)
+            checked += 1
+    assert checked >= 80 and len(GOLDEN) >= 88
+
+
+def test_dataset_splits(client, tmp_path):
+    make_dataset(str(tmp_path), nfiles=6, rows=500)
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.to_pandas()
+        meta = ds.frame_meta()
+    by_file = tdd.read_dataset(str(tmp_path))
+    assert by_file.npartitions == 6
+    pd.testing.assert_frame_equal(normalized(by_file.compute(), meta), normalized(want, meta), check_exact=True)
+    by_two = tdd.read_dataset(str(tmp_path), split="files:4")
+    assert by_two.npartitions == 2
+    pd.testing.assert_frame_equal(normalized(by_two.compute(), meta), normalized(want, meta), check_exact=True)
+    by_time = tdd.read_dataset(str(tmp_path), split="time:1s")
+    assert by_time.known_divisions and by_time.npartitions == 30  # 6 files x 5000 ms
+    got = by_time.compute()
+    assert got.index.is_monotonic_increasing
+    sorted_want = want.sort_values("time", kind="stable").set_index("time")
+    pd.testing.assert_frame_equal(got, sorted_want[list(got.columns)].astype(got.dtypes.to_dict()), check_exact=True)
+    part = by_time.loc[pd.Timestamp(12000, unit="ms"):pd.Timestamp(13999, unit="ms")]
+    assert part.npartitions == 2  # the divisions prune the rest
+    assert len(part.compute()) == ((sorted_want.index >= pd.Timestamp(12000, unit="ms")) &
+                                   (sorted_want.index <= pd.Timestamp(13999, unit="ms"))).sum()
+
+
+def test_pushdown_reaches_the_workers(client, tmp_path):
+    make_dataset(str(tmp_path), nfiles=4, rows=3000)
+
+    def pages(ddf):
+        per = ddf.map_partitions(lambda d: pd.DataFrame({"pages": [d.attrs["tsfile_query_stats"].get("pages_read", 0)],
+                                                         "rows": [len(d)]}),
+                                 meta=pd.DataFrame({"pages": pd.Series([], dtype=np.int64),
+                                                    "rows": pd.Series([], dtype=np.int64)}))
+        return per.compute().sum()
+
+    full = pages(tdd.read_dataset(str(tmp_path)))
+    cols = pages(tdd.read_dataset(str(tmp_path), columns=["g"]))
+    rng = pages(tdd.read_dataset(str(tmp_path), start=30000, end=35000))
+    flt = pages(tdd.read_dataset(str(tmp_path), where="time >= 30000 and time <= 35000"))
+    assert cols["pages"] < full["pages"] and cols["rows"] == full["rows"]
+    assert rng["pages"] <= full["pages"] / 3 and rng["rows"] == 501  # one file of four is read
+    assert flt["rows"] == 501 and flt["pages"] == rng["pages"]
+    tagged = tdd.read_dataset(str(tmp_path), tags={"device": "d1"}).compute()
+    assert set(tagged["device"].astype(str)) == {"d1"} and len(tagged) == 4 * 1000
+
+
+@pytest.mark.parametrize("window,group_by", [(None, "device"), (1500, "device"), (2000, None)])
+def test_aggregate_bit_identical(client, tmp_path, window, group_by):
+    make_dataset(str(tmp_path), nfiles=5, rows=700)
+    got = tdd.aggregate(str(tmp_path), group_by=group_by, window=window).compute()
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(group_by=group_by, window=window)
+    assert len(got) and got.equals(want)  # sums added in the same order: the same bits
+    g, w = got["sum"].to_numpy(), want["sum"].to_numpy()
+    assert np.array_equal(g.view(np.int64), w.view(np.int64))
+
+
+def test_to_tsfile_round_trip(client, tmp_path):
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    make_dataset(str(src), nfiles=3, rows=300)
+    ddf = tdd.read_dataset(str(src), columns=["f", "g"])
+    paths = tdd.to_tsfile(ddf, str(dst), table="t", tags=["device"])
+    assert len(paths) == 3 and all(os.path.exists(p) for p in paths)
+    with tsfile_c.open(str(dst)) as back, tsfile_c.open(str(src)) as orig:
+        meta = orig.frame_meta(columns=["f", "g"])
+        pd.testing.assert_frame_equal(normalized(back.to_pandas(), meta), normalized(orig.to_pandas(columns=["f", "g"]), meta),
+                                      check_exact=True)
+    split = tdd.to_tsfile(ddf, str(tmp_path / "by_dev"), table="t", tags=["device"], partition_on="device")
+    assert len(split) == 9 and any(p.endswith("-d2.tsfile") for p in split)
+
+
+def test_library_loaded_once_per_worker(client, tmp_path):
+    make_dataset(str(tmp_path), nfiles=4, rows=200)
+
+    def handle():
+        import tsfile_c._capi as c
+        return os.getpid(), id(c.lib), c.lib._handle
+
+    before = client.run(handle)
+    for _ in range(3):
+        tdd.read_dataset(str(tmp_path)).compute()
+    after = client.run(handle)
+    assert before == after and len(after) == 2
+
+
+def test_killed_worker_is_retried(client, tmp_path):
+    make_dataset(str(tmp_path), nfiles=4, rows=300)
+    marker = str(tmp_path / "killed")
+    want = tdd.read_dataset(str(tmp_path)).compute()
+
+    def kill_once(df):
+        if len(df) and not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)  # the worker process dies mid-task
+        return df
+
+    ddf = tdd.read_dataset(str(tmp_path))
+    got = ddf.map_partitions(kill_once, meta=ddf._meta).compute()
+    assert os.path.exists(marker)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_worker_errors_name_the_file(client, tmp_path):
+    paths = make_dataset(str(tmp_path), nfiles=2, rows=300)
+    ddf = tdd.read_dataset(str(tmp_path))
+    with open(paths[1], "r+b") as f:  # damaged after planning: the worker meets it
+        f.seek(os.path.getsize(paths[1]) // 2)
+        f.write(b"\xff" * 64)
+    with pytest.raises(tsfile_c.TsfError) as e:
+        ddf.compute()
+    assert e.value.status_name in ("TSF_ECORRUPT", "TSF_EIO") and "part-01.tsfile" in str(e.value)
+    with pytest.raises(tsfile_c.TsfError) as e:
+        tdd.read_dataset(str(tmp_path), columns=["nope"], where="nope > 1").compute()
+    assert "nope" in str(e.value)

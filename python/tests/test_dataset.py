@@ -1,0 +1,122 @@
+"""tsfile_c.open of a directory, a glob or a list: a Dataset over the library's dataset layer. Its rows equal
+the files' own to_pandas results concatenated in file order; its aggregation equals a pandas reference over
+those rows; planning leaves files outside a time range unopened."""
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import tsfile_c
+
+
+def make_dataset(folder, nfiles=5, rows=400, seed=3):
+    """nfiles table-model files of consecutive time ranges: 3 devices (TAG device), f INT64 with nulls,
+    g DOUBLE, and a column h (STRING) only in the odd files."""
+    rng = np.random.default_rng(seed)
+    paths = []
+    for k in range(nfiles):
+        t = np.arange(rows, dtype=np.int64) * 10 + k * rows * 10
+        df = pd.DataFrame({"time": t, "device": ["d%d" % (i % 3) for i in range(rows)],
+                           "f": pd.array(rng.integers(-1000, 1000, rows), dtype="Int64"),
+                           "g": rng.normal(size=rows)})
+        df.loc[rng.random(rows) < 0.1, "f"] = pd.NA
+        if k % 2:
+            df["h"] = ["s%d" % (i % 7) for i in range(rows)]
+        p = os.path.join(folder, "part-%02d.tsfile" % k)
+        tsfile_c.write_dataframe(df, p, table="t", tags=["device"])
+        paths.append(p)
+    return paths
+
+
+def reference(paths, **kw):
+    frames = []
+    for p in paths:
+        with tsfile_c.open(p) as f:
+            frames.append(f.to_pandas(**kw))
+    return frames
+
+
+def test_open_forms(tmp_path):
+    paths = make_dataset(str(tmp_path))
+    for spec in (str(tmp_path), os.path.join(str(tmp_path), "part-*.tsfile"), paths):
+        with tsfile_c.open(spec) as ds:
+            assert isinstance(ds, tsfile_c.Dataset)
+            assert [f.path.split(os.sep)[-1] for f in ds.files] == [os.path.basename(p) for p in paths]
+            assert ds.model == "table"
+            assert [c.name for c in ds.schema["t"]] == ["device", "f", "g", "h"]
+            assert sorted(d.name for d in ds.devices) == ["t.d0", "t.d1", "t.d2"]
+            assert [d.segments[1] for d in ds.devices] == ["d0", "d1", "d2"]
+            assert sum(s.count for s in ds.series) == sum(f.points for f in ds.files)
+    with tsfile_c.open(paths[0]) as f:  # one path stays a TsFile
+        assert isinstance(f, tsfile_c.TsFile)
+
+
+def test_rows_equal_files_concatenated(tmp_path):
+    paths = make_dataset(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        got = ds.to_pandas()
+        meta = ds.frame_meta()
+    want = pd.concat(reference(paths), ignore_index=True)
+    assert list(got.columns) == list(meta.columns)
+    assert len(got) == len(want)
+    pd.testing.assert_frame_equal(got.astype(meta.dtypes.to_dict()), want[list(meta.columns)].astype(meta.dtypes.to_dict()),
+                                  check_exact=True)
+    assert str(got["f"].dtype) == "Int64" and got["h"].isna().sum() == 3 * 400  # h absent from 3 files
+    # batches name their file; the same rows
+    n = 0
+    for b in tsfile_c.open(str(tmp_path)).query(columns=["g"]):
+        assert b.file in range(5) and b.device.startswith("t.d")
+        n += len(b)
+    assert n == len(want)
+
+
+def test_planning_skips_files(tmp_path):
+    paths = make_dataset(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        assert ds.plan(start=4000, end=4500) == [1]
+        got = ds.to_pandas(start=4000, end=4500, columns=["g"])
+        os.rename(paths[0], paths[0] + ".away")  # an unplanned file is not opened again
+        try:
+            again = ds.to_pandas(start=4000, end=4500, columns=["g"])
+        finally:
+            os.rename(paths[0] + ".away", paths[0])
+    with tsfile_c.open(paths[1]) as f:
+        want = f.to_pandas(start=4000, end=4500, columns=["g"])
+    assert np.array_equal(got["g"].to_numpy(), want["g"].to_numpy())
+    assert np.array_equal(again["g"].to_numpy(), want["g"].to_numpy())
+
+
+@pytest.mark.parametrize("window", [None, 700])
+def test_stats_equal_pandas_reference(tmp_path, window):
+    paths = make_dataset(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        got = ds.stats(window=window, columns=["f", "g"])
+        one = ds.stats(window=window, columns=["f", "g"], threads=2, files_at_once=3)
+    pd.testing.assert_frame_equal(got, one, check_exact=True)
+    rows = pd.concat(reference(paths, time="int"), ignore_index=True)
+    rows["device"] = "t." + rows["device"].astype(str)
+    rows["w"] = 0 if window is None else rows["time"] // window * window
+    for col in ("f", "g"):
+        sub = rows[rows[col].notna()]
+        grp = sub.groupby(["device", "w"], sort=True)[col]
+        want = grp.agg(["count", "min", "max", "first", "last"])
+        mine = got[got["column"] == col]
+        assert len(mine) == len(want)
+        assert np.array_equal(mine["count"].to_numpy(np.int64), want["count"].to_numpy(np.int64))
+        for k in ("min", "max", "first", "last"):
+            assert np.array_equal(mine[k].to_numpy(np.float64), want[k].to_numpy(np.float64)), k
+        sums = np.array([float(np.sum(g.to_numpy(np.float64))) for _, g in grp])  # to a rounding of the order
+        assert np.allclose(mine["sum"].to_numpy(), sums, rtol=1e-12, atol=1e-9)
+
+
+def test_errors(tmp_path):
+    make_dataset(str(tmp_path), nfiles=2)
+    with pytest.raises(tsfile_c.TsfError) as e:
+        tsfile_c.open(os.path.join(str(tmp_path), "nothing-*.tsfile"))
+    assert e.value.status_name == "TSF_ENOTFOUND"
+    bad = pd.DataFrame({"time": [1, 2], "device": ["d0", "d0"], "f": [0.5, 1.5]})  # f as DOUBLE: a type conflict
+    tsfile_c.write_dataframe(bad, os.path.join(str(tmp_path), "zz.tsfile"), table="t", tags=["device"])
+    with pytest.raises(tsfile_c.TsfError) as e:
+        tsfile_c.open(str(tmp_path))
+    assert e.value.status_name == "TSF_ECORRUPT" and "zz.tsfile" in e.value.message

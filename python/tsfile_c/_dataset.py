@@ -1,0 +1,353 @@
+"""Many TsFiles read as one (tsfile_c.open of a directory, a glob or a list of paths), over the library's
+dataset layer (tsf_dataset_*): the files in a fixed order with one schema checked across them, per-file
+time ranges from metadata (a file outside a query's range is not opened again), and grouped aggregation
+with several files decoded at once. Rows are read file by file through TsFile, so every selection option
+and every type behaves as for one file."""
+import ctypes
+import os
+
+import numpy as np
+
+from . import _capi as C
+from ._errors import TsfError, check, new_error
+from ._reader import Column, Series, TsFile, _Closing, _to_time, load_tables, new_device
+
+
+class FileInfo(tuple):
+    """(path, size, time_min, time_max, points, ndevices) of one file of a dataset."""
+    __slots__ = ()
+    _names = ("path", "size", "time_min", "time_max", "points", "ndevices")
+
+    def __new__(cls, *a):
+        return tuple.__new__(cls, a)
+
+    def __getattr__(self, name):
+        try:
+            return self[self._names.index(name)]
+        except ValueError:
+            raise AttributeError(name) from None
+
+    def __repr__(self):
+        return "FileInfo(%r, %d points)" % (self[0], self[4])
+
+
+# The pandas dtype a value column of each TsFile type has in a dataset frame that may hold nulls (DATE and
+# BLOB are Python objects, TIMESTAMP datetime64).
+_NULLABLE = {"BOOLEAN": "boolean", "INT32": "Int32", "INT64": "Int64", "FLOAT": "Float32", "DOUBLE": "Float64",
+             "TEXT": "string", "STRING": "string"}
+
+
+def _pd_time_unit(pd, unit):
+    return unit if int(pd.__version__.split(".")[0]) >= 2 else "ns"
+
+
+class Dataset(_Closing):
+    """Several TsFiles as one (tsfile_c.open of a directory, a glob pattern or a list). A context manager.
+
+    files: FileInfo per file, in the dataset's order (a directory's *.tsfile files by name, a pattern's
+    matches sorted, list entries in turn); tables, devices (with their series and summed counts), schema and
+    model as for one file, over every file."""
+
+    def __init__(self, paths, checked=True, use_pread=False):
+        if isinstance(paths, (str, bytes, os.PathLike)):
+            paths = [paths]
+        paths = list(paths)
+        self.paths = paths
+        self._ds = None
+        self._checked, self._use_pread = checked, use_pread
+        enc = [os.fsencode(p) for p in paths]
+        arr = (C.c_str * max(len(enc), 1))(*enc)
+        ro = C.ReaderOptions()
+        C.lib.tsf_reader_options_init(ctypes.byref(ro))
+        ro.checked = 1 if checked else 0
+        ro.use_pread = 1 if use_pread else 0
+        do = C.DatasetOptions()
+        C.lib.tsf_dataset_options_init(ctypes.byref(do))
+        do.reader = ctypes.pointer(ro)
+        err = new_error()
+        ds = ctypes.c_void_p()
+        check(C.lib.tsf_dataset_open(ctypes.byref(ds), arr, len(enc), ctypes.byref(do), ctypes.byref(err)), err,
+              "open %s" % ", ".join(os.fsdecode(p) for p in paths))
+        self._ds = ds
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self):
+        lib, ds, err = C.lib, self._ds, new_error()
+        fi = C.DatasetFileInfo()
+        self.files = []
+        for i in range(lib.tsf_dataset_file_count(ds)):
+            check(lib.tsf_dataset_file(ds, i, ctypes.byref(fi), ctypes.byref(err)), err, "file %d" % i)
+            self.files.append(FileInfo(os.fsdecode(fi.path), fi.size, fi.time_min, fi.time_max, fi.points,
+                                       fi.ndevices))
+        self.tables = load_tables(lib.tsf_dataset_table_count, lib.tsf_dataset_table, ds)
+        self.devices = []
+        di, si = C.DatasetDeviceInfo(), C.DatasetSeriesInfo()
+        for i in range(lib.tsf_dataset_device_count(ds)):
+            check(lib.tsf_dataset_device(ds, i, ctypes.byref(di), ctypes.byref(err)), err, "device %d" % i)
+            d, table = new_device(self.tables, i, di, lib.tsf_dataset_device_segment, ds)
+            d.series = []
+            for j in range(di.nseries):
+                check(lib.tsf_dataset_series(ds, i, j, ctypes.byref(si), ctypes.byref(err)), err,
+                      "device %s series %d" % (d.name, j))
+                s = Series()
+                s.device, s.name = d.name, si.measurement.decode("utf-8", "surrogateescape")
+                s.type = C.TYPE_NAMES.get(si.type, str(si.type))
+                s.count, s.chunks = si.count, None
+                s.start_time, s.end_time = si.time_min, si.time_max
+                s.min = s.max = s.first = s.last = s.sum = None
+                d.series.append(s)
+            self.devices.append(d)
+            if table:
+                table.devices.append(d)
+        self._device_by_name = {d.name: d for d in self.devices}
+        self._table_by_name = {t.name: t for t in self.tables}
+
+    # ---- metadata ------------------------------------------------------------------------------
+    @property
+    def model(self):
+        return "table" if any(t.columns for t in self.tables) else "tree"
+
+    @property
+    def series(self):
+        return [s for d in self.devices for s in d.series]
+
+    @property
+    def schema(self):
+        """Table model: {table: [Column, ...]} (the union over the files); tree model: {device: [Column...]}."""
+        if self.model == "table":
+            return {t.name: list(t.columns) for t in self.tables if t.columns}
+        return {d.name: [Column(s.name, s.type, "FIELD", None, None) for s in d.series] for d in self.devices}
+
+    def close(self):
+        if self._ds is not None:
+            C.lib.tsf_dataset_close(self._ds)
+            self._ds = None
+
+    def __repr__(self):
+        return "<tsfile_c.Dataset: %d files, %s model, %d devices%s>" % (
+            len(self.files), self.model, len(self.devices), "" if self._ds else ", closed")
+
+    def _handle(self):
+        if self._ds is None:
+            raise TsfError(-8, "the dataset is closed", "Dataset")
+        return self._ds
+
+    # ---- planning ------------------------------------------------------------------------------
+    def _table_of(self, table):
+        if table is None and self.model == "table":
+            tabs = [t.name for t in self.tables if t.columns]
+            if len(tabs) > 1:
+                raise TsfError(-1, "the dataset has several tables (%s): pass table=" % ", ".join(tabs), "query")
+            return tabs[0] if tabs else None
+        if table is not None and table not in self._table_by_name:
+            t = next((x.name for x in self.tables if x.name.lower() == table.lower()), None)
+            if t is None:
+                raise TsfError(-7, "table %r is not in the dataset (tables: %s)"
+                               % (table, ", ".join(x.name for x in self.tables)), "query")
+            return t
+        return table
+
+    def plan(self, start=None, end=None, time_unit="ms"):
+        """Indexes of the files whose time range meets [start, end] (inclusive); the others are not opened."""
+        t0, t1 = _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end")
+        lo = C.INT64_MIN if t0 is None else t0
+        hi = C.INT64_MAX if t1 is None else t1
+        return [i for i, f in enumerate(self.files) if f.points and f.time_min <= hi and f.time_max >= lo]
+
+    def _file_args(self, f, table, devices):
+        """The table / devices arguments for file f, or None when the file holds none of them."""
+        if devices is not None:
+            names = [devices] if isinstance(devices, str) else list(devices)
+            for n in names:
+                if n not in self._device_by_name:
+                    raise TsfError(-7, "device %r is not in the dataset" % (n,), "query")
+            mine = [n for n in names if n in f._device_by_name]
+            return (table, mine) if mine else None
+        if table is not None and table not in f._table_by_name:
+            return None
+        return table, None
+
+    def _open_file(self, i):
+        return TsFile(self.files[i].path, checked=self._checked, use_pread=self._use_pread)
+
+    # ---- rows ----------------------------------------------------------------------------------
+    def query(self, columns=None, start=None, end=None, where=None, table=None, devices=None, tags=None,
+              batch_size=None, threads=None, time_unit="ms"):
+        """Batches of every planned file in file order (each file's batches as TsFile.query gives them);
+        batch.file is the file's index in self.files."""
+        table = self._table_of(table)
+        for i in self.plan(start, end, time_unit):
+            with self._open_file(i) as f:
+                args = self._file_args(f, table, devices)
+                if args is None:
+                    continue
+                for b in f.query(columns, start, end, where, args[0], args[1], tags, batch_size, threads, time_unit):
+                    b.file = i
+                    yield b
+
+    def frame_meta(self, columns=None, table=None, time_unit="ms", time="datetime"):
+        """An empty DataFrame with the columns and dtypes of this dataset's frames (dask.read_dataset's
+        meta): time, device or the tags (categoricals over every device / tag value), the value columns as
+        pandas' nullable dtypes."""
+        import pandas as pd
+        table = self._table_of(table)
+        data = {"time": np.empty(0, np.int64 if time == "int" else "datetime64[%s]" % _pd_time_unit(pd, time_unit))}
+        types = {}
+        if table is not None and self._table_by_name[table].columns:
+            t = self._table_by_name[table]
+            for k, c in enumerate(x for x in t.columns if x.category == "TAG"):
+                cats = sorted({d.segments[k + 1] for d in t.devices
+                               if k + 1 < len(d.segments) and d.segments[k + 1] is not None})
+                data[c.name] = pd.Categorical([], categories=cats)
+            for c in t.columns:
+                if c.category == "FIELD":
+                    types[c.name] = c.type
+        else:
+            data["device"] = pd.Categorical([], categories=sorted(d.name for d in self.devices))
+            for d in self.devices:
+                for s in d.series:
+                    types.setdefault(s.name, s.type)
+        names = list(types) if columns is None else ([columns] if isinstance(columns, str) else list(columns))
+        for n in names:
+            typ = types.get(n)
+            if typ == "TIMESTAMP":
+                data[n] = pd.array([], dtype="Int64") if time == "int" else np.empty(0, "datetime64[%s]" % _pd_time_unit(pd, time_unit))
+            else:
+                data[n] = pd.array([], dtype=_NULLABLE.get(typ, object))
+        return pd.DataFrame(data)
+
+    def to_pandas(self, columns=None, start=None, end=None, where=None, table=None, devices=None, tags=None,
+                  threads=None, time_unit="ms", time="datetime"):
+        """The selected rows of every planned file, in file order, as one DataFrame with the layout of
+        TsFile.to_pandas. device / tag categoricals cover every device of the dataset; a column some files
+        lack (or hold with nulls) takes pandas' nullable dtype."""
+        table = self._table_of(table)
+        frames = []
+        for i in self.plan(start, end, time_unit):
+            with self._open_file(i) as f:
+                args = self._file_args(f, table, devices)
+                if args is None:
+                    continue
+                frames.append(f.to_pandas(columns, start, end, where, args[0], args[1], tags, threads, time_unit,
+                                          time))
+        return concat_frames(frames, self.frame_meta(columns, table, time_unit, time))
+
+    # ---- aggregation ---------------------------------------------------------------------------
+    def stats(self, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
+              table=None, devices=None, tags=None, threads=None, files_at_once=None, time_unit="ms"):
+        """Grouped aggregation (tsf_dataset_aggregate): one row per group (a device, or None with
+        group_by=None) x window x column: count, sum, min, max, mean, first, last, first_time, last_time of
+        the non-null values (numbers and booleans). Sums are added per file, then in file order, so the
+        result does not depend on threads or files_at_once. window: length in file time units (None = one
+        window)."""
+        if group_by not in ("device", None):
+            raise ValueError("group_by must be 'device' or None, got %r" % (group_by,))
+        qo = C.DatasetQueryOptions()
+        C.lib.tsf_dataset_query_options_init(ctypes.byref(qo))
+        keep = []
+        table = self._table_of(table) if devices is None else table
+        if devices is not None:
+            names = [devices] if isinstance(devices, str) else list(devices)
+            enc = [n.encode() for n in names]
+            arr = (C.c_str * max(len(enc), 1))(*enc)
+            keep += [enc, arr]
+            qo.devices, qo.ndevices = arr, len(enc)
+        elif table is not None:
+            qo.table = table.encode()
+            keep.append(qo.table)
+        if columns is not None:
+            enc = [c.encode() for c in ([columns] if isinstance(columns, str) else columns)]
+            arr = (C.c_str * max(len(enc), 1))(*enc)
+            keep += [enc, arr]
+            qo.columns, qo.ncolumns = arr, len(enc)
+        t0, t1 = _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end")
+        if t0 is not None:
+            qo.time_min = t0
+        if t1 is not None:
+            qo.time_max = t1
+        if threads:
+            qo.threads = threads
+        if files_at_once:
+            qo.files_at_once = files_at_once
+        ao = C.DatasetAggOptions()
+        C.lib.tsf_dataset_agg_options_init(ctypes.byref(ao))
+        ao.by_device = 1 if group_by == "device" else 0
+        ao.window = int(window or 0)
+        ao.window_origin = int(origin)
+        err = new_error()
+        flt = ctypes.c_void_p()
+        text = where
+        if tags:
+            from ._reader import _literal, _quote_ident
+            conds = ["%s = %s" % (_quote_ident(k), _literal(v)) for k, v in tags.items()]
+            text = " and ".join(conds + (["(%s)" % where] if where else []))
+        if text:
+            check(C.lib.tsf_filter_parse(ctypes.byref(flt), text.encode(), ctypes.byref(err)), err, "where %r" % text)
+            qo.where = flt
+        res = ctypes.c_void_p()
+        try:
+            check(C.lib.tsf_dataset_aggregate(self._handle(), ctypes.byref(qo), ctypes.byref(ao), ctypes.byref(res),
+                                              ctypes.byref(err)), err, "stats")
+        finally:
+            if text:
+                C.lib.tsf_filter_free(flt)
+        rows = []
+        try:
+            for k in range(C.lib.tsf_dataset_agg_result_count(res)):
+                r = C.lib.tsf_dataset_agg_result_row(res, k).contents
+                dev = None if r.device == ctypes.c_size_t(-1).value else self.devices[r.device].name
+                rows.append((dev, None if r.window_start == C.INT64_MIN else r.window_start,
+                             r.column.decode("utf-8", "surrogateescape"), r.count, r.sum, r.min, r.max, r.mean,
+                             r.first, r.last, r.first_time, r.last_time))
+        finally:
+            C.lib.tsf_dataset_agg_result_free(res)
+        return stats_frame(rows)
+
+
+STATS_COLUMNS = ["device", "window_start", "column", "count", "sum", "min", "max", "mean", "first", "last",
+                 "first_time", "last_time"]
+# window_start is NA with one window; device None with group_by=None
+STATS_DTYPES = [object, "Int64", object, np.uint64, np.float64, np.float64, np.float64, np.float64, np.float64,
+                np.float64, np.int64, np.int64]
+
+
+def stats_frame(rows):
+    """The DataFrame of Dataset.stats rows (tuples in STATS_COLUMNS order)."""
+    import pandas as pd
+    if not rows:
+        return pd.DataFrame({c: pd.Series([], dtype=t) for c, t in zip(STATS_COLUMNS, STATS_DTYPES)})
+    return pd.DataFrame(rows, columns=STATS_COLUMNS).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
+
+
+def concat_frames(frames, meta):
+    """frames (each TsFile.to_pandas of one file) as one DataFrame in order: device / tag categoricals take
+    meta's categories; a column a frame lacks is null there (in meta's nullable dtype)."""
+    import pandas as pd
+    if not frames:
+        return meta.copy()
+    names = list(meta.columns) + [c for f in frames for c in f.columns if c not in meta.columns]
+    mixed = set()  # columns some frame lacks or holds in another dtype: all parts take meta's dtype
+    for c in names:
+        dts = {str(f[c].dtype) if c in f.columns else None for f in frames}
+        if len(dts) > 1 and c in meta.columns:
+            mixed.add(c)
+    out = []
+    for f in frames:
+        cols = {}
+        for c in names:
+            if c in f.columns:
+                v = f[c]
+                if c in mixed or isinstance(meta[c].dtype if c in meta.columns else None, pd.CategoricalDtype):
+                    v = v.astype(meta[c].dtype)
+                cols[c] = v
+            else:
+                dt = meta[c].dtype if c in meta.columns else object
+                cols[c] = pd.Series(pd.array([None] * len(f), dtype=dt), index=f.index)
+        out.append(pd.DataFrame(cols, index=f.index))
+    if len(out) == 1:
+        return out[0]
+    return pd.concat(out, ignore_index=True)

@@ -1,0 +1,268 @@
+"""A TsFile dataset as a Dask DataFrame, aggregations across Dask workers, and writing a Dask DataFrame as
+a dataset (one TsFile per partition).
+
+    import tsfile_c.dask as tdd
+    ddf = tdd.read_dataset("data/", columns=["f0"], start=0, end=10**12, split="file")
+    agg = tdd.aggregate("data/", group_by="device", window=3_600_000).compute()
+    tdd.to_tsfile(ddf, "copy/", table="t", tags=["device"])
+
+Work is described by small picklable fragments (file paths + a time range + the query's options), so the
+client reads only metadata and each worker opens its files itself; a worker process loads libtsf.so once,
+when it first imports tsfile_c, and keeps it. Errors in a worker reach the client as tsfile_c.TsfError
+with the library's status and message (which names the file). Runs on any Dask scheduler: the local one,
+a distributed.LocalCluster, or a cluster of machines (distributed.Client("tcp://scheduler:8786")) whose
+workers see the files at the same paths.
+"""
+import os
+import re
+
+from ._dataset import Dataset, concat_frames, stats_frame
+from ._errors import TsfError
+from ._reader import TsFile, _to_time
+
+_DURATION = re.compile(r"^(\d+)(ns|us|ms|s|m|h|d)?$")
+_SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_UNITS = {"s": 1, "ms": 1000, "us": 1000000, "ns": 1000000000}
+
+
+def _interval(text, time_unit):
+    """'1h', '15m', '500ms' or an integer (file units) -> file time units."""
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise ValueError("split='time:%s': the interval is a number with an optional unit (ns us ms s m h d)" % text)
+    n, unit = int(m.group(1)), m.group(2)
+    v = n if unit is None else int(round(n * _SCALE[unit] * _UNITS[time_unit]))
+    if v <= 0:
+        raise ValueError("split='time:%s': the interval must be at least one time unit" % text)
+    return v
+
+
+class Fragment(tuple):
+    """(paths, start, end): the files a partition reads and its inclusive time range (file units)."""
+    __slots__ = ()
+
+    def __new__(cls, paths, start, end):
+        return tuple.__new__(cls, (tuple(paths), start, end))
+
+    def __getnewargs__(self):  # pickles to the worker as its three fields
+        return tuple(self)
+
+
+class _naming:
+    """Adds the file's path to a TsfError raised inside (the library's messages name offsets, not files)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if isinstance(e, TsfError) and self.path not in e.message:
+            raise TsfError(e.status, "%s: %s" % (self.path, e.message), e.call) from e
+        return False
+
+
+def _read_fragment(fr, columns, where, tags, table, devices, time_unit, time, checked, frame_meta, by_time):
+    """One partition: the fragment's files read as Dataset.to_pandas would, in meta's dtypes."""
+    import pandas as pd
+    paths, start, end = fr
+    frames = []
+    counters = {}
+    for p in paths:
+        with _naming(p), TsFile(p, checked=checked) as f:
+            if table is not None and table not in f._table_by_name:
+                continue
+            devs = None
+            if devices is not None:
+                devs = [d for d in devices if d in f._device_by_name]
+                if not devs:
+                    continue
+            frames.append(f.to_pandas(columns, start, end, where, table, devs, tags, None, time_unit, time))
+            for k, v in f.last_query_stats.items():
+                counters[k] = counters.get(k, 0) + v
+    df = concat_frames(frames, frame_meta)
+    df = df[list(frame_meta.columns)].astype(dict(frame_meta.dtypes))
+    if by_time:
+        df = df.sort_values("time", kind="stable").set_index("time")
+    else:
+        df.index = pd.RangeIndex(len(df))
+    df.attrs["tsfile_query_stats"] = counters  # the library's counters of this partition's queries
+    return df
+
+
+def fragments(ds, start=None, end=None, split="file", time_unit="ms"):
+    """The fragments read_dataset makes: one per planned file (split="file"), one per n consecutive files
+    (split="files:<n>"), or one per time interval that holds data (split="time:<interval>", intervals from
+    the epoch), each with the files meeting it."""
+    t0, t1 = _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end")
+    lo = -(1 << 63) if t0 is None else t0
+    hi = (1 << 63) - 1 if t1 is None else t1
+    files = [ds.files[i] for i in ds.plan(start, end, time_unit)]
+    if split == "file":
+        return [Fragment([f.path], t0, t1) for f in files]
+    if split.startswith("files:") and split[6:].isdigit() and int(split[6:]) > 0:
+        n = int(split[6:])
+        return [Fragment([f.path for f in files[k:k + n]], t0, t1) for k in range(0, len(files), n)]
+    if not split.startswith("time:"):
+        raise ValueError("split must be 'file', 'files:<n>' or 'time:<interval>' (e.g. 'time:1h'), got %r"
+                         % (split,))
+    step = _interval(split[5:], time_unit)
+    starts = {}
+    for f in files:
+        a, b = max(f.time_min, lo), min(f.time_max, hi)
+        k0, k1 = a // step, b // step
+        if k1 - k0 > 1000000:
+            raise ValueError("split=%r makes more than a million partitions" % (split,))
+        for k in range(k0, k1 + 1):
+            starts.setdefault(k, []).append(f.path)
+    out = []
+    for k in sorted(starts):
+        out.append(Fragment(starts[k], max(k * step, lo), min(k * step + step - 1, hi)))
+    return out
+
+
+def read_dataset(paths, columns=None, start=None, end=None, where=None, tags=None, table=None, devices=None,
+                 split="file", time_unit="ms", time="datetime", checked=True):
+    """A dask.dataframe.DataFrame of the dataset's selected rows (the layout of Dataset.to_pandas, value
+    columns in pandas' nullable dtypes, device / tags categorical over every device of the dataset).
+    columns, start/end, where and tags go into every partition's query, so a worker reads only what it
+    needs. split="file": a partition per file; "files:8": per 8 consecutive files; split="time:1h" (any
+    interval): a partition per interval,
+    indexed and sorted by time with known divisions, so a later time selection (ddf.loc[a:b]) skips
+    partitions. The client reads metadata only."""
+    import dask.dataframe as dd
+    import pandas as pd
+    with Dataset(paths, checked=checked) as ds:
+        table = ds._table_of(table) if devices is None else table
+        meta = ds.frame_meta(columns, table, time_unit, time)
+        frs = fragments(ds, start, end, split, time_unit)
+    by_time = split.startswith("time:")
+    if isinstance(devices, str):
+        devices = [devices]
+    part_meta = meta.set_index("time") if by_time else meta
+    divisions = None
+    if by_time and frs:
+        def stamp(t):
+            return t if time == "int" else pd.Timestamp(t, unit=time_unit)
+        divisions = [stamp(fr[1]) for fr in frs] + [stamp(frs[-1][2])]
+    if not frs:  # nothing planned: one empty partition
+        return dd.from_pandas(part_meta, npartitions=1)
+    return dd.from_map(_read_fragment, frs, meta=part_meta, divisions=divisions, label="read-tsfile",
+                       enforce_metadata=False, columns=columns, where=where, tags=tags, table=table, devices=devices,
+                       time_unit=time_unit, time=time, checked=checked, frame_meta=meta, by_time=by_time)
+
+
+# ---- aggregation ---------------------------------------------------------------------------------------
+
+def _partial(path, group_by, window, origin, columns, start, end, where, table, devices, tags, time_unit):
+    """One file's aggregate rows (Dataset.stats of that file alone), tagged with nothing else: rows come in
+    the library's order and the partitions in file order, which fixes the order of every addition."""
+    with _naming(path), Dataset([path]) as ds:
+        if devices is not None:
+            devices = [d for d in devices if d in ds._device_by_name]
+            if not devices:
+                return stats_frame([])
+        if table is not None and devices is None and table not in ds._table_by_name:
+            return stats_frame([])
+        return ds.stats(group_by, window, origin, columns, start, end, where, table, devices, tags,
+                        time_unit=time_unit)
+
+
+def combine(partials, device_order=None):
+    """Merges per-file aggregate rows in order, exactly as the library merges per-file accumulators
+    (count and sum added in file order, min/max, first from the earliest time (the earlier file on a tie),
+    last from the latest (the later file on a tie)): the result equals Dataset.stats bit for bit, its rows
+    ordered as the library orders them (device_order: the dataset's device index by name)."""
+    import pandas as pd
+    acc = {}
+    order = []
+    for row in partials.itertuples(index=False, name=None):
+        dev, win, col, cnt, sm, mn, mx, _mean, fi, la, ft, lt = row
+        key = (dev, None if pd.isna(win) else int(win), col)
+        s = acc.get(key)
+        if s is None or s[0] == 0:
+            if s is None:
+                order.append(key)
+            acc[key] = [cnt, sm, mn, mx, fi, la, ft, lt]
+            continue
+        s[0] += cnt
+        s[1] += sm
+        if mn < s[2]:
+            s[2] = mn
+        if mx > s[3]:
+            s[3] = mx
+        if ft < s[6]:
+            s[6], s[4] = ft, fi
+        if lt >= s[7]:
+            s[7], s[5] = lt, la
+    rows = []
+    rank = device_order or {}
+    for key in sorted(order, key=lambda k: (rank.get(k[0], -1), k[0] or "", -(1 << 64) if k[1] is None else k[1],
+                                            k[2])):
+        cnt, sm, mn, mx, fi, la, ft, lt = acc[key]
+        rows.append(key + (cnt, sm, mn, mx, sm / cnt if cnt else float("nan"), fi, la, ft, lt))
+    return stats_frame(rows)
+
+
+def aggregate(paths, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
+              table=None, devices=None, tags=None, time_unit="ms", checked=True):
+    """Grouped aggregation on Dask: each file is aggregated by the library in a worker (whole pages and
+    chunks from statistics where the library takes them), giving a small partial frame; Dask concatenates
+    the partials in file order and combine() merges them, so the result equals Dataset.stats exactly.
+    Returns a one-partition dask DataFrame (compute() it): device, window_start, column, count, sum, min,
+    max, mean, first, last, first_time, last_time."""
+    import dask.dataframe as dd
+    with Dataset(paths, checked=checked) as ds:
+        files = [ds.files[i].path for i in ds.plan(start, end, time_unit)]
+        order = {d.name: i for i, d in enumerate(ds.devices)}
+    if isinstance(devices, str):
+        devices = [devices]
+    if not files:
+        return dd.from_pandas(stats_frame([]), npartitions=1)
+    parts = dd.from_map(_partial, files, meta=stats_frame([]), label="tsfile-partial-agg", enforce_metadata=False,
+                        group_by=group_by, window=window, origin=origin, columns=columns, start=start, end=end,
+                        where=where, table=table, devices=devices, tags=tags, time_unit=time_unit)
+    return parts.reduction(chunk=_same, aggregate=combine, meta=stats_frame([]), split_every=False,
+                           token="tsfile-combine", aggregate_kwargs={"device_order": order})
+
+
+def _same(x):
+    return x
+
+
+# ---- writing --------------------------------------------------------------------------------------------
+
+def _write_partition(df, i, directory, table, tags, device, time, partition_on, kwargs):
+    from ._writer import write_dataframe
+    paths = []
+    if df is None or len(df) == 0:
+        return paths
+    df = df.reset_index() if df.index.name == time else df
+    groups = [((), df)] if not partition_on else df.groupby(partition_on, sort=True, observed=True)
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        suffix = "".join("-%s" % re.sub(r"[^A-Za-z0-9_.]", "_", str(k)) for k in key)
+        path = os.path.join(directory, "part-%05d%s.tsfile" % (i, suffix))
+        write_dataframe(part.reset_index(drop=True), path, table=table, tags=tags, device=device, time=time,
+                        **kwargs)
+        paths.append(path)
+    return paths
+
+
+def to_tsfile(ddf, directory, table=None, tags=None, device=None, time="time", partition_on=None, compute=True,
+              **kwargs):
+    """Writes each partition of ddf as a TsFile in directory (part-00000.tsfile, ...; with partition_on, one
+    file per partition and value: part-00000-<value>.tsfile), in parallel on Dask's workers, through
+    write_dataframe (table=/tags= for the table model, device= for the tree model; further keywords are
+    write_dataframe's). The directory is a dataset Dataset / read_dataset read back. Returns the paths
+    written (or the delayed object with compute=False)."""
+    import dask
+    os.makedirs(directory, exist_ok=True)
+    if isinstance(partition_on, str):
+        partition_on = [partition_on]
+    parts = ddf.to_delayed()
+    tasks = [dask.delayed(_write_partition)(p, i, directory, table, tags, device, time, partition_on, kwargs)
+             for i, p in enumerate(parts)]
+    job = dask.delayed(lambda lists: [x for lst in lists for x in lst])(tasks)
+    return job.compute() if compute else job

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The dataset aggregation Q1 through Dask (tsfile_c.dask) against the C dataset layer, in one run.
+
+usage: python3 bench/dask_bench.py [--build build] [--dir DIR] [--files 16] [--devices 10] [--rows 200000]
+                                  [--reps 5] [--workers 1,2]
+
+Data (made once into DIR, default build/dask_bench_data; seeded): --files table-model files, each --devices
+devices (TAG `device`) x --rows rows at 1 s steps x 8 FIELDs (f0..f3 INT64 random walks, f4..f7 DOUBLE),
+consecutive time ranges, the writer's default encodings + LZ4 (the dataset benchmark's shape).
+Q1: group by device x 1 h window, count / sum / min / max / mean of the 8 fields over every file.
+
+Rows printed (JSON, one per line; p50/p90 over the reps, ms; rows/s from p50):
+  c_dataset     Dataset.stats (tsf_dataset_aggregate) in this process, threads 1 and 2
+  dask          tsfile_c.dask.aggregate(...).compute() on a distributed.LocalCluster of W worker processes
+                (1 thread each), for each W of --workers; ratio = this W's p50 / the C p50 at threads=W
+  dask_scaling  p50 at 1 worker / p50 at the largest W (target >= 1.6 for 2 workers)
+  dask_overhead (Dask p50 at 1 worker - C p50 at 1 thread) / files: what Dask adds per partition
+Every Dask result is checked equal (bit for bit) to the C result before timing. Warm page cache: one
+untimed run first.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "python"))
+HOUR_MS = 3_600_000
+
+
+def pct(xs, p):
+    return float(np.percentile(np.asarray(xs, dtype=float), p))
+
+
+def make_data(tsfile_c, folder, nfiles, ndev, rows):
+    import pandas as pd
+    os.makedirs(folder, exist_ok=True)
+    stamp = os.path.join(folder, "shape.json")
+    shape = {"files": nfiles, "devices": ndev, "rows": rows}
+    if os.path.exists(stamp) and json.load(open(stamp)) == shape:
+        return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".tsfile"))
+    for f in os.listdir(folder):
+        if f.endswith(".tsfile"):
+            os.remove(os.path.join(folder, f))
+    rng = np.random.default_rng(42)
+    paths = []
+    for k in range(nfiles):
+        n = ndev * rows
+        t = np.repeat(np.arange(rows, dtype=np.int64) * 1000 + k * rows * 1000, ndev)
+        data = {"time": t, "device": np.tile(np.array(["dev%02d" % d for d in range(ndev)], dtype=object), rows)}
+        for j in range(4):
+            data["f%d" % j] = np.cumsum(rng.integers(-5, 6, n)).astype(np.int64)
+        for j in range(4, 8):
+            data["f%d" % j] = np.cumsum(rng.normal(size=n))
+        df = pd.DataFrame(data)
+        p = os.path.join(folder, "part-%02d.tsfile" % k)
+        tsfile_c.write_dataframe(df, p, table="t", tags=["device"], compression="LZ4")
+        paths.append(p)
+    json.dump(shape, open(stamp, "w"))
+    return paths
+
+
+def timed(fn, reps):
+    fn()  # warm-up (page cache, imports, worker start)
+    ms = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ms.append((time.perf_counter() - t) * 1e3)
+    return ms
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--dir", default=None)
+    ap.add_argument("--files", type=int, default=16)
+    ap.add_argument("--devices", type=int, default=10)
+    ap.add_argument("--rows", type=int, default=200000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--workers", default="1,2")
+    a = ap.parse_args()
+    os.environ.setdefault("TSFILE_C_LIB", os.path.join(a.build, "libtsf.so"))
+    import distributed
+    import tsfile_c
+    import tsfile_c.dask as tdd
+    folder = a.dir or os.path.join(a.build, "dask_bench_data")
+    make_data(tsfile_c, folder, a.files, a.devices, a.rows)
+    total_rows = a.files * a.devices * a.rows
+    cols = ["f%d" % j for j in range(8)]
+    load = os.getloadavg()[0]
+    c_p50 = {}
+    with tsfile_c.open(folder) as ds:
+        want = ds.stats(group_by="device", window=HOUR_MS, columns=cols, threads=1)
+        for threads in (1, 2):
+            ms = timed(lambda: ds.stats(group_by="device", window=HOUR_MS, columns=cols, threads=threads), a.reps)
+            c_p50[threads] = pct(ms, 50)
+            print(json.dumps({"bench": "dask", "query": "Q1", "path": "c_dataset", "threads": threads,
+                              "files": a.files, "rows": total_rows, "p50": pct(ms, 50), "p90": pct(ms, 90),
+                              "unit": "ms", "rows_per_s": total_rows / (pct(ms, 50) / 1e3), "load": load}),
+                  flush=True)
+    dask_p50 = {}
+    for w in [int(x) for x in a.workers.split(",")]:
+        cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = distributed.Client(cluster)
+        try:
+            def run():
+                return tdd.aggregate(folder, group_by="device", window=HOUR_MS, columns=cols).compute()
+            got = run()
+            if not got.equals(want):
+                raise SystemExit("dask result differs from the C dataset layer's at %d workers" % w)
+            ms = timed(run, a.reps)
+        finally:
+            client.close()
+            cluster.close()
+        dask_p50[w] = pct(ms, 50)
+        base = c_p50.get(w, c_p50[2])
+        print(json.dumps({"bench": "dask", "query": "Q1", "path": "dask", "workers": w, "threads": w,
+                          "files": a.files, "rows": total_rows, "p50": pct(ms, 50), "p90": pct(ms, 90), "unit": "ms",
+                          "rows_per_s": total_rows / (pct(ms, 50) / 1e3), "ratio": pct(ms, 50) / base,
+                          "ratio_to": "c_dataset threads=%d" % min(w, 2), "load": os.getloadavg()[0]}), flush=True)
+    if 1 in dask_p50 and len(dask_p50) > 1:
+        top = max(dask_p50)
+        print(json.dumps({"bench": "dask", "query": "Q1", "path": "dask_scaling", "workers": top,
+                          "ratio": dask_p50[1] / dask_p50[top], "unit": "x"}))
+    if 1 in dask_p50:
+        print(json.dumps({"bench": "dask", "query": "Q1", "path": "dask_overhead", "workers": 1,
+                          "p50": (dask_p50[1] - c_p50[1]) / a.files, "unit": "ms per partition"}))
+
+
+if __name__ == "__main__":
+    main()

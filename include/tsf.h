@@ -939,9 +939,10 @@ TSF_API tsf_status tsf_dataset_table(const tsf_dataset *ds, size_t i, tsf_table_
 TSF_API size_t tsf_dataset_device_count(const tsf_dataset *ds);
 TSF_API tsf_status tsf_dataset_device(const tsf_dataset *ds, size_t i, tsf_dataset_device_info *out,
                                       tsf_error *err);
-/** Segment seg of device i's IDeviceID, as tsf_reader_device_segment (data NULL: a null segment; table model:
- *  segment 0 is the table, 1 + k the k-th TAG value). */
-TSF_API tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t seg, tsf_bytes *out,
+/** Segment s of device i (the table name first, then its tags; NULL data = null segment), as
+ *  tsf_reader_device_segment gives it in the files. TSF_ENOTFOUND for s at or past the id's end: trailing
+ *  null tags are dropped from device ids, so such a tag is null. */
+TSF_API tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t s, tsf_bytes *out,
                                               tsf_error *err);
 TSF_API tsf_status tsf_dataset_find_device(const tsf_dataset *ds, const char *name, size_t *index, tsf_error *err);
 /** Series j of device i over every file. */

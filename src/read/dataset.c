@@ -655,11 +655,14 @@ tsf_status tsf_dataset_device(const tsf_dataset *ds, size_t i, tsf_dataset_devic
     return TSF_OK;
 }
 
-tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t seg, tsf_bytes *out, tsf_error *err)
+tsf_status tsf_dataset_device_segment(const tsf_dataset *ds, size_t i, size_t s, tsf_bytes *out, tsf_error *err)
 {
-    if (!ds || !out || i >= ds->ndevs || seg >= ds->devs[i].nsegs)
-        return tsf_err(err, TSF_EINVAL, "tsf_dataset_device_segment: device %zu segment %zu out of range", i, seg);
-    *out = ds->devs[i].segs[seg];
+    if (!ds || !out || i >= ds->ndevs)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_device_segment: device %zu of %zu", i, ds ? ds->ndevs : 0);
+    const tsf_ds_device *d = &ds->devs[i];
+    if (s >= d->nsegs)
+        return tsf_err(err, TSF_ENOTFOUND, "device %.200s has %zu segments, not %zu", d->name, d->nsegs, s + 1);
+    *out = d->segs[s];
     return TSF_OK;
 }
 

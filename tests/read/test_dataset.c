@@ -462,7 +462,7 @@ static void test_schema_tree(void)
     }
     CHECK(di.nsegments >= 2);
     tsf_bytes sg;
-    CHECK(tsf_dataset_device_segment(ds, d0, di.nsegments, &sg, NULL) == TSF_EINVAL);
+    CHECK(tsf_dataset_device_segment(ds, d0, di.nsegments, &sg, NULL) == TSF_ENOTFOUND);
     CHECK_OK(tsf_dataset_device(ds, a0, &di, &e), &e);
     CHECK_EQ_INT(di.aligned, 1);
     CHECK_EQ_INT(di.nfiles, 2);

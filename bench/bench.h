@@ -24,6 +24,7 @@ int bench_arrow(int argc, char **argv); /* arrow.c: the E2 file as an Arrow C st
 int bench_index(int argc, char **argv);
 int bench_compress(int argc, char **argv); /* compress.c: AUTO vs Java defaults on ../shared/datasets */
 int bench_filter(int argc, char **argv); /* filter.c: E3 */
+int bench_dataset(int argc, char **argv); /* dataset.c: grouped aggregation over a dataset */
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

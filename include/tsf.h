@@ -1052,6 +1052,22 @@ TSF_API size_t tsf_dataset_agg_result_count(const tsf_dataset_agg_result *res);
 TSF_API const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_result *res, size_t i);
 TSF_API void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res);
 
+/* Where an aggregation's time went (for benchmarks): the folding threads in the order their first file
+ * merged, at most 64 listed. A thread's busy time sums, over the files it folded, the time from the file's
+ * start (its accumulator made, before the file opens) to the end of its last fold call: open, read, decode
+ * and aggregation. */
+typedef struct tsf_dataset_agg_stats {
+    size_t struct_size;            /* sizeof(tsf_dataset_agg_stats), set by the caller */
+    uint64_t values;               /* row x column cells handed to the fold calls */
+    uint64_t fold_ns;              /* time inside the aggregation's fold calls, summed over threads */
+    unsigned workers;              /* threads listed below */
+    uint64_t worker_busy_ns[64];
+    uint64_t worker_fold_ns[64];
+} tsf_dataset_agg_stats;
+
+TSF_API tsf_status tsf_dataset_agg_result_stats(const tsf_dataset_agg_result *res, tsf_dataset_agg_stats *out,
+                                                tsf_error *err);
+
 /* ---- verify and recover -------------------------------------------------------------------- */
 typedef struct tsf_problem {
     uint64_t offset;     /* file offset of the damaged structure */

@@ -9,8 +9,10 @@
  * into its own accumulator and the accumulators are merged in file order (tsf_dataset_fold), which fixes
  * every floating-point addition: results do not depend on threads or files_at_once.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dataset_internal.h"
 
@@ -29,7 +31,21 @@ typedef struct agg_acc {
     size_t *tab; /* slot index + 1, 0 = empty */
     size_t tcap;
     size_t last; /* slot of the previous row + 1 */
+    /* timing of a file's accumulator (tsf_dataset_agg_stats): the thread that made it, when, the end of its
+     * last fold call, and the time inside its fold calls */
+    pthread_t thr;
+    uint64_t t_init, t_end, fold_ns, values;
+    struct agg_run *runs; /* the current batch's runs (acc_fold) */
+    size_t runs_cap;
 } agg_acc;
+
+/* Rows [a, b) of a batch: strictly ascending times in window win. */
+typedef struct agg_run {
+    size_t a, b;
+    int64_t win;
+} agg_run;
+
+#define AGG_WORKERS_MAX 64
 
 typedef struct agg_ctx {
     const tsf_allocator *a;
@@ -38,6 +54,9 @@ typedef struct agg_ctx {
     int oom; /* a callback ran out of memory (set atomically: callbacks run on several workers) */
     int by_device;
     int64_t window, origin;
+    /* per folding thread, filled as file accumulators merge (one merge at a time) */
+    tsf_dataset_agg_stats stats;
+    pthread_t thr[AGG_WORKERS_MAX];
 } agg_ctx;
 
 struct tsf_dataset_agg_result {
@@ -46,6 +65,7 @@ struct tsf_dataset_agg_result {
     size_t n;
     const char **names;
     size_t nnames, names_cap;
+    tsf_dataset_agg_stats stats;
 };
 
 void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o)
@@ -62,10 +82,22 @@ static size_t key_hash(uint64_t g, int64_t w, uint64_t c)
     return (size_t)(h ^ (h >> 29));
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *acc_init(void *ctx)
 {
     agg_ctx *c = ctx;
-    return tsf_calloc(c->a, 1, sizeof(agg_acc));
+    agg_acc *acc = tsf_calloc(c->a, 1, sizeof(agg_acc));
+    if (acc) {
+        acc->thr = pthread_self();
+        acc->t_init = acc->t_end = now_ns();
+    }
+    return acc;
 }
 
 static void acc_free(void *ctx, void *p)
@@ -75,6 +107,7 @@ static void acc_free(void *ctx, void *p)
     if (!acc) return;
     tsf_free(c->a, acc->slots, acc->cap * sizeof *acc->slots);
     tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
+    tsf_free(c->a, acc->runs, acc->runs_cap * sizeof *acc->runs);
     tsf_free(c->a, acc, sizeof *acc);
 }
 
@@ -180,11 +213,128 @@ static void slot_add(agg_slot *s, int has, double v, int64_t t)
     if (has) s->sum += v;
 }
 
+/* Rows [a, b) of a run: strictly ascending times in one window, every value present. The first and last row
+ * carry the run's first and last time, so the slot's first / last are updated once; sum, min and max go
+ * value by value in row order (the same additions and comparisons as slot_add, without a branch). */
+#define RUN_KERNEL(NAME, T)                                                                                    \
+    static void NAME(agg_slot *s, const T *v, const int64_t *t, size_t a, size_t b)                           \
+    {                                                                                                          \
+        if (!s->count) {                                                                                       \
+            slot_add(s, 1, (double)v[a], t[a]);                                                                \
+            a++;                                                                                               \
+        }                                                                                                      \
+        if (a == b) return;                                                                                    \
+        double sum = s->sum, mn = s->min, mx = s->max;                                                         \
+        for (size_t i = a; i < b; i++) {                                                                       \
+            double x = (double)v[i];                                                                           \
+            sum += x;                                                                                          \
+            mn = x < mn ? x : mn;                                                                              \
+            mx = x > mx ? x : mx;                                                                              \
+        }                                                                                                      \
+        s->sum = sum, s->min = mn, s->max = mx;                                                                \
+        if (t[a] < s->first_t) s->first_t = t[a], s->first = (double)v[a];                                     \
+        if (t[b - 1] >= s->last_t) s->last_t = t[b - 1], s->last = (double)v[b - 1];                           \
+        s->count += b - a;                                                                                     \
+    }
+RUN_KERNEL(run_f64, double)
+RUN_KERNEL(run_i64, int64_t)
+RUN_KERNEL(run_i32, int32_t)
+RUN_KERNEL(run_f32, float)
+RUN_KERNEL(run_u8, uint8_t)
+#undef RUN_KERNEL
+
+/* Rows [a, b) of a run, with a validity bitmap or a non-numeric type: row by row. */
+static void run_rows(agg_slot *s, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b, int num)
+{
+    for (size_t r = a; r < b; r++) {
+        if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
+        slot_add(s, num, num ? value_at(cb->type, cb->values, r) : 0, t[r]);
+    }
+}
+
+/* 1 when rows [a, b) are all valid. */
+static int all_valid(const uint8_t *v, size_t a, size_t b)
+{
+    if (!v) return 1;
+    for (; a < b && (a & 7); a++)
+        if (!((v[a / 8] >> (a % 8)) & 1)) return 0;
+    for (; a + 8 <= b; a += 8)
+        if (v[a / 8] != 0xFF) return 0;
+    for (; a < b; a++)
+        if (!((v[a / 8] >> (a % 8)) & 1)) return 0;
+    return 1;
+}
+
+static void run_add(agg_slot *s, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b, int num)
+{
+    if (!num || !all_valid(cb->validity, a, b)) {
+        run_rows(s, cb, t, a, b, num);
+        return;
+    }
+    switch (cb->type) {
+    case TSF_DOUBLE:
+        run_f64(s, cb->values, t, a, b);
+        break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        run_i64(s, cb->values, t, a, b);
+        break;
+    case TSF_INT32:
+    case TSF_DATE:
+        run_i32(s, cb->values, t, a, b);
+        break;
+    case TSF_FLOAT:
+        run_f32(s, cb->values, t, a, b);
+        break;
+    default:
+        run_u8(s, cb->values, t, a, b);
+        break;
+    }
+}
+
+/* End of the run starting at row a: rows with strictly ascending times inside the window [ws, ws + window)
+ * of row a (window 0: one window). Rows are split where times do not ascend, so a run's first and last rows
+ * hold its first and last times. */
+static size_t run_end(const agg_ctx *c, const int64_t *t, size_t a, size_t n, int64_t ws)
+{
+    size_t r = a + 1;
+    if (c->window) {
+        uint64_t w = (uint64_t)c->window;
+        while (r < n && t[r] > t[r - 1] && (uint64_t)t[r] - (uint64_t)ws < w) r++;
+    } else {
+        while (r < n && t[r] > t[r - 1]) r++;
+    }
+    return r;
+}
+
+/* Splits the batch's rows into runs (run_end) in acc->runs; their number, or (size_t)-1 on out of memory. */
+static size_t batch_runs(const agg_ctx *c, agg_acc *acc, const int64_t *t, size_t n)
+{
+    size_t k = 0;
+    for (size_t r = 0, e; r < n; r = e, k++) {
+        int64_t w = window_of(c, t[r]);
+        e = run_end(c, t, r, n, (int64_t)((uint64_t)c->origin + (uint64_t)w * (uint64_t)c->window));
+        if (k == acc->runs_cap) {
+            size_t nc = acc->runs_cap ? 2 * acc->runs_cap : 16;
+            agg_run *g = tsf_realloc(c->a, acc->runs, acc->runs_cap * sizeof *g, nc * sizeof *g);
+            if (!g) return (size_t)-1;
+            acc->runs = g;
+            acc->runs_cap = nc;
+        }
+        acc->runs[k] = (agg_run){r, e, w};
+    }
+    return k;
+}
+
 static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
 {
     agg_ctx *c = ctx;
     agg_acc *acc = p;
+    uint64_t t0 = now_ns();
     uint64_t g = c->by_device ? (uint64_t)b->device : 0;
+    const int64_t *t = b->rows.times;
+    size_t n = b->rows.nrows, nruns = batch_runs(c, acc, t, n);
+    if (nruns == (size_t)-1) goto oom;
     for (size_t k = 0; k < b->rows.ncolumns; k++) {
         const tsf_column_batch *cb = &b->rows.columns[k];
         if (cb->type == TSF_VECTOR) continue; /* a column the device lacks: all null */
@@ -192,24 +342,44 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
         if (!at) continue;
         uint64_t col = (uint64_t)(at - c->names);
         int num = numeric(cb->type);
-        for (size_t r = 0; r < b->rows.nrows; r++) {
-            if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
-            int64_t t = b->rows.times[r];
-            agg_slot *s = slot_of(c, acc, g, window_of(c, t), col);
-            if (!s) {
-                __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
-                return -1;
-            }
-            slot_add(s, num, num ? value_at(cb->type, cb->values, r) : 0, t);
+        for (size_t i = 0; i < nruns; i++) {
+            const agg_run *ru = &acc->runs[i];
+            agg_slot *s = slot_of(c, acc, g, ru->win, col);
+            if (!s) goto oom;
+            run_add(s, cb, t, ru->a, ru->b, num);
         }
     }
+    acc->values += n * b->rows.ncolumns;
+    acc->t_end = now_ns();
+    acc->fold_ns += acc->t_end - t0;
     return 0;
+oom:
+    __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+    return -1;
+}
+
+/* A file's accumulator's timing joins its thread's (merges run one at a time). */
+static void stats_merge(agg_ctx *c, const agg_acc *f)
+{
+    if (!f->t_end || f->t_end == f->t_init) return; /* the result's accumulator, or a file without rows */
+    tsf_dataset_agg_stats *st = &c->stats;
+    st->fold_ns += f->fold_ns;
+    st->values += f->values;
+    unsigned i = 0;
+    while (i < st->workers && !pthread_equal(c->thr[i], f->thr)) i++;
+    if (i == st->workers) {
+        if (i == AGG_WORKERS_MAX) return;
+        c->thr[st->workers++] = f->thr;
+    }
+    st->worker_busy_ns[i] += f->t_end - f->t_init;
+    st->worker_fold_ns[i] += f->fold_ns;
 }
 
 static int acc_merge(void *ctx, void *into, void *from)
 {
     agg_ctx *c = ctx;
     agg_acc *a = into, *f = from;
+    stats_merge(c, f);
     for (size_t i = 0; i < f->n; i++) {
         const agg_slot *src = &f->slots[i];
         agg_slot *s = slot_of(c, a, src->group, src->win, src->col);
@@ -292,7 +462,13 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     }
     if (o.window < 0)
         return tsf_err(err, TSF_EINVAL, "dataset aggregate: window %lld < 0", (long long)o.window);
-    agg_ctx c = {ds->a, NULL, 0, 0, 0, o.by_device != 0, o.window, o.window_origin};
+    agg_ctx c;
+    memset(&c, 0, sizeof c);
+    c.a = ds->a;
+    c.by_device = o.by_device != 0;
+    c.window = o.window;
+    c.origin = o.window_origin;
+    c.stats.struct_size = sizeof c.stats;
     tsf_status st = column_names(ds, qopts, &c, err);
     if (st) return st;
     tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, &c};
@@ -333,6 +509,7 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
             row->last_time = s->last_t;
         }
         r->n = acc->n;
+        r->stats = c.stats;
         *out = r;
     } else if (r) {
         tsf_free(ds->a, r->rows, ((acc ? acc->n : 0) + 1) * sizeof *r->rows);
@@ -352,6 +529,15 @@ size_t tsf_dataset_agg_result_count(const tsf_dataset_agg_result *res)
 const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_result *res, size_t i)
 {
     return res && i < res->n ? &res->rows[i] : NULL;
+}
+
+tsf_status tsf_dataset_agg_result_stats(const tsf_dataset_agg_result *res, tsf_dataset_agg_stats *out,
+                                        tsf_error *err)
+{
+    if (!res || !out || out->struct_size != sizeof *out)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_agg_result_stats: result and out (struct_size set) required");
+    *out = res->stats;
+    return TSF_OK;
 }
 
 void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res)

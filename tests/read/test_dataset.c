@@ -1035,7 +1035,7 @@ static void test_aggregate(void)
     tsf_error e = {0};
     rset *ref = malloc(sizeof *ref);
     const char *wheres[2] = {NULL, "f1 < 0.25 and region <> 'r2'"};
-    const unsigned threads[3] = {1, 2, 4}, ks[3] = {1, 2, 8};
+    const unsigned threads[3] = {1, 2, 4}, ks[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int shape = 0; ref && shape < 4; shape++) {
         int by_device = shape != 1;
         int64_t window = shape == 2 ? 0 : 1000;
@@ -1044,7 +1044,7 @@ static void test_aggregate(void)
         CHECK(agg_reference(ds, by_device, window, 0, 19999, where, ref) == 0);
         CHECK(ref->n > 3);
         for (size_t t = 0; t < 3; t++)
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < 8; k++) {
                 tsf_dataset_query_options o;
                 tsf_dataset_query_options_init(&o);
                 o.time_min = 0;
@@ -1084,6 +1084,22 @@ static void test_aggregate(void)
                 CHECK_EQ_INT(bad, 0);
                 CHECK_EQ_INT(ref->n,
                              tsf_dataset_agg_result_count(res)); /* no row of the result was missing */
+                /* timing: cells handed to the fold calls cover the counted values; one to W threads folded */
+                tsf_dataset_agg_stats st;
+                st.struct_size = sizeof st;
+                CHECK_OK(tsf_dataset_agg_result_stats(res, &st, &e), &e);
+                uint64_t counted = 0, busy = 0, in_fold = 0;
+                for (size_t i = 0; i < ref->n; i++) counted += ref->s[i].count;
+                for (unsigned w = 0; w < st.workers; w++) {
+                    CHECK(st.worker_busy_ns[w] >= st.worker_fold_ns[w]);
+                    busy += st.worker_busy_ns[w];
+                    in_fold += st.worker_fold_ns[w];
+                }
+                CHECK(st.values >= counted);
+                CHECK(st.workers >= 1 && st.workers <= (threads[t] > ks[k] ? threads[t] : ks[k]));
+                CHECK(in_fold == st.fold_ns && busy >= st.fold_ns);
+                st.struct_size = 8;
+                CHECK(tsf_dataset_agg_result_stats(res, &st, &e) == TSF_EINVAL);
                 tsf_dataset_agg_result_free(res);
             }
         tsf_filter_free(where);

@@ -23,6 +23,8 @@
  * Rows (JSON: bench, query, path, threads, files_at_once, source, p50, p90, unit, ratio), p50/p90 over reps:
  *   scan   ms; ratio = the same query's scan at 1 thread, files_at_once 1, same source / this (speed-up)
  *   fold   ms; ratio = fold / scan at the same settings (the aggregation's cost over the floor)
+ *   scan-cpu, fold-cpu  CPU time of the process (all threads) during the scan / the fold, ms; fold-cpu's
+ *          ratio = fold-cpu / scan-cpu (less sensitive than wall time to other processes on the machine)
  *   fold-rate  M rows/s of the fold (a row: 8 fields); ratio = this / the 1-thread, files_at_once 1 fold's
  *   work   ms inside the aggregation's fold calls, summed over workers; ratio = work / fold
  *   busy-wN  share of the fold's wall time worker N was busy (file start to its last fold call); ratio =
@@ -296,12 +298,21 @@ typedef struct query_def {
 
 /* Times of one run setting (reps values each) and the fold's per-worker busy shares at its p50. */
 typedef struct run_res {
-    double *scan, *fold, *work;
+    double *scan, *fold, *work, *scan_cpu, *fold_cpu;
     double busy[64];
     unsigned workers;
     uint64_t rows;
     int have_scan;
 } run_res;
+
+/* CPU time of the process (every thread), ms. */
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
 
 static int run_one(const ds_cfg *c, query_def *q, const char *source, unsigned threads, unsigned k, int reps,
                    int do_scan, run_res *rr)
@@ -317,23 +328,27 @@ static int run_one(const ds_cfg *c, query_def *q, const char *source, unsigned t
             if (cold) drop_cache(q->ds);
             tsf_dataset_fold_callbacks cb = {sizeof cb, scan_init, scan_fold, scan_merge, scan_free, NULL};
             void *res = NULL;
+            double c0 = cpu_ms();
             uint64_t t0 = bench_now_ns();
             if (tsf_dataset_fold(q->ds, &q->o, &cb, &res, NULL, &err)) {
                 fail_msg("scan", &err);
                 return -1;
             }
             rr->scan[r] = (double)(bench_now_ns() - t0) / 1e6;
+            rr->scan_cpu[r] = cpu_ms() - c0;
             rr->rows = ((scan_acc *)res)->rows;
             scan_free(NULL, res);
         }
         if (cold) drop_cache(q->ds);
         tsf_dataset_agg_result *res = NULL;
+        double c0 = cpu_ms();
         uint64_t t0 = bench_now_ns();
         if (tsf_dataset_aggregate(q->ds, &q->o, &q->ao, &res, &err)) {
             fail_msg("aggregate", &err);
             return -1;
         }
         uint64_t wall = bench_now_ns() - t0;
+        rr->fold_cpu[r] = cpu_ms() - c0;
         rr->fold[r] = (double)wall / 1e6;
         tsf_dataset_agg_stats st;
         st.struct_size = sizeof st;
@@ -387,8 +402,10 @@ static int run_query(const ds_cfg *c, query_def *q, const char *source, double *
     rr.scan = calloc((size_t)reps, sizeof(double));
     rr.fold = calloc((size_t)reps, sizeof(double));
     rr.work = calloc((size_t)reps, sizeof(double));
+    rr.scan_cpu = calloc((size_t)reps, sizeof(double));
+    rr.fold_cpu = calloc((size_t)reps, sizeof(double));
     int rc = -1;
-    if (!rr.scan || !rr.fold || !rr.work) goto out;
+    if (!rr.scan || !rr.fold || !rr.work || !rr.scan_cpu || !rr.fold_cpu) goto out;
     if (!slow && run_one(c, q, source, 1, 1, 1, 1, &rr)) goto out; /* warm the cache and the allocator */
     double scan1 = 0, fold1 = 0;
     for (int s = 0; s < nset; s++) {
@@ -404,6 +421,10 @@ static int run_query(const ds_cfg *c, query_def *q, const char *source, double *
             row(c, q->name, "scan", th, k, source, s50, bench_percentile(rr.scan, (size_t)reps, 90), "ms",
                 scan1 / s50);
             row(c, q->name, "fold", th, k, source, f50, f90, "ms", f50 / s50);
+            double sc = bench_percentile(rr.scan_cpu, (size_t)reps, 50), fc = bench_percentile(rr.fold_cpu, (size_t)reps, 50);
+            row(c, q->name, "scan-cpu", th, k, source, sc, bench_percentile(rr.scan_cpu, (size_t)reps, 90), "ms", 1);
+            row(c, q->name, "fold-cpu", th, k, source, fc, bench_percentile(rr.fold_cpu, (size_t)reps, 90), "ms",
+                sc > 0 ? fc / sc : 0);
         } else {
             row(c, q->name, "fold", th, k, source, f50, f90, "ms", fold1 / f50);
         }
@@ -427,6 +448,8 @@ out:
     free(rr.scan);
     free(rr.fold);
     free(rr.work);
+    free(rr.scan_cpu);
+    free(rr.fold_cpu);
     return rc;
 }
 

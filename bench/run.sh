@@ -49,7 +49,7 @@ args() {
     compress) [ $q = 1 ] && echo "compress --data $root/tests/data/datasets --reps 1" ||
         echo "compress --data $data --reps 5" ;;
     dataset) [ $q = 1 ] && echo "dataset --files 2 --rows 5000 --reps 1 --slow-reps 1 --latency-ms 0 --dir $out/dataset-data" ||
-        echo "dataset --reps 5 --slow-reps 3" ;;
+        echo "dataset --reps 3 --slow-reps 1" ;;
     *) return 1 ;;
     esac
 }

@@ -9,6 +9,7 @@
  * into its own accumulator and the accumulators are merged in file order (tsf_dataset_fold), which fixes
  * every floating-point addition: results do not depend on threads or files_at_once.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,11 +238,45 @@ static void slot_add(agg_slot *s, int has, double v, int64_t t)
         s->count += b - a;                                                                                     \
     }
 RUN_KERNEL(run_f64, double)
-RUN_KERNEL(run_i64, int64_t)
+RUN_KERNEL(run_i64_seq, int64_t)
 RUN_KERNEL(run_i32, int32_t)
 RUN_KERNEL(run_f32, float)
 RUN_KERNEL(run_u8, uint8_t)
 #undef RUN_KERNEL
+
+/* INT64 rows [a, b) of a run. When |sum so far| + (b - a) * max |v| <= 2^52 (a bound), every partial sum of the
+ * row-by-row rule is an integer a double holds exactly, so it equals the exact integer sum, which is then
+ * added in integers (no floating-point latency chain); min / max in integers convert to the same doubles,
+ * since the conversion is monotonic. Otherwise the row-by-row kernel. */
+static void run_i64(agg_slot *s, const int64_t *v, const int64_t *t, size_t a, size_t b)
+{
+    if (!s->count) {
+        slot_add(s, 1, (double)v[a], t[a]);
+        a++;
+    }
+    if (a == b) return;
+    int64_t mn = v[a], mx = v[a];
+    uint64_t big = 0, sum = 0; /* sum: two's complement, exact when the bound below holds */
+    for (size_t i = a; i < b; i++) {
+        int64_t x = v[i];
+        uint64_t m = (uint64_t)(x >> 63), ax = ((uint64_t)x ^ m) - m; /* |x| (2^63 for INT64_MIN) */
+        big |= ax;
+        sum += (uint64_t)x;
+        mn = x < mn ? x : mn;
+        mx = x > mx ? x : mx;
+    }
+    const double lim = 9007199254740992.0; /* 2^53 */
+    if (fabs(s->sum) + (double)(b - a) * (double)big > lim / 2) { /* margin for the rounding of the bound */
+        run_i64_seq(s, v, t, a, b);
+        return;
+    }
+    s->sum += (double)(int64_t)sum;
+    if ((double)mn < s->min) s->min = (double)mn;
+    if ((double)mx > s->max) s->max = (double)mx;
+    if (t[a] < s->first_t) s->first_t = t[a], s->first = (double)v[a];
+    if (t[b - 1] >= s->last_t) s->last_t = t[b - 1], s->last = (double)v[b - 1];
+    s->count += b - a;
+}
 
 /* Rows [a, b) of a run, with a validity bitmap or a non-numeric type: row by row. */
 static void run_rows(agg_slot *s, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b, int num)

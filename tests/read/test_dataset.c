@@ -12,6 +12,7 @@
  * region r9; and a tree-model directory (root.sg.d0 non-aligned s1 INT64 / s2 DOUBLE, s3 only in a later
  * file; root.sg.a0 aligned x DOUBLE).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1028,6 +1029,16 @@ static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t
     return 0;
 }
 
+/* 1 when a result row holds the reference slot's aggregates, bit for bit. */
+static int row_same(const rslot *s, const tsf_dataset_agg_row *row)
+{
+    double mean = s->count ? s->sum / (double)s->count : 0;
+    return s->count == row->count && !memcmp(&s->sum, &row->sum, 8) && !memcmp(&s->min, &row->min, 8) &&
+           !memcmp(&s->max, &row->max, 8) && !memcmp(&s->first, &row->first, 8) &&
+           !memcmp(&s->last, &row->last, 8) && !memcmp(&mean, &row->mean, 8) && s->first_t == row->first_time &&
+           s->last_t == row->last_time;
+}
+
 static void test_aggregate(void)
 {
     tsf_dataset *ds = open_dir("table");
@@ -1070,12 +1081,7 @@ static void test_aggregate(void)
                                                                 strcmp(prev->column, row->column) < 0))));
                     rslot *s =
                         rs_find(ref, row->device, window ? row->window_start / window : 0, row->column);
-                    double mean = s->count ? s->sum / (double)s->count : 0;
-                    int same = s->count == row->count && !memcmp(&s->sum, &row->sum, 8) &&
-                               !memcmp(&s->min, &row->min, 8) && !memcmp(&s->max, &row->max, 8) &&
-                               !memcmp(&s->first, &row->first, 8) && !memcmp(&s->last, &row->last, 8) &&
-                               !memcmp(&mean, &row->mean, 8) && s->first_t == row->first_time &&
-                               s->last_t == row->last_time && (window || row->window_start == INT64_MIN);
+                    int same = row_same(s, row) && (window || row->window_start == INT64_MIN);
                     if (!same && !bad++)
                         fprintf(stderr,
                                 "  aggregate shape %d threads=%u k=%u row %zu (%s): sum %.17g vs %.17g\n",
@@ -1113,6 +1119,83 @@ static void test_aggregate(void)
     tsf_dataset_close(ds);
 }
 
+/* Files without nulls, so that runs go through the per-type kernels: i small INT64 (integer sums), h INT64
+ * near +-2^60 in some windows (the row-by-row double sums), d DOUBLE. 3 files x 2 devices x 3000 rows. */
+static int write_kernel_file(size_t fi, const char *path)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = tsf_writer_open(&w, path, NULL, &e);
+    tsf_column_schema cols[4] = {{"dev", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"i", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"h", TSF_INT64, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"d", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD}};
+    if (!st) st = tsf_writer_register_table(w, "k", cols, 4, &e);
+    for (size_t dev = 0; dev < 2 && !st; dev++) {
+        char name[3] = {'k', (char)('0' + dev), 0};
+        for (size_t i = 0; i < 3000 && !st; i++) {
+            const char *names[4] = {"dev", "i", "h", "d"};
+            tsf_value v[4];
+            memset(v, 0, sizeof v);
+            v[0].v.bytes.data = (const uint8_t *)name;
+            v[0].v.bytes.len = 2;
+            size_t k = fi * 3000 + i;
+            v[1].v.i64 = (int64_t)(k * 37 % 1001) - 500;
+            v[2].v.i64 = (k / 150) % 2 ? (int64_t)((k % 2 ? 1 : -1) * ((1ll << 60) + (long long)(k * 12345)))
+                                       : (int64_t)k;
+            v[3].v.d = val_d(fi, dev, i);
+            st = tsf_writer_write_row(w, "k", (int64_t)k * 7 + (int64_t)dev, names, v, 4, &e);
+        }
+    }
+    if (!st) st = tsf_writer_close(w, &e);
+    else tsf_writer_abort(w);
+    if (st) fprintf(stderr, "write %s: %s\n", path, e.message);
+    return st ? -1 : 0;
+}
+
+static void test_aggregate_kernels(void)
+{
+    char dir[128], path[160];
+    path_of(dir, sizeof dir, "kernels", NULL);
+    CHECK(mkdir(dir, 0755) == 0 || errno == EEXIST);
+    for (size_t f = 0; f < 3; f++) {
+        snprintf(path, sizeof path, "%s/c%zu.tsfile", dir, f);
+        CHECK(write_kernel_file(f, path) == 0);
+    }
+    const char *paths[1] = {dir};
+    tsf_error e = {0};
+    tsf_dataset *ds = NULL;
+    CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+    rset *ref = malloc(sizeof *ref);
+    CHECK(ref && agg_reference(ds, 1, 1000, INT64_MIN, INT64_MAX, NULL, ref) == 0);
+    for (unsigned t = 1; ref && t <= 2; t++) {
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        o.threads = t;
+        o.files_at_once = 2 * t - 1;
+        tsf_dataset_agg_options ao;
+        tsf_dataset_agg_options_init(&ao);
+        ao.window = 1000;
+        tsf_dataset_agg_result *res = NULL;
+        CHECK_OK(tsf_dataset_aggregate(ds, &o, &ao, &res, &e), &e);
+        CHECK_EQ_INT(tsf_dataset_agg_result_count(res), ref->n);
+        size_t bad = 0;
+        for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
+            const tsf_dataset_agg_row *row = tsf_dataset_agg_result_row(res, i);
+            rslot *s = rs_find(ref, row->device, row->window_start / 1000, row->column);
+            int same = row_same(s, row);
+            if (!same && !bad++)
+                fprintf(stderr, "  kernels threads=%u row %zu (%s, window %lld): sum %.17g vs %.17g\n", t, i,
+                        row->column, (long long)row->window_start, row->sum, s->sum);
+        }
+        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(ref->n, tsf_dataset_agg_result_count(res));
+        tsf_dataset_agg_result_free(res);
+    }
+    free(ref);
+    tsf_dataset_close(ds);
+}
+
 int main(void)
 {
     TSF_RUN(test_schema_tree);
@@ -1125,6 +1208,7 @@ int main(void)
     TSF_RUN(test_fold);
     TSF_RUN(test_close_early);
     TSF_RUN(test_aggregate);
+    TSF_RUN(test_aggregate_kernels);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

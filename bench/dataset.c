@@ -3,7 +3,7 @@
  * against the same scan with its batches discarded (the floor), by thread count, files in flight and source.
  *
  * usage: tsf-bench dataset [--files N] [--rows R] [--reps K] [--slow-reps K] [--dir D] [--queries LIST]
- *                          [--sources LIST] [--latency-ms MS] [--mbps MB] [--json]
+ *                          [--sources LIST] [--latency-ms MS] [--mbps MB] [--pread] [--json]
  *
  * Data (generated once into D, default /tmp/tsf-bench-dataset-<files>x<rows>, kept for later runs): N files
  * (16) of table `ds`, each 10 devices (TAG `device`, d00..d09) x R rows (200,000) at 1 s, file i covering
@@ -16,6 +16,7 @@
  *   Q2       the middle 10 % of the time range, devices d00..d02;
  *   Q3       where f0 > x, x the 99th percentile of a 1-in-16 sample of f0 (about 1 % of the rows);
  *   Q1-tree  Q1 on the tree-model copy.
+ * --pread: local files read with pread (tsf_reader_options.use_pread) instead of mapped.
  * Sources: local-warm (page cache warm), local-cold (each file's pages dropped with posix_fadvise before each
  * repetition), remote-sim (read callbacks over pread that take 5 ms + len / 200 MB/s per request, each
  * request on its own: a store whose latency and per-request bandwidth bound a read).
@@ -52,7 +53,7 @@
 #define DS_HOUR 3600000LL
 
 typedef struct ds_cfg {
-    int files, reps, slow_reps, json;
+    int files, reps, slow_reps, json, use_pread;
     long long rows;
     char dir[512];
     const char *queries, *sources;
@@ -468,6 +469,10 @@ static tsf_dataset *open_ds(const ds_cfg *c, const char *sub, int remote)
     snprintf(dir, sizeof dir, "%s/%s", c->dir, sub);
     tsf_dataset_options o;
     tsf_dataset_options_init(&o);
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.use_pread = c->use_pread;
+    o.reader = &ro;
     const char *paths[64];
     char names[64][640];
     size_t n = 1;
@@ -499,6 +504,7 @@ int bench_dataset(int argc, char **argv)
     c.reps = (int)bench_opt_ll(argc, argv, "--reps", 5);
     c.slow_reps = (int)bench_opt_ll(argc, argv, "--slow-reps", 3);
     c.json = bench_flag(argc, argv, "--json");
+    c.use_pread = bench_flag(argc, argv, "--pread");
     c.latency_ms = (double)bench_opt_ll(argc, argv, "--latency-ms", 5);
     c.mbps = (double)bench_opt_ll(argc, argv, "--mbps", 200);
     c.queries = bench_opt(argc, argv, "--queries") ? bench_opt(argc, argv, "--queries") : "Q1,Q2,Q3,Q1-tree";

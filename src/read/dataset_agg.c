@@ -36,6 +36,7 @@ typedef struct agg_acc {
      * last fold call, and the time inside its fold calls */
     pthread_t thr;
     uint64_t t_init, t_end, fold_ns, values;
+    int folded; /* a fold call ran on it */
     struct agg_run *runs; /* the current batch's runs (acc_fold) */
     size_t runs_cap;
 } agg_acc;
@@ -385,6 +386,7 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
         }
     }
     acc->values += n * b->rows.ncolumns;
+    acc->folded = 1;
     acc->t_end = now_ns();
     acc->fold_ns += acc->t_end - t0;
     return 0;
@@ -396,7 +398,7 @@ oom:
 /* A file's accumulator's timing joins its thread's (merges run one at a time). */
 static void stats_merge(agg_ctx *c, const agg_acc *f)
 {
-    if (!f->t_end || f->t_end == f->t_init) return; /* the result's accumulator, or a file without rows */
+    if (!f->folded) return; /* the result's accumulator, or a file without batches */
     tsf_dataset_agg_stats *st = &c->stats;
     st->fold_ns += f->fold_ns;
     st->values += f->values;

@@ -13,3 +13,5 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
+# DuckDB (library + C headers) for the DuckDB extension and its tests, into a cache outside the tree
+bash "$(dirname "$0")/deps_duckdb.sh"

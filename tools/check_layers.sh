@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when an #include breaks the layer directions of CONTRIBUTING.md ("Layers"):
 #   src/<layer>/   may include its own folder and the layers listed for it below;
-#   cli/ bench/ examples/   the public headers (include/) and their own folder; the few internal
+#   cli/ bench/ examples/ duckdb/   the public headers (include/) and their own folder; the few internal
 #                  headers a tool needs are listed in TOOL_INTERNAL with the file that may use them.
 # Only quoted includes are checked (<...> are system headers). Prints every violation, exits 1 if any.
 # With a build folder (tools/check_layers.sh build, after the build) it also checks the links: every symbol an
@@ -81,7 +81,7 @@ while IFS= read -r -d '' f; do
         echo "$TOOL_INTERNAL" | grep -qx "$f:$inc" && continue
         report "$f includes \"$inc\": tools use the public headers (include/) only"
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-done < <(find cli bench examples -name '*.[ch]' -print0 2>/dev/null)
+done < <(find cli bench examples duckdb -name '*.[ch]' -print0 2>/dev/null)
 
 # link directions: the undefined symbols of each layer's objects against the symbols each layer defines
 if [ $# -ge 1 ]; then

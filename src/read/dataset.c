@@ -503,7 +503,7 @@ static tsf_status finish(tsf_dataset *ds, tsf_error *err)
     tsf_free(ds->a, ds->devs, ds->devcap * sizeof *ds->devs);
     ds->devs = devs;
     ds->devcap = nd + 1;
-    memset(ds->hash, 0, ds->hcap * sizeof *ds->hash);
+    if (ds->hash) memset(ds->hash, 0, ds->hcap * sizeof *ds->hash); /* NULL for a dataset without devices */
     for (size_t d = 0; d < nd; d++) {
         size_t i = hash_name(devs[d].name) & (ds->hcap - 1);
         while (ds->hash[i]) i = (i + 1) & (ds->hcap - 1);

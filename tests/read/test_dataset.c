@@ -524,6 +524,28 @@ static void test_schema_table(void)
     tsf_dataset_close(ds);
 }
 
+/* Files without data (the golden 81-byte files): a dataset of no device, whose query ends at once. */
+static void test_empty_files(void)
+{
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%.900s/tsfile-java/empty_no_data.tsfile", tsf_test_data_dir());
+    snprintf(b, sizeof b, "%.900s/tsfile-java/empty_registered_no_data.tsfile", tsf_test_data_dir());
+    const char *paths[2] = {a, b};
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, 2, NULL, &e), &e);
+    if (!ds) return;
+    CHECK_EQ_INT(tsf_dataset_file_count(ds), 2);
+    CHECK_EQ_INT(tsf_dataset_device_count(ds), 0);
+    tsf_dataset_query *q = NULL;
+    const tsf_dataset_batch *batch = NULL;
+    CHECK_OK(tsf_dataset_query_open(ds, NULL, &q, &e), &e);
+    if (q) CHECK_OK(tsf_dataset_query_next(q, &batch, &e), &e);
+    CHECK(batch == NULL);
+    tsf_dataset_query_close(q);
+    tsf_dataset_close(ds);
+}
+
 static void test_type_conflict(void)
 {
     if (!make_data()) {
@@ -1201,6 +1223,7 @@ int main(void)
     TSF_RUN(test_schema_tree);
     TSF_RUN(test_schema_table);
     TSF_RUN(test_type_conflict);
+    TSF_RUN(test_empty_files);
     TSF_RUN(test_paths);
     TSF_RUN(test_query_table);
     TSF_RUN(test_query_tree);

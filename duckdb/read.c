@@ -234,7 +234,6 @@ static int tree_columns(duckdb_bind_info info, bind_data *bd, size_t *cap)
                 tsfx_bind_error(info, FN, "%s", e.message);
                 return -1;
             }
-            bd->points += si.count;
             duckdb_type dt = tsfx_duck_type(si.type);
             size_t k = base;
             for (; k < bd->ncols; k++) {
@@ -268,6 +267,27 @@ static int tree_columns(duckdb_bind_info info, bind_data *bd, size_t *cap)
     }
     qsort(bd->cols + base, bd->ncols - base, sizeof *bd->cols, cmp_col_name);
     return 0;
+}
+
+/* bd->points: the values of the selected devices, each device's scaled by the share of its time range that
+ * [tmin, tmax] covers (an estimate of the work; it sizes the units and the cardinality). */
+static void count_points(bind_data *bd)
+{
+    double sum = 0;
+    for (size_t i = 0; i < bd->ndevs; i++) {
+        tsf_dataset_device_info di;
+        if (tsf_dataset_device(bd->ds, bd->devs[i], &di, NULL) || di.time_min > di.time_max) continue;
+        uint64_t n = 0;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_dataset_series_info si;
+            if (!tsf_dataset_series(bd->ds, bd->devs[i], j, &si, NULL)) n += si.count;
+        }
+        int64_t lo = di.time_min > bd->tmin ? di.time_min : bd->tmin, hi = di.time_max < bd->tmax ? di.time_max : bd->tmax;
+        if (lo > hi) continue;
+        double span = (double)((uint64_t)di.time_max - (uint64_t)di.time_min) + 1;
+        sum += (double)n * (((double)((uint64_t)hi - (uint64_t)lo) + 1) / span);
+    }
+    bd->points = (uint64_t)sum;
 }
 
 static void read_bind(duckdb_bind_info info)
@@ -315,18 +335,11 @@ static void read_bind(duckdb_bind_info info)
                 if (add_col(bd, &cap, (rcol){tc->name, tc->name, NULL, COL_FIELD, 0, dt, tc->type})) goto oom;
             } /* ATTRIBUTE columns hold no values in TsFile */
         }
-        for (size_t i = 0; i < bd->ndevs; i++) {
-            tsf_dataset_device_info di;
-            tsf_dataset_device(bd->ds, bd->devs[i], &di, &e);
-            for (size_t j = 0; j < di.nseries; j++) {
-                tsf_dataset_series_info si;
-                if (!tsf_dataset_series(bd->ds, bd->devs[i], j, &si, &e)) bd->points += si.count;
-            }
-        }
     } else {
         if (add_col(bd, &cap, (rcol){"device", "device", NULL, COL_DEVICE, 0, DUCKDB_TYPE_VARCHAR, TSF_STRING})) goto oom;
         if (tree_columns(info, bd, &cap)) goto fail;
     }
+    count_points(bd);
     for (size_t c = 0; c < bd->ncols; c++) {
         duckdb_logical_type lt = duckdb_create_logical_type(bd->cols[c].dt);
         duckdb_bind_add_result_column(info, bd->cols[c].name, lt);

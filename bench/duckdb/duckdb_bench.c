@@ -1,0 +1,178 @@
+/*
+ * duckdb_bench.c - tsf-duckdb-bench: read_tsfile against DuckDB's Parquet reader and a native DuckDB table on
+ * the E2 file of `tsf-bench read` (table e2: 10 devices x N/10 rows x 8 INT64 fields f0..f7, TS_2DIFF +
+ * SNAPPY, 10,000-point pages), in one DuckDB process with the same thread count for all three.
+ *
+ * usage: tsf-duckdb-bench [--rows N] [--threads T] [--reps R] [--keep FILE] [--page-index] [--json]
+ *
+ * Setup (not timed): the E2 file (built, or reused with --keep), then COPY (SELECT * FROM read_tsfile(E2)) TO a
+ * Parquet file (DuckDB's defaults: snappy, row groups of 122,880 rows) and CREATE TABLE native AS the same.
+ * Queries: `full` = count(*), and sum / min / max over the 8 fields, of every row; `range1` = the same over a
+ * centred time window holding 1 % of the rows (read_tsfile: start_time / end_time; Parquet and native: WHERE
+ * time BETWEEN, which DuckDB pushes into both). Each rep runs the three sources in a rotating order; every
+ * source's answer must equal the native one. Per query and source: p50 / p90 of wall milliseconds and the p50
+ * of the per-rep ratio to native (source / native). --page-index builds the E2 file's page-time index
+ * (FILE.tsfidx, tsf_page_index_build_file) first, which the readers of read_tsfile then use; without it the
+ * index is removed, so each run states which it measured.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <duckdb.h>
+
+#include "../bench.h"
+
+#define NSRC 3
+static const char *const SRC[NSRC] = {"native", "parquet", "tsfile"};
+
+static duckdb_connection g_con;
+
+static int run(const char *sql, char *answer, size_t cap)
+{
+    duckdb_result r;
+    if (duckdb_query(g_con, sql, &r) != DuckDBSuccess) {
+        fprintf(stderr, "duckdb bench: %s\n  %s\n", sql, duckdb_result_error(&r));
+        duckdb_destroy_result(&r);
+        return -1;
+    }
+    if (answer) { /* the first row as text */
+        size_t o = 0;
+        answer[0] = '\0';
+        for (idx_t c = 0; c < duckdb_column_count(&r) && o < cap; c++) {
+            char *v = duckdb_value_varchar(&r, c, 0);
+            o += (size_t)snprintf(answer + o, cap - o, "%s|", v ? v : "NULL");
+            duckdb_free(v);
+        }
+    }
+    duckdb_destroy_result(&r);
+    return 0;
+}
+
+/* The query of source s over [lo, hi] (or everything when lo > hi). */
+static void query_of(char *sql, size_t cap, int s, const char *e2, const char *pq, int64_t lo, int64_t hi)
+{
+    static const char *agg = "count(*), sum(f0), min(f1), max(f2), sum(f3), min(f4), max(f5), sum(f6), max(f7)";
+    int range = lo <= hi;
+    if (s == 2 && range)
+        snprintf(sql, cap, "SELECT %s FROM read_tsfile('%s', start_time := %" PRId64 ", end_time := %" PRId64 ")",
+                 agg, e2, lo, hi);
+    else if (s == 2)
+        snprintf(sql, cap, "SELECT %s FROM read_tsfile('%s')", agg, e2);
+    else if (range)
+        snprintf(sql, cap, "SELECT %s FROM %s%s%s WHERE time BETWEEN %" PRId64 " AND %" PRId64, agg, s ? "read_parquet('" : "",
+                 s ? pq : "native", s ? "')" : "", lo, hi);
+    else
+        snprintf(sql, cap, "SELECT %s FROM %s%s%s", agg, s ? "read_parquet('" : "", s ? pq : "native", s ? "')" : "");
+}
+
+int main(int argc, char **argv)
+{
+    long long rows = bench_opt_ll(argc, argv, "--rows", 20000000);
+    int threads = (int)bench_opt_ll(argc, argv, "--threads", 2), reps = (int)bench_opt_ll(argc, argv, "--reps", 7);
+    int json = bench_flag(argc, argv, "--json");
+    const char *keep = bench_opt(argc, argv, "--keep");
+    char e2[512], pq[600], sql[2048];
+    if (keep)
+        snprintf(e2, sizeof e2, "%s", keep);
+    else
+        snprintf(e2, sizeof e2, "/tmp/tsf_duckdb_bench_%d.tsfile", (int)getpid());
+    snprintf(pq, sizeof pq, "%s.parquet", e2);
+    struct stat st;
+    if (stat(e2, &st) && bench_e2_build(e2, rows)) return 1;
+    if (stat(e2, &st)) return 1;
+    int page_index = bench_flag(argc, argv, "--page-index");
+    char idx[700];
+    snprintf(idx, sizeof idx, "%s.tsfidx", e2);
+    tsf_error te = {0};
+    if (page_index && tsf_page_index_build_file(e2, NULL, NULL, &te)) {
+        fprintf(stderr, "duckdb bench: page index: %s\n", te.message);
+        return 1;
+    }
+    if (!page_index) unlink(idx);
+
+    duckdb_database db;
+    duckdb_config cfg;
+    char *err = NULL;
+    duckdb_create_config(&cfg);
+    duckdb_set_config(cfg, "allow_unsigned_extensions", "true");
+    if (duckdb_open_ext(NULL, &db, cfg, &err) != DuckDBSuccess || duckdb_connect(db, &g_con) != DuckDBSuccess) {
+        fprintf(stderr, "duckdb bench: %s\n", err ? err : "cannot open DuckDB");
+        return 1;
+    }
+    duckdb_destroy_config(&cfg);
+    snprintf(sql, sizeof sql, "LOAD '%s'", TSF_DUCKDB_EXTENSION);
+    if (run(sql, NULL, 0)) return 1;
+    snprintf(sql, sizeof sql, "SET threads = %d", threads);
+    if (run(sql, NULL, 0)) return 1;
+    snprintf(sql, sizeof sql, "COPY (SELECT * FROM read_tsfile('%s')) TO '%s' (FORMAT parquet)", e2, pq);
+    if (run(sql, NULL, 0)) return 1;
+    snprintf(sql, sizeof sql, "CREATE TABLE native AS SELECT * FROM read_tsfile('%s')", e2);
+    if (run(sql, NULL, 0)) return 1;
+    char ans[512];
+    snprintf(sql, sizeof sql, "SELECT count(*), min(time), max(time) FROM native");
+    duckdb_result r;
+    if (duckdb_query(g_con, sql, &r) != DuckDBSuccess) return 1;
+    int64_t n = duckdb_value_int64(&r, 0, 0), tmin = duckdb_value_int64(&r, 1, 0), tmax = duckdb_value_int64(&r, 2, 0);
+    duckdb_destroy_result(&r);
+    struct stat pst;
+    stat(pq, &pst);
+    int64_t mid = tmin + (tmax - tmin) / 2, half = (tmax - tmin) / 200;
+    if (!json)
+        printf("E2: %" PRId64 " rows, %lld bytes%s; Parquet %lld bytes; threads %d, reps %d\n", n, (long long)st.st_size,
+               page_index ? " + page-time index" : "", (long long)pst.st_size, threads, reps);
+
+    static const char *const QN[2] = {"full", "range1"};
+    double *ms = calloc((size_t)reps * NSRC, sizeof *ms), *ratio = calloc((size_t)reps * NSRC, sizeof *ratio);
+    int rc = 0;
+    for (int q = 0; q < 2 && !rc; q++) {
+        int64_t lo = q ? mid - half : 1, hi = q ? mid + half : 0;
+        char want[512] = "";
+        query_of(sql, sizeof sql, 0, e2, pq, lo, hi);
+        if (run(sql, want, sizeof want)) rc = 1; /* warm-up, and the reference answer */
+        for (int s = 1; s < NSRC && !rc; s++) {
+            query_of(sql, sizeof sql, s, e2, pq, lo, hi);
+            if (run(sql, ans, sizeof ans)) rc = 1; /* warm-up */
+        }
+        for (int k = 0; k < reps && !rc; k++) {
+            for (int j = 0; j < NSRC && !rc; j++) {
+                int s = (j + k) % NSRC;
+                query_of(sql, sizeof sql, s, e2, pq, lo, hi);
+                uint64_t t0 = bench_now_ns();
+                if (run(sql, ans, sizeof ans)) rc = 1;
+                ms[k * NSRC + s] = (double)(bench_now_ns() - t0) / 1e6;
+                if (!rc && strcmp(ans, want)) {
+                    fprintf(stderr, "duckdb bench: %s answers %s, native %s\n", SRC[s], ans, want);
+                    rc = 1;
+                }
+            }
+            for (int s = 0; s < NSRC; s++) ratio[k * NSRC + s] = ms[k * NSRC + s] / ms[k * NSRC];
+        }
+        for (int s = 0; s < NSRC && !rc; s++) {
+            double col[256], rcol[256];
+            int m = reps < 256 ? reps : 256;
+            for (int k = 0; k < m; k++) col[k] = ms[k * NSRC + s], rcol[k] = ratio[k * NSRC + s];
+            double p50 = bench_percentile(col, (size_t)m, 50), p90 = bench_percentile(col, (size_t)m, 90);
+            double r50 = bench_percentile(rcol, (size_t)m, 50);
+            if (json)
+                printf("{\"bench\":\"duckdb\",\"query\":\"%s\",\"source\":\"%s\",\"rows\":%" PRId64 ",\"threads\":%d,"
+                       "\"page_index\":%d,\"reps\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"ratio_to_native_p50\":%.3f}\n",
+                       QN[q], SRC[s], n, threads, page_index, reps, p50, p90, r50);
+            else
+                printf("%-7s %-8s p50 %9.2f ms  p90 %9.2f ms  x native %.2f\n", QN[q], SRC[s], p50, p90, r50);
+        }
+    }
+    free(ms);
+    free(ratio);
+    duckdb_disconnect(&g_con);
+    duckdb_close(&db);
+    unlink(pq);
+    if (!keep) {
+        unlink(e2);
+        unlink(idx);
+    }
+    return rc;
+}

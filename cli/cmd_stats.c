@@ -9,15 +9,25 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "csv.h"
+#include "stats.h"
 #include "suggest.h"
 
 static const char *HELP =
     "usage: tsf stats FILE [--series DEV.MEAS,...] [--from T] [--to T] [--window W] [--tz Z] [--format F]\n"
+    "       tsf stats DATASET... [--group-by G] [--threads N] [--files-at-once K] [--from T] [--to T] [--window W]\n"
     "Prints count, first and last time, min, max, first, last, sum and mean of each series, answered from\n"
     "chunk and page statistics where possible (only the other pages are decoded; the footer says how much).\n"
+    "A DATASET is several files, a directory (its *.tsfile files) or a quoted pattern (\"data/*.tsfile\"),\n"
+    "read as one (doc/dataset.md): its values are decoded, and shown in each column's type.\n"
+    "  --group-by G        datasets: device or series (one group per device: a row per series, the\n"
+    "                      default), all (one group over every device: a row per column name), or\n"
+    "                      comma-separated TAG column names (a row per distinct tuple of their values)\n"
+    "  --threads N         datasets: files decoded at once (default 1)\n"
+    "  --files-at-once K   datasets: files open with reads under way (default N)\n"
     "  --series LIST       comma-separated DEVICE.MEASUREMENT or DEVICE (all its series); default all\n"
     "  --from T, --to T    inclusive time range: an integer in the file's unit or ISO-8601 (UTC unless a\n"
     "                      zone is given, e.g. 2024-01-02T03:00:00Z)\n"
@@ -30,10 +40,11 @@ static const char *HELP =
     "  --time-format iso|number  how first_time, last_time and window starts print (default number)\n"
     "  --format text|csv|json    output layout (default text; --json = --format json); JSON times are\n"
     "                      always numbers in the file's unit\n"
-    "  --decode            ignore statistics and decode every page (for comparison)\n"
+    "  --decode            ignore statistics and decode every page (for comparison; datasets always decode)\n"
     "  --no-check          trust the file: do not compare decoded pages with their statistics\n"
     "mean = sum / count (BOOLEAN: the share of true values; none for DATE). A standard deviation needs every value (the\n"
-    "statistics hold no sum of squares), so stats does not print one.\n"
+    "statistics hold no sum of squares), so stats does not print one. A dataset's progress goes to stderr\n"
+    "when stderr is a terminal.\n"
     "exit codes: 0 ok, 1 usage (an unknown --series name, with the closest names), 2 damaged file,\n"
     "3 I/O error, 4 nothing matched\n";
 
@@ -226,19 +237,7 @@ static int select_series(tsf_reader *r, const char *path, const char *spec, sel 
     return CLI_OK;
 }
 
-enum { FMT_TEXT, FMT_CSV, FMT_JSON };
-
-#define MAX_CALENDAR_WINDOWS 100000
-
-typedef struct opts {
-    const char *path, *series;
-    int64_t from, to, unit;
-    int64_t window;  /* fixed windows: length in the file's unit (0 = one window over the range) */
-    int64_t origin;  /* fixed windows: where they start (midnight 1970-01-01 in --tz; weeks: a Monday) */
-    int months;      /* calendar windows of this many months (years: 12 per year); 0 = fixed */
-    int32_t tz;      /* --tz: seconds east of UTC */
-    int format, iso, decode, no_check;
-} opts;
+typedef stats_opts opts;
 
 /* --window: a fixed length (cli_parse_duration), Nw (weeks), Nmo (months) or Ny (years). 0 or -1. */
 static int parse_window(opts *o, const char *w)
@@ -305,8 +304,24 @@ static int parse_args(int argc, char **argv, opts *o)
                 cli_err("stats", "--format: text, csv or json, not '%s'", a.val);
                 return CLI_USAGE;
             }
+        } else if (cli_value(&a, "--group-by"))
+            o->group_by = a.val;
+        else if (cli_value(&a, "--threads") || cli_value(&a, "--files-at-once")) {
+            uint64_t n;
+            int thr = !strcmp(a.arg, "--threads") || !strncmp(a.arg, "--threads=", 10);
+            if (!a.bad && (cli_parse_u64(a.val, &n) || n < 1 || n > 256)) {
+                cli_err("stats", "%s: \"%s\" is not a count from 1 to 256", thr ? "--threads" : "--files-at-once", a.val);
+                return CLI_USAGE;
+            }
+            if (thr) o->threads = (unsigned)n;
+            else o->files_at_once = (unsigned)n;
         } else if (cli_positional(&a)) {
-            if (cli_one_file(&a, &o->path)) return CLI_USAGE;
+            if (o->npaths == MAX_STATS_PATHS) {
+                cli_err("stats", "more than %d paths (name a directory or a pattern instead)", MAX_STATS_PATHS);
+                return CLI_USAGE;
+            }
+            o->paths[o->npaths++] = a.arg;
+            o->path = o->paths[0];
         } else
             return cli_unknown(&a);
     }
@@ -345,9 +360,7 @@ static int parse_args(int argc, char **argv, opts *o)
     return CLI_OK;
 }
 
-/* Calendar windows: the start (file unit, UTC) of the window of o->months months holding time t, and the
- * start of the next one; -1 when the times leave the calendar's range. */
-static int month_window(const opts *o, int64_t t, int64_t *start, int64_t *next)
+int stats_month_window(const opts *o, int64_t t, int64_t *start, int64_t *next)
 {
     int64_t day = 86400 * o->unit, off = (int64_t)o->tz * o->unit, local, y, m, d;
     if (__builtin_add_overflow(t, off, &local)) return -1;
@@ -505,7 +518,7 @@ static tsf_status series_windows(tsf_reader *r, const sel *sv, const tsf_device_
         return window_error(e, "calendar windows: %s.%s spans more than %d windows of %d months",
                        di->name, si->measurement, MAX_CALENDAR_WINDOWS, o->months);
     int64_t start, next;
-    if (month_window(o, lo, &start, &next))
+    if (stats_month_window(o, lo, &start, &next))
         return window_error(e, "calendar windows: time %" PRId64 " is outside the calendar", lo);
     for (;;) {
         ao.time_min = start > lo ? start : lo;
@@ -515,9 +528,18 @@ static tsf_status series_windows(tsf_reader *r, const sel *sv, const tsf_device_
         if (tsf_agg_result_count(res)) emit(w, di, si, start, next, &tsf_agg_result_window(res, 0)->stats);
         tsf_agg_result_free(res);
         if (next > hi) return TSF_OK;
-        if (month_window(o, next, &start, &next))
+        if (stats_month_window(o, next, &start, &next))
             return window_error(e, "calendar windows: times after %" PRId64 " are outside the calendar", start);
     }
+}
+
+/* A dataset rather than one file: several operands, a directory, a pattern, or --group-by. */
+static int is_dataset(const opts *o)
+{
+    struct stat sb;
+    if (o->npaths > 1 || o->group_by) return 1;
+    if (!stat(o->path, &sb)) return S_ISDIR(sb.st_mode);
+    return strpbrk(o->path, "*?[") != NULL;
 }
 
 int tsf_cmd_stats(int argc, char **argv)
@@ -526,6 +548,7 @@ int tsf_cmd_stats(int argc, char **argv)
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
+    if (is_dataset(&o)) return stats_dataset(&o);
     tsf_reader *r;
     if ((rc = cli_open_reader_checked("stats", o.path, !o.no_check, &r))) return rc;
     sel *sv = NULL;

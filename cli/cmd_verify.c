@@ -1,5 +1,5 @@
 /*
- * cmd_verify.c - `tsf verify FILE...` and `tsf recover FILE -o OUT`:
+ * cmd_verify.c - `tsf verify FILE|DIR|PATTERN...` (operands expanded as datasets are) and `tsf recover FILE -o OUT`:
  * thin front ends of tsf_verify (walks head, data area, index, bloom filter and tail, decodes every
  * page) and tsf_recover (keeps every chunk whose header and pages are whole and decode, writes a new
  * index and tail). verify exits 2 when any file is damaged and prints how many are.
@@ -13,7 +13,8 @@
 #include "outfile.h"
 
 static const char *VERIFY_HELP =
-    "usage: tsf verify FILE... [--max-problems N]\n"
+    "usage: tsf verify FILE|DIR|PATTERN... [--max-problems N]\n"
+    "A DIR stands for its *.tsfile files (name order), a quoted PATTERN (\"data/*.tsfile\") for its matches.\n"
     "Checks every structure of each file (head, chunk groups, chunks, pages decoded, statistics, index,\n"
     "bloom filter, tail) and prints the problems found with their byte offsets. WARNING lines name\n"
     "inconsistencies that readers tolerate (such as the metadata the Java recovery writes); they do not\n"
@@ -50,6 +51,47 @@ static void on_problem(void *ctx, const tsf_problem *p)
         printf("  offset %" PRIu64 ": %s%s\n", p->offset, p->warning ? "WARNING: " : "", p->what ? p->what : "?");
 }
 
+typedef struct verify_run {
+    uint64_t max;
+    int nfiles, damaged, unreadable;
+} verify_run;
+
+/* Verifies one file of an operand's list (tsf_dataset_list_files). */
+static int verify_one(void *ctx, const char *path)
+{
+    verify_run *v = ctx;
+    problem_ctx pc = {0, v->max, NULL, NULL};
+    tsf_verify_report rep;
+    memset(&rep, 0, sizeof rep);
+    tsf_error e = {0};
+    v->nfiles++;
+    printf("%s\n", path);
+    fflush(stdout);
+    tsf_status st = tsf_verify(path, on_problem, &pc, &rep, &e);
+    if (st == TSF_OK) {
+        if (pc.shown > pc.max) printf("  ... %" PRIu64 " more\n", pc.shown - pc.max);
+        printf("  ok: %" PRIu64 " chunk groups, %" PRIu64 " chunks, %" PRIu64 " pages, %" PRIu64 " points",
+               rep.chunk_groups, rep.chunks, rep.pages, rep.points);
+        if (rep.warnings)
+            printf("; %" PRIu64 " warning%s (tolerated, not damage)", rep.warnings, rep.warnings > 1 ? "s" : "");
+        printf("\n");
+    } else if (st == TSF_ECORRUPT || rep.problems) {
+        v->damaged++;
+        if (pc.shown > pc.max) printf("  ... %" PRIu64 " more\n", pc.shown - pc.max);
+        if (!rep.problems) printf("  %s\n", e.message); /* fatal damage reported only through err */
+        printf("  DAMAGED: %" PRIu64 " problem%s; read %" PRIu64 " chunk groups, %" PRIu64 " chunks, %" PRIu64
+               " pages, %" PRIu64 " points\n",
+               rep.problems ? rep.problems : 1, rep.problems > 1 ? "s" : "", rep.chunk_groups, rep.chunks,
+               rep.pages, rep.points);
+        printf("  to keep every sound chunk: tsf recover %s -o OUT\n", path);
+    } else {
+        v->unreadable++;
+        fflush(stdout);
+        cli_err_file("verify", path, e.message[0] ? e.message : tsf_status_name(st));
+    }
+    return 0;
+}
+
 int tsf_cmd_verify(int argc, char **argv)
 {
     uint64_t max = 20;
@@ -75,45 +117,24 @@ int tsf_cmd_verify(int argc, char **argv)
         cli_err("verify", "FILE missing (see tsf verify --help)");
         return CLI_USAGE;
     }
-    int damaged = 0, unreadable = 0;
+    verify_run v = {max, 0, 0, 0};
     cli_args_init(&a, argc, argv);
     while (cli_next(&a)) {
         if (cli_value(&a, "--max-problems") || !cli_positional(&a)) continue;
         const char *path = a.arg;
-        problem_ctx pc = {0, max, NULL, NULL};
-        tsf_verify_report rep;
-        memset(&rep, 0, sizeof rep);
         tsf_error e = {0};
-        printf("%s\n", path);
-        fflush(stdout);
-        tsf_status st = tsf_verify(path, on_problem, &pc, &rep, &e);
-        if (st == TSF_OK) {
-            if (pc.shown > pc.max) printf("  ... %" PRIu64 " more\n", pc.shown - pc.max);
-            printf("  ok: %" PRIu64 " chunk groups, %" PRIu64 " chunks, %" PRIu64 " pages, %" PRIu64 " points",
-                   rep.chunk_groups, rep.chunks, rep.pages, rep.points);
-            if (rep.warnings)
-                printf("; %" PRIu64 " warning%s (tolerated, not damage)", rep.warnings, rep.warnings > 1 ? "s" : "");
-            printf("\n");
-        } else if (st == TSF_ECORRUPT || rep.problems) {
-            damaged++;
-            if (pc.shown > pc.max) printf("  ... %" PRIu64 " more\n", pc.shown - pc.max);
-            if (!rep.problems) printf("  %s\n", e.message); /* fatal damage reported only through err */
-            printf("  DAMAGED: %" PRIu64 " problem%s; read %" PRIu64 " chunk groups, %" PRIu64 " chunks, %" PRIu64
-                   " pages, %" PRIu64 " points\n",
-                   rep.problems ? rep.problems : 1, rep.problems > 1 ? "s" : "", rep.chunk_groups, rep.chunks,
-                   rep.pages, rep.points);
-            printf("  to keep every sound chunk: tsf recover %s -o OUT\n", path);
-        } else {
-            unreadable++;
+        tsf_status st = tsf_dataset_list_files(&path, 1, verify_one, &v, &e);
+        if (st) { /* a directory without TsFiles, a pattern without match */
+            v.unreadable++;
             fflush(stdout);
-            cli_err_file("verify", path, e.message[0] ? e.message : tsf_status_name(st));
+            cli_err("verify", "%s", e.message);
         }
     }
-    printf("%d file%s checked: %d damaged", nfiles, nfiles == 1 ? "" : "s", damaged);
-    if (unreadable) printf(", %d unreadable", unreadable);
+    printf("%d file%s checked: %d damaged", v.nfiles, v.nfiles == 1 ? "" : "s", v.damaged);
+    if (v.unreadable) printf(", %d unreadable", v.unreadable);
     printf("\n");
     if (fflush(stdout)) return CLI_IO;
-    return damaged ? CLI_DAMAGED : unreadable ? CLI_IO : CLI_OK;
+    return v.damaged ? CLI_DAMAGED : v.unreadable ? CLI_IO : CLI_OK;
 }
 
 static void on_note(void *ctx, const tsf_problem *p)

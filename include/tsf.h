@@ -902,6 +902,10 @@ TSF_API tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths,
                                     const tsf_dataset_options *opts, tsf_error *err);
 /** Frees; NULL is a no-op. Every query of the dataset must be closed first. */
 TSF_API void tsf_dataset_close(tsf_dataset *ds);
+/** The file list tsf_dataset_open would read for paths[0..n) (the same expansion, order and errors), each
+ *  file passed to each(ctx, path) without being opened; each returning non-zero stops with TSF_EIO. */
+TSF_API tsf_status tsf_dataset_list_files(const char *const *paths, size_t n,
+                                          int (*each)(void *ctx, const char *path), void *ctx, tsf_error *err);
 
 typedef struct tsf_dataset_file_info {
     const char *path;
@@ -1025,6 +1029,11 @@ typedef struct tsf_dataset_agg_options {
     int by_device;         /* 1 (default): one group per device; 0: one group over every selected device */
     int64_t window;        /* 0 (default): one window; else windows [origin + k*window, origin + (k+1)*window) */
     int64_t window_origin; /* 0 */
+    /* Group by these TAG columns' values instead (overrides by_device): one group per distinct tuple of the
+     * device's values of the named columns, a device without such a column (tree model, another table) or
+     * with a null value giving null there. Every name must be a TAG column of some table (TSF_ENOTFOUND). */
+    const char *const *group_tags;
+    size_t ngroup_tags;
 } tsf_dataset_agg_options;
 
 TSF_API void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o);
@@ -1039,11 +1048,13 @@ typedef struct tsf_dataset_agg_row {
      * earlier file's first, the later file's last) */
     double sum, min, max, mean, first, last;
     int64_t first_time, last_time;
+    size_t group;           /* the group: the device, 0 over every device, or the tag tuple (group_tags) */
 } tsf_dataset_agg_row;
 
 typedef struct tsf_dataset_agg_result tsf_dataset_agg_result;
 
-/** Aggregates the query's rows; rows of the result by device, window start, then column name. */
+/** Aggregates the query's rows; rows of the result by group (device; tag tuples ascending, null first),
+ *  window start, then column name. */
 TSF_API tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
                                          const tsf_dataset_agg_options *opts, tsf_dataset_agg_result **out,
                                          tsf_error *err);
@@ -1051,6 +1062,9 @@ TSF_API size_t tsf_dataset_agg_result_count(const tsf_dataset_agg_result *res);
 /** Row i (NULL when i is out of range); valid until the result is freed. */
 TSF_API const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_result *res, size_t i);
 TSF_API void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res);
+/** With group_tags: the value of group_tags[k] in group `group` (data NULL for a null value); the bytes
+ *  belong to the dataset (valid while it is open). Without group_tags or out of range: data NULL. */
+TSF_API tsf_bytes tsf_dataset_agg_result_tag(const tsf_dataset_agg_result *res, size_t group, size_t k);
 
 /* Where an aggregation's time went (for benchmarks): the folding threads in the order their first file
  * merged, at most 64 listed. A thread's busy time sums, over the files it folded, the time from the file's

@@ -155,13 +155,14 @@ class DatasetQueryOptions(ctypes.Structure):
 
 
 class DatasetAggOptions(ctypes.Structure):
-    _fields_ = [("struct_size", c_size), ("by_device", c_int), ("window", c_i64), ("window_origin", c_i64)]
+    _fields_ = [("struct_size", c_size), ("by_device", c_int), ("window", c_i64), ("window_origin", c_i64),
+                ("group_tags", ctypes.POINTER(c_str)), ("ngroup_tags", c_size)]
 
 
 class DatasetAggRow(ctypes.Structure):
     _fields_ = [("device", c_size), ("window_start", c_i64), ("column", c_str), ("count", c_u64), ("sum", c_dbl),
                 ("min", c_dbl), ("max", c_dbl), ("mean", c_dbl), ("first", c_dbl), ("last", c_dbl),
-                ("first_time", c_i64), ("last_time", c_i64)]
+                ("first_time", c_i64), ("last_time", c_i64), ("group", c_size)]
 
 
 PE = P(Error)

@@ -587,6 +587,26 @@ tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t 
     return TSF_OK;
 }
 
+tsf_status tsf_dataset_list_files(const char *const *paths, size_t n,
+                                  int (*each)(void *ctx, const char *path), void *ctx, tsf_error *err)
+{
+    if ((!paths && n) || !each)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_list_files: paths and each are required");
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    tsf_dataset *ds = tsf_calloc(ro.allocator, 1, sizeof *ds);
+    if (!ds) return oom(err);
+    ds->a = ro.allocator;
+    tsf_status st = TSF_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        st = paths[i] ? expand(ds, paths[i], err)
+                      : tsf_err(err, TSF_EINVAL, "tsf_dataset_list_files: paths[%zu] is NULL", i);
+    for (size_t f = 0; f < ds->nfiles && !st; f++)
+        if (each(ctx, ds->files[f].path)) st = tsf_err(err, TSF_EIO, "tsf_dataset_list_files: stopped at %s", ds->files[f].path);
+    tsf_dataset_close(ds);
+    return st;
+}
+
 void tsf_dataset_close(tsf_dataset *ds)
 {
     if (!ds) return;

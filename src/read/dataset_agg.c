@@ -7,10 +7,13 @@
  * all of the key's aggregates (count, sum, min, max, first, last), found through an open-addressing table;
  * consecutive rows of one column mostly stay in one window, so the last slot is tried first. Each file folds
  * into its own accumulator and the accumulators are merged in file order (tsf_dataset_fold), which fixes
- * every floating-point addition: results do not depend on threads or files_at_once.
+ * every floating-point addition: results do not depend on threads or files_at_once. With group_tags the
+ * group of a device is fixed before the fold: devices are sorted by their tuple of tag values and equal
+ * tuples share one group number, so the fold looks the group up per batch.
  */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,6 +62,7 @@ typedef struct agg_ctx {
     /* per folding thread, filled as file accumulators merge (one merge at a time) */
     tsf_dataset_agg_stats stats;
     pthread_t thr[AGG_WORKERS_MAX];
+    const size_t *dev_group; /* group_tags: group of each dataset device (NULL otherwise) */
 } agg_ctx;
 
 struct tsf_dataset_agg_result {
@@ -68,6 +72,8 @@ struct tsf_dataset_agg_result {
     const char **names;
     size_t nnames, names_cap;
     tsf_dataset_agg_stats stats;
+    tsf_bytes *tags; /* group_tags: ngroups x ntags values */
+    size_t ngroups, ntags, tags_cap;
 };
 
 void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o)
@@ -367,7 +373,7 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
     agg_ctx *c = ctx;
     agg_acc *acc = p;
     uint64_t t0 = now_ns();
-    uint64_t g = c->by_device ? (uint64_t)b->device : 0;
+    uint64_t g = c->dev_group ? (uint64_t)c->dev_group[b->device] : c->by_device ? (uint64_t)b->device : 0;
     const int64_t *t = b->rows.times;
     size_t n = b->rows.nrows, nruns = batch_runs(c, acc, t, n);
     if (nruns == (size_t)-1) goto oom;
@@ -470,6 +476,84 @@ static tsf_status column_names(tsf_dataset *ds, const tsf_dataset_query_options 
     return TSF_OK;
 }
 
+/* ---- groups by TAG values ---- */
+
+/* The value of TAG column `name` in device d (data NULL: null, or no such TAG column in its table). */
+static tsf_bytes tag_value(const tsf_dataset *ds, size_t d, const char *name)
+{
+    tsf_bytes none = {NULL, 0};
+    const tsf_ds_device *dev = &ds->devs[d];
+    if (dev->table >= ds->ntables) return none;
+    const tsf_ds_table *t = &ds->tables[dev->table];
+    size_t seg = 1;
+    for (size_t i = 0; i < t->ncols; i++) {
+        if (t->cols[i].category != TSF_COLUMN_TAG) continue;
+        if (!strcmp(t->cols[i].name, name)) return seg < dev->nsegs ? dev->segs[seg] : none;
+        seg++;
+    }
+    return none;
+}
+
+static int bytes_cmp(tsf_bytes x, tsf_bytes y)
+{
+    if (!x.data || !y.data) return !!x.data - !!y.data; /* null first */
+    size_t n = x.len < y.len ? x.len : y.len;
+    int c = n ? memcmp(x.data, y.data, n) : 0;
+    return c ? c : (x.len > y.len) - (x.len < y.len);
+}
+
+typedef struct tuple_sort {
+    const tsf_bytes *v; /* ntags values */
+    size_t ntags, dev;
+} tuple_sort;
+
+static int tuple_cmp(const void *x, const void *y)
+{
+    const tuple_sort *a = x, *b = y;
+    for (size_t k = 0; k < a->ntags; k++) {
+        int c = bytes_cmp(a->v[k], b->v[k]);
+        if (c) return c;
+    }
+    return (a->dev > b->dev) - (a->dev < b->dev);
+}
+
+/* dev_group[d] for every device and the groups' tag tuples (r->tags, ascending). */
+static tsf_status tag_groups(tsf_dataset *ds, const tsf_dataset_agg_options *o, size_t *dev_group,
+                             tsf_dataset_agg_result *r, tsf_error *err)
+{
+    for (size_t k = 0; k < o->ngroup_tags; k++) {
+        const char *name = o->group_tags[k];
+        int found = 0;
+        for (size_t t = 0; name && t < ds->ntables && !found; t++)
+            for (size_t i = 0; i < ds->tables[t].ncols && !found; i++)
+                found = ds->tables[t].cols[i].category == TSF_COLUMN_TAG && !strcmp(ds->tables[t].cols[i].name, name);
+        if (!found)
+            return tsf_err(err, TSF_ENOTFOUND, "dataset aggregate: group_tags[%zu] (%s) is no TAG column", k,
+                           name ? name : "NULL");
+    }
+    size_t n = ds->ndevs, nt = o->ngroup_tags;
+    tsf_bytes *vals = tsf_calloc(ds->a, n * nt + 1, sizeof *vals);
+    tuple_sort *ts = tsf_calloc(ds->a, n + 1, sizeof *ts);
+    r->tags = tsf_calloc(ds->a, n * nt + 1, sizeof *r->tags);
+    r->tags_cap = n * nt + 1;
+    tsf_status st = vals && ts && r->tags ? TSF_OK : tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    for (size_t d = 0; !st && d < n; d++) {
+        for (size_t k = 0; k < nt; k++) vals[d * nt + k] = tag_value(ds, d, o->group_tags[k]);
+        ts[d] = (tuple_sort){&vals[d * nt], nt, d};
+    }
+    if (!st && n) qsort(ts, n, sizeof *ts, tuple_cmp);
+    for (size_t i = 0; !st && i < n; i++) {
+        int same = i > 0;
+        for (size_t k = 0; same && k < nt; k++) same = !bytes_cmp(ts[i].v[k], ts[i - 1].v[k]);
+        if (!same) memcpy(&r->tags[r->ngroups++ * nt], ts[i].v, nt * sizeof *vals);
+        dev_group[ts[i].dev] = r->ngroups - 1;
+    }
+    r->ntags = nt;
+    tsf_free(ds->a, vals, (n * nt + 1) * sizeof *vals);
+    tsf_free(ds->a, ts, (n + 1) * sizeof *ts);
+    return st;
+}
+
 typedef struct row_key {
     const agg_slot *s;
     const char *name;
@@ -491,14 +575,17 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     *out = NULL;
     tsf_dataset_agg_options o;
     tsf_dataset_agg_options_init(&o);
-    if (opts) {
-        if (opts->struct_size != sizeof o)
+    if (opts) { /* the first published size ends before group_tags */
+        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_agg_options, group_tags))
             return tsf_err(err, TSF_EINVAL, "tsf_dataset_agg_options.struct_size %zu unknown",
                            opts->struct_size);
-        o = *opts;
+        memcpy(&o, opts, opts->struct_size);
+        o.struct_size = sizeof o;
     }
     if (o.window < 0)
         return tsf_err(err, TSF_EINVAL, "dataset aggregate: window %lld < 0", (long long)o.window);
+    if (o.ngroup_tags && !o.group_tags)
+        return tsf_err(err, TSF_EINVAL, "dataset aggregate: ngroup_tags without group_tags");
     agg_ctx c;
     memset(&c, 0, sizeof c);
     c.a = ds->a;
@@ -506,21 +593,31 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     c.window = o.window;
     c.origin = o.window_origin;
     c.stats.struct_size = sizeof c.stats;
-    tsf_status st = column_names(ds, qopts, &c, err);
-    if (st) return st;
-    tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, &c};
+    tsf_dataset_agg_result *r = tsf_calloc(ds->a, 1, sizeof *r);
+    size_t *dev_group = NULL;
+    if (!r) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    r->a = ds->a;
+    tsf_status st = TSF_OK;
+    if (o.ngroup_tags) {
+        if (!(dev_group = tsf_calloc(ds->a, ds->ndevs + 1, sizeof *dev_group)))
+            st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+        if (!st) st = tag_groups(ds, &o, dev_group, r, err);
+        c.dev_group = dev_group;
+    }
+    if (!st) st = column_names(ds, qopts, &c, err);
     void *res = NULL;
-    st = tsf_dataset_fold(ds, qopts, &cb, &res, NULL, err);
-    if (st == TSF_EIO && __atomic_load_n(&c.oom, __ATOMIC_RELAXED))
-        st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    if (!st) {
+        tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, &c};
+        st = tsf_dataset_fold(ds, qopts, &cb, &res, NULL, err);
+        if (st == TSF_EIO && __atomic_load_n(&c.oom, __ATOMIC_RELAXED))
+            st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    }
     agg_acc *acc = res;
-    tsf_dataset_agg_result *r = st ? NULL : tsf_calloc(ds->a, 1, sizeof *r);
     row_key *keys = NULL;
-    if (!st && (!r || !(keys = tsf_calloc(ds->a, acc->n + 1, sizeof *keys)) ||
+    if (!st && (!(keys = tsf_calloc(ds->a, acc->n + 1, sizeof *keys)) ||
                 !(r->rows = tsf_calloc(ds->a, acc->n + 1, sizeof *r->rows))))
         st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
     if (!st) {
-        r->a = ds->a;
         r->names = c.names;
         r->nnames = c.nnames;
         r->names_cap = c.names_cap;
@@ -530,7 +627,8 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
         for (size_t i = 0; i < acc->n; i++) {
             const agg_slot *s = keys[i].s;
             tsf_dataset_agg_row *row = &r->rows[i];
-            row->device = o.by_device ? (size_t)s->group : (size_t)-1;
+            row->device = o.by_device && !o.ngroup_tags ? (size_t)s->group : (size_t)-1;
+            row->group = (size_t)s->group;
             row->window_start =
                 o.window ? (int64_t)((uint64_t)o.window_origin + (uint64_t)s->win * (uint64_t)o.window)
                          : INT64_MIN;
@@ -548,13 +646,14 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
         r->n = acc->n;
         r->stats = c.stats;
         *out = r;
-    } else if (r) {
-        tsf_free(ds->a, r->rows, ((acc ? acc->n : 0) + 1) * sizeof *r->rows);
-        tsf_free(ds->a, r, sizeof *r);
+    } else {
+        r->n = acc ? acc->n : 0;
+        tsf_dataset_agg_result_free(r);
     }
     tsf_free(ds->a, keys, ((acc ? acc->n : 0) + 1) * sizeof *keys);
     if (acc) acc_free(&c, acc);
     tsf_free(ds->a, c.names, c.names_cap * sizeof *c.names);
+    tsf_free(ds->a, dev_group, (ds->ndevs + 1) * sizeof *dev_group);
     return st;
 }
 
@@ -582,5 +681,13 @@ void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res)
     if (!res) return;
     tsf_free(res->a, res->rows, (res->n + 1) * sizeof *res->rows);
     tsf_free(res->a, (void *)res->names, res->names_cap * sizeof *res->names);
+    tsf_free(res->a, res->tags, res->tags_cap * sizeof *res->tags);
     tsf_free(res->a, res, sizeof *res);
+}
+
+tsf_bytes tsf_dataset_agg_result_tag(const tsf_dataset_agg_result *res, size_t group, size_t k)
+{
+    tsf_bytes none = {NULL, 0};
+    if (!res || !res->tags || group >= res->ngroups || k >= res->ntags) return none;
+    return res->tags[group * res->ntags + k];
 }

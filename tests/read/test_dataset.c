@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +64,19 @@ static const tfile TFILES[] = {
 };
 #define NTFILES (sizeof TFILES / sizeof TFILES[0])
 
+/* Closes a writer after rows were written with status st (aborts it on failure); 0 or -1 (message printed). */
+static int finish_write(tsf_writer *w, tsf_status st, const char *path, tsf_error *e)
+{
+    if (st) {
+        fprintf(stderr, "write %s: %s\n", path, e->message);
+        tsf_writer_abort(w);
+        return -1;
+    }
+    st = tsf_writer_close(w, e);
+    if (st) fprintf(stderr, "close %s: %s\n", path, e->message);
+    return st ? -1 : 0;
+}
+
 static int write_table_file(size_t fi, const char *path)
 {
     tsf_error e = {0};
@@ -93,14 +107,7 @@ static int write_table_file(size_t fi, const char *path)
         }
         if (!st) st = tsf_writer_flush(w, &e);
     }
-    if (st) {
-        fprintf(stderr, "write %s: %s\n", path, e.message);
-        tsf_writer_abort(w);
-        return -1;
-    }
-    st = tsf_writer_close(w, &e);
-    if (st) fprintf(stderr, "close %s: %s\n", path, e.message);
-    return st ? -1 : 0;
+    return finish_write(w, st, path, &e);
 }
 
 /* Tree files: b0 (d0 s1,s2; a0 x), b1 (d0 s1,s2,s3), b2 (a0 x only). conflict: d0.s1 as DOUBLE. */
@@ -565,6 +572,20 @@ static void test_type_conflict(void)
     fprintf(stderr, "  conflict: %s\n", e.message);
 }
 
+typedef struct list_ctx {
+    char p[16][256];
+    size_t n;
+    int stop; /* stop after the first file */
+} list_ctx;
+
+static int list_each(void *ctx, const char *path)
+{
+    list_ctx *c = ctx;
+    if (c->n < 16) snprintf(c->p[c->n], sizeof c->p[0], "%s", path);
+    c->n++;
+    return c->stop;
+}
+
 static void test_paths(void)
 {
     if (!make_data()) {
@@ -612,6 +633,23 @@ static void test_paths(void)
     tsf_status st = tsf_dataset_open(&ds, p6, 2, NULL, &e);
     CHECK(st == TSF_ECORRUPT);
     CHECK(strstr(e.message, "zz.tsfile") != NULL);
+    /* the list without opening: the damaged file is listed, in the order and with the errors of open */
+    list_ctx lc = {{{0}}, 0, 0};
+    CHECK_OK(tsf_dataset_list_files(p6, 2, list_each, &lc, &e), &e);
+    CHECK_EQ_INT(lc.n, 2);
+    CHECK(!strcmp(lc.p[0], one) && !strcmp(lc.p[1], bad));
+    lc.n = 0;
+    const char *p7[2] = {dir, pat};
+    CHECK(tsf_dataset_list_files(p7, 2, list_each, &lc, &e) == TSF_EINVAL);
+    lc.n = 0;
+    CHECK_OK(tsf_dataset_list_files(p7, 1, list_each, &lc, &e), &e);
+    CHECK_EQ_INT(lc.n, NTFILES);
+    for (size_t f = 0; f < lc.n && f < NTFILES; f++) CHECK(strstr(lc.p[f], TFILES[f].name) != NULL);
+    CHECK(tsf_dataset_list_files(p3, 1, list_each, &lc, &e) == TSF_ENOTFOUND);
+    lc.n = 0;
+    lc.stop = 1;
+    CHECK(tsf_dataset_list_files(p7, 1, list_each, &lc, &e) == TSF_EIO);
+    CHECK_EQ_INT(lc.n, 1);
 }
 
 /* ---- reads counted per file through a source ---- */
@@ -984,8 +1022,38 @@ static rslot *rs_find(rset *rs, size_t dev, int64_t win, const char *col)
 }
 
 /* Row by row into per-file slots, merged into the total in file order (the rule of tsf_dataset_fold). */
-static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t tmin, int64_t tmax,
-                         tsf_filter *where, rset *total)
+/* Tag tuples met by the reference (group_tags), interned: a group's number is its index here. */
+static char g_tuples[64][96];
+static size_t g_ntuples;
+
+static size_t tuple_id(const char *t)
+{
+    for (size_t i = 0; i < g_ntuples; i++)
+        if (!strcmp(g_tuples[i], t)) return i;
+    if (g_ntuples == 64) abort();
+    snprintf(g_tuples[g_ntuples], sizeof g_tuples[0], "%s", t);
+    return g_ntuples++;
+}
+
+/* The batch's device's tuple of the tags' values ("-" null, "=value" else), from the file's device id: the
+ * test's table declares its TAG columns as site, kind, so they are segments 1 and 2. */
+static void batch_tuple(tsf_reader *r, const tsf_batch *b, const char *const *tags, size_t ntags, char *buf,
+                        size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < ntags; k++) {
+        tsf_bytes v = {NULL, 0};
+        if (tsf_reader_device_segment(r, b->device, strcmp(tags[k], "site") ? 2 : 1, &v, NULL)) v.data = NULL;
+        if (!v.data)
+            n += (size_t)snprintf(buf + n, cap - n, "|-");
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "|=%.*s", (int)v.len, (const char *)v.data);
+    }
+}
+
+static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const *tags, size_t ntags,
+                              int64_t window, int64_t tmin, int64_t tmax, tsf_filter *where, rset *total)
 {
     tsf_error e = {0};
     rset *part = malloc(sizeof *part);
@@ -1018,7 +1086,13 @@ static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t
                                : cb->type == TSF_INT64 ? (double)((const int64_t *)cb->values)[i]
                                                        : 0;
                     int64_t w = window ? (t >= 0 ? t / window : -((-t + window - 1) / window)) : 0;
-                    rslot *s = rs_find(part, by_device ? dev : (size_t)-1, w, cb->name);
+                    size_t grp = by_device ? dev : (size_t)-1;
+                    if (ntags) {
+                        char tb[96];
+                        batch_tuple(r, b, tags, ntags, tb, sizeof tb);
+                        grp = tuple_id(tb);
+                    }
+                    rslot *s = rs_find(part, grp, w, cb->name);
                     if (!s->count) s->min = s->max = s->first = s->last = v, s->first_t = s->last_t = t;
                     if (v < s->min) s->min = v;
                     if (v > s->max) s->max = v;
@@ -1049,6 +1123,12 @@ static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t
     }
     free(part);
     return 0;
+}
+
+static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t tmin, int64_t tmax,
+                         tsf_filter *where, rset *total)
+{
+    return agg_reference_tags(ds, by_device, NULL, 0, window, tmin, tmax, where, total);
 }
 
 /* 1 when a result row holds the reference slot's aggregates, bit for bit. */
@@ -1218,6 +1298,129 @@ static void test_aggregate_kernels(void)
     tsf_dataset_close(ds);
 }
 
+/* Files of table "m" with TAG columns site and kind: devices (s0,k0), (s0,k1), (s1,k0), (s1,null) and, in the
+ * last file only, (s2,k1), so grouping by site or kind merges devices and a null kind forms its own group. */
+static int write_tags_file(size_t fi, const char *path)
+{
+    static const char *const DEVS[5][2] = {{"s0", "k0"}, {"s0", "k1"}, {"s1", "k0"}, {"s1", NULL}, {"s2", "k1"}};
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = tsf_writer_open(&w, path, NULL, &e);
+    tsf_column_schema cols[4] = {{"site", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"kind", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"v", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"n", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD}};
+    if (!st) st = tsf_writer_register_table(w, "m", cols, 4, &e);
+    for (size_t d = 0; d < (fi == 2 ? 5u : 4u) && !st; d++) {
+        for (size_t i = 0; i < 150 && !st; i++) {
+            const char *names[4] = {"site", "kind", "v", "n"};
+            tsf_value v[4];
+            memset(v, 0, sizeof v);
+            for (int k = 0; k < 2; k++) {
+                v[k].is_null = !DEVS[d][k];
+                v[k].v.bytes.data = (const uint8_t *)DEVS[d][k];
+                v[k].v.bytes.len = DEVS[d][k] ? 2 : 0;
+            }
+            v[2].v.d = val_d(fi, d, i);
+            v[2].is_null = i % 5 == 1;
+            v[3].v.i64 = (int64_t)(i * 3) - (int64_t)(d * 50) + (int64_t)fi;
+            st = tsf_writer_write_row(w, "m", (int64_t)(fi * 1000 + i * 10 + d), names, v, 4, &e);
+        }
+        if (!st) st = tsf_writer_flush(w, &e);
+    }
+    return finish_write(w, st, path, &e);
+}
+
+static void test_aggregate_tags(void)
+{
+    char p[256];
+    path_of(p, sizeof p, "tags", NULL);
+    CHECK(mkdir_p(p) == 0);
+    for (size_t f = 0; f < 3; f++) {
+        char n[32], fp[256];
+        snprintf(n, sizeof n, "g%zu.tsfile", f);
+        path_of(fp, sizeof fp, "tags", n);
+        CHECK(write_tags_file(f, fp) == 0);
+    }
+    const char *paths[1] = {p};
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+    if (!ds) return;
+    rset *ref = malloc(sizeof *ref);
+    static const char *const SITE[1] = {"site"}, *const KIND[1] = {"kind"}, *const BOTH[2] = {"kind", "site"};
+    const char *const *shapes[3] = {SITE, KIND, BOTH};
+    const size_t nshape[3] = {1, 1, 2};
+    const unsigned threads[3] = {1, 2, 4};
+    for (int shape = 0; ref && shape < 6; shape++) {
+        const char *const *tags = shapes[shape % 3];
+        size_t nt = nshape[shape % 3];
+        int64_t window = shape < 3 ? 0 : 500;
+        g_ntuples = 0;
+        CHECK(agg_reference_tags(ds, 0, tags, nt, window, INT64_MIN, INT64_MAX, NULL, ref) == 0);
+        CHECK(ref->n > 3);
+        for (size_t t = 0; t < 3; t++)
+            for (unsigned k = 1; k <= 8; k++) {
+                tsf_dataset_query_options o;
+                tsf_dataset_query_options_init(&o);
+                o.threads = threads[t];
+                o.files_at_once = k;
+                tsf_dataset_agg_options ao;
+                tsf_dataset_agg_options_init(&ao);
+                ao.group_tags = tags;
+                ao.ngroup_tags = nt;
+                ao.window = window;
+                tsf_dataset_agg_result *res = NULL;
+                CHECK_OK(tsf_dataset_aggregate(ds, &o, &ao, &res, &e), &e);
+                CHECK_EQ_INT(tsf_dataset_agg_result_count(res), ref->n);
+                size_t bad = 0;
+                char prev[96] = "";
+                for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
+                    const tsf_dataset_agg_row *row = tsf_dataset_agg_result_row(res, i);
+                    char tb[96];
+                    size_t n = 0;
+                    tb[0] = '\0';
+                    for (size_t j = 0; j < nt; j++) {
+                        tsf_bytes v = tsf_dataset_agg_result_tag(res, row->group, j);
+                        n += (size_t)(v.data ? snprintf(tb + n, sizeof tb - n, "|=%.*s", (int)v.len, (const char *)v.data)
+                                             : snprintf(tb + n, sizeof tb - n, "|-"));
+                    }
+                    /* groups ascend by tuple, null first ('-' < '=' in the reference's spelling) */
+                    CHECK(strcmp(prev, tb) <= 0);
+                    snprintf(prev, sizeof prev, "%s", tb);
+                    CHECK(row->device == (size_t)-1);
+                    size_t before = g_ntuples;
+                    rslot *s = rs_find(ref, tuple_id(tb), window ? row->window_start / window : 0, row->column);
+                    CHECK_EQ_INT(g_ntuples, before); /* a group the reference knows */
+                    if (!(row_same(s, row) && (window || row->window_start == INT64_MIN)) && !bad++)
+                        fprintf(stderr, "  tags shape %d threads=%u k=%u row %zu (%s %s): sum %.17g vs %.17g\n",
+                                shape, threads[t], k, i, tb, row->column, row->sum, s->sum);
+                }
+                CHECK_EQ_INT(bad, 0);
+                CHECK_EQ_INT(ref->n, tsf_dataset_agg_result_count(res));
+                CHECK(tsf_dataset_agg_result_tag(res, 0, nt).data == NULL);
+                tsf_dataset_agg_result_free(res);
+            }
+    }
+    free(ref);
+    const char *bad[1] = {"v"}; /* a FIELD, not a TAG */
+    tsf_dataset_agg_options ao;
+    tsf_dataset_agg_options_init(&ao);
+    ao.group_tags = bad;
+    ao.ngroup_tags = 1;
+    tsf_dataset_agg_result *res = NULL;
+    CHECK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e) == TSF_ENOTFOUND);
+    CHECK(res == NULL);
+    /* the first published size of the options (no group_tags) still works: one group per device */
+    ao.struct_size = offsetof(tsf_dataset_agg_options, group_tags);
+    CHECK_OK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e), &e);
+    CHECK(res && tsf_dataset_agg_result_count(res) > 0 && tsf_dataset_agg_result_row(res, 0)->device == 0);
+    tsf_dataset_agg_result_free(res);
+    ao.struct_size = 12;
+    CHECK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e) == TSF_EINVAL);
+    tsf_dataset_close(ds);
+}
+
 int main(void)
 {
     TSF_RUN(test_schema_tree);
@@ -1232,6 +1435,7 @@ int main(void)
     TSF_RUN(test_close_early);
     TSF_RUN(test_aggregate);
     TSF_RUN(test_aggregate_kernels);
+    TSF_RUN(test_aggregate_tags);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

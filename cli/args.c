@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void cli_args_init(cli_args *a, int argc, char **argv)
 {
@@ -173,6 +174,25 @@ int cli_open_reader_checked(const char *cmd, const char *path, int checked, tsf_
         return st == TSF_EINVAL ? CLI_DAMAGED : cli_exit_code(st);
     }
     return CLI_OK;
+}
+
+int cli_is_dataset(const char *const *paths, size_t n)
+{
+    struct stat sb;
+    if (n != 1) return n > 1;
+    if (!stat(paths[0], &sb)) return S_ISDIR(sb.st_mode);
+    return strpbrk(paths[0], "*?[") != NULL;
+}
+
+int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, tsf_dataset **out)
+{
+    tsf_error e = {0};
+    tsf_dataset_options o;
+    tsf_dataset_options_init(&o);
+    tsf_status st = tsf_dataset_open(out, paths, n, &o, &e);
+    if (!st) return CLI_OK;
+    cli_err_file(cmd, paths[0], e.message[0] ? e.message : tsf_status_name(st));
+    return cli_exit_code(st);
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

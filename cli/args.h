@@ -80,6 +80,13 @@ int cli_open_reader(const char *cmd, const char *path, tsf_reader **out);
 /* The same with tsf_reader_options.checked = `checked` (cli_open_reader: 1; `--no-check`: 0). */
 int cli_open_reader_checked(const char *cmd, const char *path, int checked, tsf_reader **out);
 
+/* Whether the operands name a dataset rather than one file: several of them, a directory, or a pattern
+ * (* ? [) that is no existing file. */
+int cli_is_dataset(const char *const *paths, size_t n);
+/* Opens the dataset of the operands (tsf_dataset_open); on failure prints "tsf CMD: ..." and returns the exit
+ * code (0 on success). */
+int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, tsf_dataset **out);
+
 /* Parses a non-negative / signed decimal integer (whole string). 0 on success, -1 otherwise. */
 int cli_parse_u64(const char *s, uint64_t *out);
 int cli_parse_i64(const char *s, int64_t *out);

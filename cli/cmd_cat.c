@@ -1,5 +1,6 @@
 /*
- * cmd_cat.c - `tsf cat FILE` and `tsf head FILE [-n N]`: print the rows of a file.
+ * cmd_cat.c - `tsf cat FILE` and `tsf head FILE [-n N]`: print the rows of a file, or of a dataset (several
+ *  files, a directory, a pattern: tsf_dataset_query, the same layouts except golden and --order time).
  *
  *  --format csv (default): wide; a `time` column, then (several devices) a `device` column or (one
  *    table-model table) its TAG columns, then one column per measurement; empty cells for nulls; one
@@ -294,6 +295,9 @@ static void put_time(const cat_opts *c, FILE *f, int64_t t)
     }
 }
 
+#define MAX_CAT_PATHS 1024
+#define MAX_CAT_TAGS 64 /* TAG columns of the table layout (more: the device column instead) */
+
 typedef struct wide {
     const char **names; /* value columns */
     size_t n;
@@ -390,7 +394,9 @@ static int plan_wide(cat_opts *c, tsf_reader *r, wide *w)
         table = 1;
         ti = x;
     }
-    if (table == 1 && ti.ndevices == nd) {
+    size_t ntag = 0;
+    for (size_t i = 0; table == 1 && i < ti.ncolumns; i++) ntag += ti.columns[i].category == TSF_COLUMN_TAG;
+    if (table == 1 && ti.ndevices == nd && ntag <= MAX_CAT_TAGS) {
         w->tags = calloc(ti.ncolumns, sizeof *w->tags);
         if (!w->tags) return CLI_IO;
         for (size_t i = 0; i < ti.ncolumns; i++) {
@@ -441,39 +447,38 @@ static void put_key(FILE *f, const char *name, int *first)
     fputc(':', f);
 }
 
-static void put_row(cat_opts *c, tsf_reader *r, const wide *w, const tsf_batch *b, size_t i, FILE *f)
+/* Row i of b: dname is the device column's cell (w->device_col), tags[0..w->ntags) the TAG cells (data NULL:
+ * null). */
+static void put_row_of(cat_opts *c, const wide *w, const char *dname, const tsf_bytes *tags, const tsf_batch *b,
+                       size_t i, FILE *f)
 {
     int json = c->format[0] == 'j';
     int first = 1;
-    tsf_device_info di = {0};
-    if (w->device_col) tsf_reader_device(r, b->device, &di, NULL);
     if (json) {
         fputc('{', f);
         put_key(f, "time", &first);
         put_time(c, f, b->times[i]);
         if (w->device_col) {
             put_key(f, "device", &first);
-            cli_json_str(f, di.name);
+            cli_json_str(f, dname);
         }
     } else {
         put_time(c, f, b->times[i]);
         if (w->device_col) {
             fputc(',', f);
-            csv_put_field(f, di.name, strlen(di.name));
+            csv_put_field(f, dname, strlen(dname));
         }
     }
     for (size_t t = 0; t < w->ntags; t++) {
-        tsf_bytes seg = {0};
-        int have = tsf_reader_device_segment(r, b->device, t + 1, &seg, NULL) == TSF_OK && seg.data;
         if (json) {
             put_key(f, w->tags[t]->name, &first);
-            if (have)
-                cli_json_bytes(f, seg.data, seg.len);
+            if (tags[t].data)
+                cli_json_bytes(f, tags[t].data, tags[t].len);
             else
                 fputs("null", f);
         } else {
             fputc(',', f);
-            if (have) csv_put_field(f, (const char *)seg.data, seg.len);
+            if (tags[t].data) csv_put_field(f, (const char *)tags[t].data, tags[t].len);
         }
     }
     for (size_t k = 0; k < b->ncolumns; k++) {
@@ -491,6 +496,16 @@ static void put_row(cat_opts *c, tsf_reader *r, const wide *w, const tsf_batch *
         }
     }
     fputs(json ? "}\n" : "\n", f);
+}
+
+static void put_row(cat_opts *c, tsf_reader *r, const wide *w, const tsf_batch *b, size_t i, FILE *f)
+{
+    tsf_device_info di = {0};
+    tsf_bytes tags[MAX_CAT_TAGS];
+    if (w->device_col) tsf_reader_device(r, b->device, &di, NULL);
+    for (size_t t = 0; t < w->ntags; t++)
+        if (tsf_reader_device_segment(r, b->device, t + 1, &tags[t], NULL)) tags[t].data = NULL;
+    put_row_of(c, w, di.name, tags, b, i, f);
 }
 
 /* --order time: one query per device, merged by (time, device) through a binary heap of their current rows. */
@@ -572,24 +587,29 @@ done:
     return st;
 }
 
+/* The CSV header line (nothing for jsonl). */
+static void put_header(const cat_opts *c, const wide *w, FILE *f)
+{
+    if (c->format[0] != 'c') return;
+    fputs("time", f);
+    if (w->device_col) fputs(",device", f);
+    for (size_t t = 0; t < w->ntags; t++) {
+        fputc(',', f);
+        csv_put_field(f, w->tags[t]->name, strlen(w->tags[t]->name));
+    }
+    for (size_t k = 0; k < w->n; k++) {
+        fputc(',', f);
+        csv_put_field(f, w->names[k], strlen(w->names[k]));
+    }
+    fputc('\n', f);
+}
+
 static int cat_wide(cat_opts *c, tsf_reader *r, FILE *f)
 {
     wide w = {0};
     int rc = plan_wide(c, r, &w);
     if (rc) goto done;
-    if (c->format[0] == 'c') {
-        fputs("time", f);
-        if (w.device_col) fputs(",device", f);
-        for (size_t t = 0; t < w.ntags; t++) {
-            fputc(',', f);
-            csv_put_field(f, w.tags[t]->name, strlen(w.tags[t]->name));
-        }
-        for (size_t k = 0; k < w.n; k++) {
-            fputc(',', f);
-            csv_put_field(f, w.names[k], strlen(w.names[k]));
-        }
-        fputc('\n', f);
-    }
+    put_header(c, &w, f);
     if (!w.n) goto done;
     tsf_query_options o;
     init_query(c, &o);
@@ -617,13 +637,129 @@ done:
     return rc;
 }
 
+/* ---- datasets --------------------------------------------------------------------------------- */
+
+/* A column the dataset has: a series of some device, or a column of one of its tables. */
+static int dataset_has_column(tsf_dataset *ds, const char *name)
+{
+    for (size_t d = 0, nd = tsf_dataset_device_count(ds); d < nd; d++) {
+        tsf_dataset_device_info di;
+        if (tsf_dataset_device(ds, d, &di, NULL)) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_dataset_series_info si;
+            if (!tsf_dataset_series(ds, d, j, &si, NULL) && !strcmp(si.measurement, name)) return 1;
+        }
+    }
+    for (size_t t = 0, nt = tsf_dataset_table_count(ds); t < nt; t++) {
+        tsf_table_info ti;
+        if (tsf_dataset_table(ds, t, &ti, NULL)) continue;
+        for (size_t i = 0; i < ti.ncolumns; i++)
+            if (!strcmp(ti.columns[i].name, name)) return 1;
+    }
+    return 0;
+}
+
+/* The layout of a dataset, as plan_wide's for one file: one table holding every device -> its TAG and FIELD
+ * columns; else a device column (several devices) and every series name in device order. */
+static int plan_dataset(cat_opts *c, tsf_dataset *ds, wide *w)
+{
+    size_t nd = tsf_dataset_device_count(ds), nt = tsf_dataset_table_count(ds), ntag = 0;
+    tsf_table_info ti = {0};
+    int table = 0;
+    for (size_t t = 0; t < nt; t++) {
+        tsf_table_info x;
+        if (tsf_dataset_table(ds, t, &x, NULL) || !x.ndevices) continue;
+        table = table || !x.ncolumns ? -1 : 1;
+        ti = x;
+    }
+    for (size_t i = 0; table == 1 && i < ti.ncolumns; i++) ntag += ti.columns[i].category == TSF_COLUMN_TAG;
+    if (table == 1 && ti.ndevices == nd && ntag <= MAX_CAT_TAGS) {
+        if (!(w->tags = calloc(ti.ncolumns, sizeof *w->tags))) return CLI_IO;
+        for (size_t i = 0; i < ti.ncolumns; i++) {
+            if (ti.columns[i].category == TSF_COLUMN_TAG)
+                w->tags[w->ntags++] = &ti.columns[i];
+            else if (ti.columns[i].category == TSF_COLUMN_FIELD && !c->cols && add_name(w, ti.columns[i].name))
+                return CLI_IO;
+        }
+    } else
+        w->device_col = nd > 1;
+    for (size_t i = 0; c->cols && i < c->ncols; i++) {
+        if (!dataset_has_column(ds, c->cols[i])) {
+            cli_err(c->cmd, "%s: no column named '%s'", c->path, c->cols[i]);
+            return CLI_USAGE;
+        }
+        if (add_name(w, c->cols[i])) return CLI_IO;
+    }
+    for (size_t d = 0; !c->cols && !w->tags && d < nd; d++) {
+        tsf_dataset_device_info di;
+        if (tsf_dataset_device(ds, d, &di, NULL)) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_dataset_series_info si;
+            if (!tsf_dataset_series(ds, d, j, &si, NULL) && add_name(w, si.measurement)) return CLI_IO;
+        }
+    }
+    const char *names[64];
+    size_t n = c->filter ? tsf_filter_columns(c->filter, names, 64) : 0;
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (!dataset_has_column(ds, names[i])) {
+            cli_err(c->cmd, "%s: --where: no column named '%s'", c->path, names[i]);
+            return CLI_USAGE;
+        }
+    return 0;
+}
+
+/* cat / head over a dataset: the rows of its files in file order, then each file's device order. */
+static int cat_dataset(cat_opts *c, const char *const *paths, size_t npaths, unsigned threads, unsigned k,
+                       int checked, FILE *f)
+{
+    tsf_dataset *ds = NULL;
+    wide w = {0};
+    int rc = cli_open_dataset(c->cmd, paths, npaths, &ds);
+    if (!rc) rc = plan_dataset(c, ds, &w);
+    if (!rc) put_header(c, &w, f);
+    if (rc || !w.n) goto done;
+    tsf_dataset_query_options o;
+    tsf_dataset_query_options_init(&o);
+    o.columns = w.names;
+    o.ncolumns = w.n;
+    o.time_min = c->tmin;
+    o.time_max = c->tmax;
+    o.where = c->filter;
+    o.threads = threads;
+    o.files_at_once = k;
+    o.checked = checked;
+    tsf_dataset_query *q = NULL;
+    tsf_error e = {0};
+    const tsf_dataset_batch *b;
+    tsf_status st = tsf_dataset_query_open(ds, &o, &q, &e);
+    while (st == TSF_OK && c->rows < c->limit && (st = tsf_dataset_query_next(q, &b, &e)) == TSF_OK && b) {
+        tsf_bytes tags[MAX_CAT_TAGS];
+        for (size_t t = 0; t < w.ntags; t++)
+            if (tsf_dataset_device_segment(ds, b->device, t + 1, &tags[t], NULL)) tags[t].data = NULL;
+        for (size_t i = 0; i < b->rows.nrows && c->rows < c->limit; i++, c->rows++)
+            put_row_of(c, &w, b->device_name, tags, &b->rows, i, f);
+    }
+    tsf_dataset_query_close(q);
+    if (st) {
+        cli_err_file(c->cmd, c->path, e.message);
+        rc = cli_exit_code(st);
+    }
+done:
+    free(w.names);
+    free(w.tags);
+    tsf_dataset_close(ds);
+    return rc;
+}
+
 /* ---- options ---------------------------------------------------------------------------------- */
 
 static void usage(FILE *f, const char *cmd)
 {
     int head = !strcmp(cmd, "head");
     fprintf(f,
-            "usage: tsf %s FILE [options]\n"
+            "usage: tsf %s FILE|DIR|PATTERN... [options]\n"
+            "Several files, a directory (its *.tsfile files) or a quoted pattern (\"data/*.tsfile\") are read\n"
+            "as one dataset: the rows of each file in file order (doc/dataset.md).\n"
             "%s"
             "  --format csv|jsonl|golden  output layout (default csv: time, device or tags, one column per\n"
             "                             measurement; golden: device,measurement,time,type,value)\n"
@@ -638,6 +774,8 @@ static void usage(FILE *f, const char *cmd)
             "  --time-format iso|number   how times print (default number)\n"
             "  --time-unit s|ms|us|ns     the file's time unit (default ms): --from/--to, iso times\n"
             "  --no-check                 trust the file: do not compare decoded pages with their statistics\n"
+            "  --threads N                datasets: files decoded at once (default 1)\n"
+            "  --files-at-once K          datasets: files open with reads under way (default N)\n"
             "exit codes: 0 ok, 1 usage, 2 damaged file, 3 I/O error, 4 nothing matched\n",
             cmd, head ? "  -n N                       the first N rows (default 10)\n" : "",
             head ? " (same as -n)" : "");
@@ -666,6 +804,9 @@ static int run(int argc, char **argv, int head)
     c.tmax = INT64_MAX;
     c.limit = head ? 10 : UINT64_MAX;
     const char *from = NULL, *to = NULL;
+    const char *paths[MAX_CAT_PATHS];
+    size_t npaths = 0;
+    unsigned threads = 0, files_at_once = 0;
     int checked = 1;
     cli_args a;
     cli_args_init(&a, argc, argv);
@@ -714,11 +855,21 @@ static int run(int argc, char **argv, int head)
                 cli_err(c.cmd, "--time-unit: s, ms, us or ns, not '%s'", a.val);
                 goto out;
             }
-        } else if (cli_positional(&a) && !c.path) {
-            c.path = a.arg;
+        } else if (cli_value(&a, "--threads") || cli_value(&a, "--files-at-once")) {
+            uint64_t n;
+            int thr = !strncmp(a.arg, "--threads", 9);
+            if (!a.bad && (cli_parse_u64(a.val, &n) || n < 1 || n > 256)) {
+                cli_err(c.cmd, "%s: not a count from 1 to 256: '%s'", thr ? "--threads" : "--files-at-once", a.val);
+                goto out;
+            }
+            *(thr ? &threads : &files_at_once) = (unsigned)n;
         } else if (cli_positional(&a)) {
-            cli_err(c.cmd, "one FILE expected (got '%s' and '%s')", c.path, a.arg);
-            goto out;
+            if (npaths == MAX_CAT_PATHS) {
+                cli_err(c.cmd, "more than %d paths (name a directory or a pattern instead)", MAX_CAT_PATHS);
+                goto out;
+            }
+            paths[npaths++] = a.arg;
+            c.path = paths[0];
         } else {
             cli_unknown(&a);
             goto out;
@@ -754,13 +905,28 @@ static int run(int argc, char **argv, int head)
             goto out;
         }
     }
+    static char obuf[1 << 16];
+    if (cli_is_dataset(paths, npaths)) {
+        if (c.format[0] == 'g' || c.by_time) {
+            cli_err(c.cmd, "%s: one file only", c.by_time ? "--order time" : "--format golden");
+            rc = CLI_USAGE;
+            goto out;
+        }
+        setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+        rc = cat_dataset(&c, paths, npaths, threads, files_at_once, checked, stdout);
+        if (fflush(stdout) != 0 && !rc) {
+            cli_err(c.cmd, "writing the output failed");
+            rc = CLI_IO;
+        }
+        if (!rc && c.rows == 0) rc = CLI_EMPTY;
+        goto out;
+    }
     tsf_reader *r = NULL;
     if ((rc = cli_open_reader_checked(c.cmd, c.path, checked, &r))) goto out;
     if (c.filter && (rc = check_where_columns(&c, r))) {
         tsf_reader_close(r);
         goto out;
     }
-    static char obuf[1 << 16];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     rc = c.format[0] == 'g' ? cat_golden(&c, r, stdout) : cat_wide(&c, r, stdout);
     if (fflush(stdout) != 0 && !rc) {

@@ -4,7 +4,8 @@
  * chunks, pages, bytes per series (page bodies compressed and uncompressed, chunk bytes on disk) and the
  * compression ratio. Counts and time ranges come from the index (TimeseriesMetadata statistics, spec
  * §7-§9); encoding, compression, pages and bytes from the chunk and page headers
- * (tsf_reader_series_pages), so page bodies are never read.
+ * (tsf_reader_series_pages), so page bodies are never read. Several files, a directory or a pattern: the
+ * dataset's files and series from tsf_dataset_open's metadata.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -16,9 +17,12 @@
 
 static const char *HELP =
     "usage: tsf info FILE [--json]\n"
+    "       tsf info FILE|DIR|PATTERN... [--json]   (several files, a directory, a quoted pattern: a dataset)\n"
     "Prints the format version, the model, the tables, and per series: type, encoding, compression,\n"
     "points, time range, chunks, pages, bytes (page bodies as stored), raw bytes (after decompression)\n"
     "and the compression ratio raw/bytes. Reads only the index and the chunk and page headers.\n"
+    "A dataset prints its files (bytes, points, time range, devices) and its series over the files (type,\n"
+    "points, time range, files holding it), from each file's index only.\n"
     "  --json   one JSON object instead of text\n";
 
 typedef struct totals {
@@ -132,9 +136,133 @@ static const char *model_name(tsf_reader *r, size_t *ntables_out)
     return ntab && ntree ? "tree and table" : ntab ? "table" : ntree ? "tree" : "empty";
 }
 
+/* ---- datasets: what tsf_dataset_open read from the files' metadata ---- */
+
+static void put_range(cli_table *t, int64_t lo, int64_t hi)
+{
+    if (lo > hi) {
+        cli_table_add(t, "-");
+        cli_table_add(t, "-");
+    } else {
+        cli_table_add(t, "%" PRId64, lo);
+        cli_table_add(t, "%" PRId64, hi);
+    }
+}
+
+static void json_range(int64_t lo, int64_t hi)
+{
+    if (lo > hi) fputs(", \"start_time\": null, \"end_time\": null", stdout);
+    else printf(", \"start_time\": %" PRId64 ", \"end_time\": %" PRId64, lo, hi);
+}
+
+/* `tsf info DATASET`: the files (size, points, time range, devices), then every series over the files
+ * (type, points, time range, files holding it); no chunk or page header is read. */
+static int info_dataset(const char *const *paths, size_t n, int json)
+{
+    tsf_dataset *ds = NULL;
+    int rc = cli_open_dataset("info", paths, n, &ds);
+    if (rc) return rc;
+    size_t nf = tsf_dataset_file_count(ds), nd = tsf_dataset_device_count(ds), ntab = 0, nser = 0;
+    uint64_t size = 0, points = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0, nt = tsf_dataset_table_count(ds); i < nt; i++) {
+        tsf_table_info ti;
+        if (!tsf_dataset_table(ds, i, &ti, NULL) && ti.ncolumns) ntab++;
+    }
+    cli_table ft, st;
+    cli_table_init(&ft, 6, 0x3Eu);
+    cli_table_init(&st, 7, 0x78u);
+    const char *fh[6] = {"file", "bytes", "points", "first", "last", "devices"};
+    const char *sh[7] = {"device", "series", "type", "points", "first", "last", "files"};
+    for (int i = 0; i < 6; i++) cli_table_add(&ft, "%s", fh[i]);
+    for (int i = 0; i < 7; i++) cli_table_add(&st, "%s", sh[i]);
+    if (json) fputs("{\"files\": [", stdout);
+    for (size_t f = 0; f < nf; f++) {
+        tsf_dataset_file_info fi;
+        if (tsf_dataset_file(ds, f, &fi, NULL)) continue;
+        size += fi.size;
+        points += fi.points;
+        if (fi.time_min < lo) lo = fi.time_min;
+        if (fi.time_max > hi) hi = fi.time_max;
+        if (json) {
+            fputs(f ? ",\n    {\"path\": " : "\n    {\"path\": ", stdout);
+            cli_json_str(stdout, fi.path);
+            printf(", \"size\": %" PRIu64 ", \"points\": %" PRIu64, fi.size, fi.points);
+            json_range(fi.time_min, fi.time_max);
+            printf(", \"devices\": %zu}", fi.ndevices);
+            continue;
+        }
+        cli_table_add(&ft, "%s", fi.path);
+        cli_table_add(&ft, "%" PRIu64, fi.size);
+        cli_table_add(&ft, "%" PRIu64, fi.points);
+        put_range(&ft, fi.time_min, fi.time_max);
+        cli_table_add(&ft, "%zu", fi.ndevices);
+    }
+    if (json) fputs(nf ? "\n  ], \"series\": [" : "], \"series\": [", stdout);
+    for (size_t d = 0; d < nd; d++) {
+        tsf_dataset_device_info di;
+        if (tsf_dataset_device(ds, d, &di, NULL)) continue;
+        for (size_t j = 0; j < di.nseries; j++) {
+            tsf_dataset_series_info si;
+            if (tsf_dataset_series(ds, d, j, &si, NULL)) continue;
+            const char *type = nz(tsf_type_name(si.type));
+            if (json) {
+                fputs(nser++ ? ",\n    {\"device\": " : "\n    {\"device\": ", stdout);
+                cli_json_str(stdout, di.name);
+                fputs(", \"series\": ", stdout);
+                cli_json_str(stdout, si.measurement);
+                printf(", \"type\": \"%s\", \"points\": %" PRIu64, type, si.count);
+                json_range(si.time_min, si.time_max);
+                printf(", \"files\": %zu}", si.nfiles);
+                continue;
+            }
+            nser++;
+            cli_table_add(&st, "%s", di.name);
+            cli_table_add(&st, "%s", si.measurement);
+            cli_table_add(&st, "%s", type);
+            cli_table_add(&st, "%" PRIu64, si.count);
+            put_range(&st, si.time_min, si.time_max);
+            cli_table_add(&st, "%zu", si.nfiles);
+        }
+    }
+    if (json) {
+        printf("%s], \"totals\": {\"files\": %zu, \"size\": %" PRIu64 ", \"tables\": %zu, \"devices\": %zu"
+               ", \"series\": %zu, \"points\": %" PRIu64,
+               nser ? "\n  " : "", nf, size, ntab, nd, nser, points);
+        json_range(lo, hi);
+        fputs("}}\n", stdout);
+    } else {
+        printf("files       %zu\n", nf);
+        printf("size        %" PRIu64 " bytes\n", size);
+        printf("tables      %zu\n", ntab);
+        printf("devices     %zu\n", nd);
+        printf("series      %zu\n", nser);
+        printf("points      %" PRIu64 "\n", points);
+        if (lo <= hi) printf("time range  %" PRId64 " .. %" PRId64 "\n", lo, hi);
+        else printf("time range  -\n");
+        fputc('\n', stdout);
+        if (cli_table_print(&ft, stdout, "")) rc = CLI_IO;
+        if (nser) {
+            fputc('\n', stdout);
+            if (cli_table_print(&st, stdout, "")) rc = CLI_IO;
+        }
+    }
+    cli_table_free(&ft);
+    cli_table_free(&st);
+    tsf_dataset_close(ds);
+    if (fflush(stdout)) {
+        cli_err("info", "cannot write the output");
+        return CLI_IO;
+    }
+    return rc;
+}
+
+#define MAX_INFO_PATHS 1024
+
 int tsf_cmd_info(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *paths[MAX_INFO_PATHS];
+    size_t npaths = 0;
     int json = 0;
     cli_args a;
     cli_args_init(&a, argc, argv);
@@ -145,11 +273,16 @@ int tsf_cmd_info(int argc, char **argv)
         } else if (cli_is(&a, "--json"))
             json = 1;
         else if (cli_positional(&a)) {
-            if (cli_one_file(&a, &path)) return CLI_USAGE;
+            if (npaths == MAX_INFO_PATHS) {
+                cli_err("info", "more than %d paths (name a directory or a pattern instead)", MAX_INFO_PATHS);
+                return CLI_USAGE;
+            }
+            path = paths[npaths++] = a.arg;
         } else
             return cli_unknown(&a);
     }
     if (cli_file_given(&a, path)) return CLI_USAGE;
+    if (cli_is_dataset(paths, npaths)) return info_dataset(paths, npaths, json);
     tsf_reader *r;
     int rc = cli_open_reader("info", path, &r);
     if (rc) return rc;

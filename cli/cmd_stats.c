@@ -9,7 +9,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "csv.h"
@@ -533,22 +532,13 @@ static tsf_status series_windows(tsf_reader *r, const sel *sv, const tsf_device_
     }
 }
 
-/* A dataset rather than one file: several operands, a directory, a pattern, or --group-by. */
-static int is_dataset(const opts *o)
-{
-    struct stat sb;
-    if (o->npaths > 1 || o->group_by) return 1;
-    if (!stat(o->path, &sb)) return S_ISDIR(sb.st_mode);
-    return strpbrk(o->path, "*?[") != NULL;
-}
-
 int tsf_cmd_stats(int argc, char **argv)
 {
     opts o;
     memset(&o, 0, sizeof o);
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc < 0 ? CLI_OK : rc;
-    if (is_dataset(&o)) return stats_dataset(&o);
+    if (o.group_by || cli_is_dataset(o.paths, o.npaths)) return stats_dataset(&o);
     tsf_reader *r;
     if ((rc = cli_open_reader_checked("stats", o.path, !o.no_check, &r))) return rc;
     sel *sv = NULL;

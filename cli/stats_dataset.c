@@ -377,13 +377,8 @@ int stats_dataset(const stats_opts *o)
     char *gb = o->group_by ? strdup(o->group_by) : NULL;
     int rc = o->group_by && !gb ? CLI_IO : parse_group(&s, gb);
     tsf_error e = {0};
-    tsf_dataset_options dopts;
-    tsf_dataset_options_init(&dopts);
-    tsf_status st = rc ? TSF_OK : tsf_dataset_open(&s.ds, o->paths, o->npaths, &dopts, &e);
-    if (!rc && st) {
-        cli_err_file("stats", o->path, e.message);
-        rc = cli_exit_code(st);
-    }
+    tsf_status st;
+    if (!rc) rc = cli_open_dataset("stats", o->paths, o->npaths, &s.ds);
     if (!rc && (st = run_all(&s, &e))) {
         if (s.progress) fputs("\r\033[K", stderr);
         if (st == TSF_ENOTFOUND && s.ntags)

@@ -1347,6 +1347,21 @@ static void test_aggregate_tags(void)
     tsf_error e = {0};
     CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
     if (!ds) return;
+    /* the device id's segments: the table, then the TAG values; a trailing null TAG is stripped from the id */
+    CHECK_EQ_INT(tsf_dataset_device_count(ds), 5);
+    for (size_t d = 0; d < tsf_dataset_device_count(ds); d++) {
+        tsf_dataset_device_info di;
+        tsf_bytes sg[3] = {{NULL, 0}, {NULL, 0}, {NULL, 0}};
+        char name[64];
+        CHECK_OK(tsf_dataset_device(ds, d, &di, &e), &e);
+        for (size_t k = 0; k < 2; k++) CHECK_OK(tsf_dataset_device_segment(ds, d, k, &sg[k], &e), &e);
+        tsf_status st3 = tsf_dataset_device_segment(ds, d, 2, &sg[2], &e);
+        CHECK(st3 == TSF_OK ? sg[2].data != NULL : st3 == TSF_ENOTFOUND);
+        snprintf(name, sizeof name, "%.*s.%.*s%s%.*s", (int)sg[0].len, (const char *)sg[0].data, (int)sg[1].len,
+                 (const char *)sg[1].data, st3 ? "" : ".", st3 ? 0 : (int)sg[2].len, st3 ? "" : (const char *)sg[2].data);
+        CHECK(!strcmp(name, di.name));
+        CHECK(tsf_dataset_device_segment(ds, d, 3, &sg[0], &e) == TSF_ENOTFOUND);
+    }
     rset *ref = malloc(sizeof *ref);
     static const char *const SITE[1] = {"site"}, *const KIND[1] = {"kind"}, *const BOTH[2] = {"kind", "site"};
     const char *const *shapes[3] = {SITE, KIND, BOTH};

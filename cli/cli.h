@@ -24,4 +24,10 @@ int tsf_cmd_verify(int argc, char **argv);
 int tsf_cmd_recover(int argc, char **argv);
 int tsf_cmd_index(int argc, char **argv);
 
+/* Copies the rows of r (file `in`) with times in [tmin, tmax] into a new file `out` (cmd_convert.c's copy:
+ * same tables, devices, series, types, encodings and compressions); *rows / *points copied. Returns an exit
+ * code (messages name cmd). */
+int cli_copy_range(const char *cmd, tsf_reader *r, const char *in, const char *out, int64_t tmin, int64_t tmax,
+                   tsf_writer_options *wo, uint64_t *rows, uint64_t *points);
+
 #endif

@@ -20,7 +20,9 @@
 #include "outfile.h"
 
 typedef struct conv {
+    const char *cmd; /* for messages: convert, or the command copying time ranges (cli_copy_range) */
     const char *in, *out;
+    int64_t tmin, tmax; /* the rows copied */
     csv_kvlist enc, comp;
     tsf_reader *r;
     tsf_writer *w;
@@ -59,13 +61,13 @@ static uint64_t count_points(tsf_reader *r)
 
 static int werr(conv *c, const tsf_error *e)
 {
-    cli_err("convert", "%s: %s", c->out, e->message);
+    cli_err(c->cmd, "%s: %s", c->out, e->message);
     return e->code == TSF_EIO ? CLI_IO : e->code == TSF_EINVAL ? CLI_USAGE : CLI_DAMAGED;
 }
 
 static int rerr(conv *c, const tsf_error *e)
 {
-    cli_err("convert", "%s: %s", c->in, e->message);
+    cli_err(c->cmd, "%s: %s", c->in, e->message);
     return cli_exit_code(e->code);
 }
 
@@ -83,7 +85,7 @@ static int codec(conv *c, const char *name, tsf_type t, tsf_encoding *e, tsf_com
         *e = csv_default_encoding(t);
     if ((int)*k < 0 || !tsf_compression_supported(*k)) *k = TSF_LZ4;
     if (csv_column_codec(&c->enc, &c->comp, name, t, e, k, msg, sizeof msg)) {
-        cli_err("convert", "%s", msg);
+        cli_err(c->cmd, "%s", msg);
         return CLI_USAGE;
     }
     return 0;
@@ -97,6 +99,8 @@ static int copy_device(conv *c, size_t d, const char *target, const char **names
     tsf_query_options_init(&o);
     o.devices = &d;
     o.ndevices = 1;
+    o.time_min = c->tmin;
+    o.time_max = c->tmax;
     o.columns = names + ntags;
     o.ncolumns = ncols - ntags;
     tsf_tablet *t = NULL;
@@ -230,6 +234,46 @@ done:
     return rc;
 }
 
+/* Every table and tree device of c->r into c->w. */
+static int copy_all(conv *c)
+{
+    tsf_error e = {0};
+    int rc = 0;
+    size_t nt = tsf_reader_table_count(c->r);
+    for (size_t t = 0; t < nt && !rc; t++) {
+        tsf_table_info ti;
+        if (tsf_reader_table(c->r, t, &ti, &e)) return rerr(c, &e);
+        if (ti.ncolumns)
+            rc = copy_table(c, &ti);
+        else
+            for (size_t d = ti.first_device; d < ti.first_device + ti.ndevices && !rc; d++)
+                rc = copy_tree_device(c, d);
+    }
+    return rc;
+}
+
+int cli_copy_range(const char *cmd, tsf_reader *r, const char *in, const char *out, int64_t tmin, int64_t tmax,
+                   tsf_writer_options *wo, uint64_t *rows, uint64_t *points)
+{
+    conv c = {0};
+    c.cmd = cmd;
+    c.in = in;
+    c.out = out;
+    c.r = r;
+    c.tmin = tmin;
+    c.tmax = tmax;
+    c.keep_enc = 1;
+    int rc = cli_writer_open(cmd, out, wo, &c.w);
+    if (rc) return rc;
+    if ((rc = copy_all(&c))) {
+        cli_writer_discard(c.w);
+        return rc;
+    }
+    *rows = c.rows;
+    *points = c.points;
+    return cli_writer_close(cmd, c.w, out);
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: tsf convert IN -o OUT [options]\n"
@@ -254,6 +298,9 @@ static void usage(FILE *f)
 int tsf_cmd_convert(int argc, char **argv)
 {
     conv c = {0};
+    c.cmd = "convert";
+    c.tmin = INT64_MIN;
+    c.tmax = INT64_MAX;
     uint64_t page_points = 0, flush_ms = 1000;
     int quiet = 0, page_index = 0, checked = 1, force = 0, progress = 0, rc = CLI_USAGE;
     cli_args a;
@@ -317,21 +364,8 @@ int tsf_cmd_convert(int argc, char **argv)
     if (page_points) wo.page_max_points = (uint32_t)page_points;
     wo.page_index = page_index;
     wo.flush_interval_ms = (uint32_t)flush_ms;
-    tsf_error e = {0};
     if ((rc = cli_writer_open("convert", c.out, &wo, &c.w))) goto out;
-    size_t nt = tsf_reader_table_count(c.r);
-    for (size_t t = 0; t < nt && !rc; t++) {
-        tsf_table_info ti;
-        if (tsf_reader_table(c.r, t, &ti, &e)) {
-            rc = rerr(&c, &e);
-            break;
-        }
-        if (ti.ncolumns)
-            rc = copy_table(&c, &ti);
-        else
-            for (size_t d = ti.first_device; d < ti.first_device + ti.ndevices && !rc; d++)
-                rc = copy_tree_device(&c, d);
-    }
+    rc = copy_all(&c);
     if (rc) {
         if (c.progress) fputc('\n', stderr);
         cli_writer_discard(c.w);

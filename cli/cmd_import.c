@@ -29,6 +29,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -647,9 +648,160 @@ done:
 
 /* ---- command ------------------------------------------------------------------------------------ */
 
+/* ---- --partition: the imported file split by time into DIR ---------------------------------- */
+
+/* DIR for the partitions: created when missing; an existing non-empty one only with --force, which removes
+ * its part-*.tsfile files (so no earlier partition stays in the dataset). Returns an exit code. */
+static int prepare_dir(const char *dir, int force)
+{
+    struct stat sb;
+    if (stat(dir, &sb)) {
+        if (mkdir(dir, 0777) == 0) return 0;
+        cli_err("import", "%s: cannot create the directory: %s", dir, strerror(errno));
+        return CLI_IO;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        cli_err("import", "%s exists and is no directory (--partition writes a directory)", dir);
+        return CLI_USAGE;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        cli_err("import", "%s: cannot read the directory: %s", dir, strerror(errno));
+        return CLI_IO;
+    }
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        size_t n = strlen(e->d_name);
+        if (!force) {
+            cli_err("import", "%s is not empty (use -f to replace its partitions)", dir);
+            rc = CLI_USAGE;
+        } else if (!strncmp(e->d_name, "part-", 5) && n > 12 && !strcmp(e->d_name + n - 7, ".tsfile")) {
+            char p[4096];
+            if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < sizeof p && unlink(p)) {
+                cli_err("import", "%s: cannot remove: %s", p, strerror(errno));
+                rc = CLI_IO;
+            }
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every row time of the file (one per device row), sorted. */
+static int all_times(tsf_reader *r, const char *path, int64_t **out, size_t *n)
+{
+    size_t cap = 1024;
+    int64_t *v = malloc(cap * sizeof *v);
+    tsf_query *q = NULL;
+    tsf_error e = {0};
+    *n = 0;
+    if (!v) return CLI_IO;
+    tsf_status st = tsf_query_open(r, NULL, &q, &e);
+    for (const tsf_batch *b; !st && !(st = tsf_query_next(q, &b, &e)) && b;) {
+        if (*n + b->nrows > cap) {
+            while (*n + b->nrows > cap) cap *= 2;
+            int64_t *p = realloc(v, cap * sizeof *p);
+            if (!p) {
+                free(v);
+                tsf_query_close(q);
+                return CLI_IO;
+            }
+            v = p;
+        }
+        memcpy(v + *n, b->times, b->nrows * sizeof *v);
+        *n += b->nrows;
+    }
+    tsf_query_close(q);
+    if (st) {
+        free(v);
+        cli_err_file("import", path, e.message);
+        return cli_exit_code(st);
+    }
+    if (*n) qsort(v, *n, sizeof *v, cmp_i64);
+    *out = v;
+    return 0;
+}
+
+/* Start of the UTC day or hour of t (file unit per_second). */
+static int64_t part_floor(int64_t t, int64_t len)
+{
+    return t >= 0 ? t - t % len : t - ((t % len) + len) % len;
+}
+
+/* Splits the imported file `path` into DIR: one file per partition, in time order. */
+static int write_partitions(imp *m, const char *path, const char *dir, tsf_writer_options *wo)
+{
+    const imp_opts *o = m->o;
+    tsf_reader *r = NULL;
+    int rc = cli_open_reader("import", path, &r);
+    int64_t *t = NULL;
+    size_t n = 0, nparts = 0;
+    uint64_t rows = 0, points = 0, bytes = 0;
+    char first[64] = "", last[64] = "";
+    if (!rc) rc = all_times(r, path, &t, &n);
+    int64_t len = o->partition == IMP_PART_DAY ? 86400 * o->per_second : 3600 * o->per_second;
+    for (size_t i = 0; !rc && i < n;) {
+        int64_t lo = t[i], hi;
+        size_t j = i;
+        if (o->partition == IMP_PART_ROWS) {
+            j = i + o->part_rows < n ? i + (size_t)o->part_rows : n;
+            while (j < n && t[j] == t[j - 1]) j++; /* rows of one time stay in one partition */
+            hi = t[j - 1];
+        } else {
+            lo = part_floor(t[i], len);
+            hi = lo + (len - 1);
+            while (j < n && t[j] <= hi) j++;
+        }
+        char name[64], p[4096];
+        if (o->partition == IMP_PART_ROWS)
+            snprintf(name, sizeof name, "part-%06zu.tsfile", nparts + 1);
+        else {
+            int64_t y, mo, d, day = 86400 * o->per_second;
+            int64_t days = part_floor(lo, day) / day;
+            cli_civil_from_days(days, &y, &mo, &d);
+            if (o->partition == IMP_PART_DAY)
+                snprintf(name, sizeof name, "part-%04" PRId64 "%02" PRId64 "%02" PRId64 ".tsfile", y, mo, d);
+            else
+                snprintf(name, sizeof name, "part-%04" PRId64 "%02" PRId64 "%02" PRId64 "T%02" PRId64 ".tsfile", y, mo,
+                         d, (lo - part_floor(lo, day)) / (3600 * o->per_second));
+        }
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, name) >= sizeof p) {
+            cli_err("import", "%s: the directory name is too long", dir);
+            rc = CLI_USAGE;
+            break;
+        }
+        uint64_t pr = 0, pp = 0;
+        if ((rc = cli_copy_range("import", r, path, p, lo, hi, wo, &pr, &pp))) break;
+        struct stat sb;
+        bytes += stat(p, &sb) ? 0 : (uint64_t)sb.st_size;
+        rows += pr;
+        points += pp;
+        snprintf(nparts++ ? last : first, sizeof first, "%s", name);
+        i = j;
+    }
+    free(t);
+    tsf_reader_close(r);
+    if (!rc && !o->quiet) {
+        printf("%s: %" PRIu64 " rows, %" PRIu64 " values in %zu partition%s (%s%s%s); %" PRIu64
+               " bytes (CSV %" PRIu64 " bytes, ratio %.2f)\n",
+               dir, rows, points, nparts, nparts == 1 ? "" : "s", first, nparts > 1 ? " .. " : "", last, bytes,
+               m->csv_bytes, m->csv_bytes ? (double)bytes / (double)m->csv_bytes : 0.0);
+        if (m->skipped) printf("skipped %" PRIu64 " bad rows\n", m->skipped);
+    }
+    return rc;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: tsf import CSV... -o FILE [options]      (CSV '-' = stdin)\n"
+          "       tsf import CSV... --partition day|hour|rows=N -o DIR [options]\n"
           "  layouts: wide (a time column + value columns) or long (device,measurement,time,value)\n"
           "  --device PATH            tree model: the device of a wide CSV (default root.<file name>)\n"
           "  --table NAME --tags a,b  table model: TAG columns a,b; the other columns are FIELDs\n"
@@ -679,7 +831,12 @@ static void usage(FILE *f)
           "  --flush-interval MS      write the rows read so far as complete chunk groups at least every\n"
           "                           MS milliseconds (default 1000; 0 = at the end): a killed import\n"
           "                           loses at most the last interval (tsf recover FILE.<pid>.tmp)\n"
-          "  -f, --force              replace FILE when it exists (default: refuse)\n"
+          "  --partition day|hour|rows=N  -o names a directory: one TsFile per UTC day or hour of the rows'\n"
+          "                           times (part-YYYYMMDD.tsfile, part-YYYYMMDDTHH.tsfile), or per N rows in\n"
+          "                           time order (part-000001.tsfile, ...; equal times stay together); read\n"
+          "                           them back as a dataset (tsf cat DIR, tsf stats DIR)\n"
+          "  -f, --force              replace FILE when it exists (default: refuse); with --partition, use a\n"
+          "                           non-empty DIR, replacing its part-*.tsfile files\n"
           "  -q, --quiet              no summary, no progress bar\n"
           "exit codes: 0 ok, 1 usage, 2 bad input (nothing written), 3 I/O error\n",
           f);
@@ -768,6 +925,16 @@ int tsf_cmd_import(int argc, char **argv)
             o.sort = 1;
         } else if (cli_is(&a, "-f|--force")) {
             o.force = 1;
+        } else if (cli_value(&a, "--partition")) {
+            if (a.bad) goto out;
+            if (!strcmp(a.val, "day")) o.partition = IMP_PART_DAY;
+            else if (!strcmp(a.val, "hour")) o.partition = IMP_PART_HOUR;
+            else if (!strncmp(a.val, "rows=", 5) && !cli_parse_u64(a.val + 5, &o.part_rows) && o.part_rows > 0)
+                o.partition = IMP_PART_ROWS;
+            else {
+                cli_err("import", "--partition: day, hour or rows=N (N > 0), not '%s'", a.val);
+                goto out;
+            }
         } else if (cli_value(&a, "--duplicates")) {
             if (a.bad) break;
             if (!strcmp(a.val, "keep-last"))
@@ -823,7 +990,20 @@ int tsf_cmd_import(int argc, char **argv)
             goto out;
         }
     }
-    if ((rc = cli_out_refuse_existing("import", o.out, o.force))) goto out;
+    char tmp_out[4096];
+    const char *dir = NULL;
+    if (o.partition) { /* import into DIR/.import.partial, then split it into DIR's partitions */
+        dir = o.out;
+        if ((rc = prepare_dir(dir, o.force))) goto out;
+        if ((size_t)snprintf(tmp_out, sizeof tmp_out, "%s/.import.partial", dir) >= sizeof tmp_out) {
+            cli_err("import", "%s: the directory name is too long", dir);
+            rc = CLI_USAGE;
+            goto out;
+        }
+        o.out = tmp_out;
+        unlink(tmp_out);
+    } else if ((rc = cli_out_refuse_existing("import", o.out, o.force)))
+        goto out;
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
     if (o.page_points) wo.page_max_points = (uint32_t)o.page_points;
@@ -848,6 +1028,11 @@ int tsf_cmd_import(int argc, char **argv)
         goto out;
     }
     if ((rc = cli_writer_close("import", m.w, o.out))) goto out;
+    if (dir) {
+        rc = write_partitions(&m, o.out, dir, &wo);
+        unlink(o.out);
+        goto out;
+    }
     if (!o.quiet) {
         struct stat sb;
         uint64_t size = stat(o.out, &sb) ? 0 : (uint64_t)sb.st_size;

@@ -32,7 +32,11 @@ typedef struct imp_opts {
     int dup_policy; /* --duplicates (with --sort): IMP_DUP_LAST (default), IMP_DUP_FIRST, IMP_DUP_ERROR */
     uint64_t infer_rows, page_points;
     uint64_t flush_ms; /* --flush-interval: rows reach the file at least this often (0 = at the end) */
+    int partition;      /* --partition: IMP_PART_* (0 = one file) */
+    uint64_t part_rows; /* --partition rows=N */
 } imp_opts;
+
+enum { IMP_PART_NONE = 0, IMP_PART_DAY, IMP_PART_HOUR, IMP_PART_ROWS };
 
 enum { IMP_DUP_LAST = 0, IMP_DUP_FIRST = 1, IMP_DUP_ERROR = 2 };
 

@@ -120,3 +120,19 @@ def test_errors(tmp_path):
     with pytest.raises(tsfile_c.TsfError) as e:
         tsfile_c.open(str(tmp_path))
     assert e.value.status_name == "TSF_ECORRUPT" and "zz.tsfile" in e.value.message
+
+
+def test_devices_in_some_files(tmp_path):
+    """A device selection reads only the files holding those devices (one lacks t.d1 here)."""
+    for k, devs in enumerate((["d0", "d1"], ["d0"])):
+        df = pd.DataFrame({"time": np.arange(6, dtype=np.int64) + 100 * k, "device": [devs[i % len(devs)] for i in range(6)],
+                           "v": np.arange(6.0) + k})
+        tsfile_c.write_dataframe(df, os.path.join(str(tmp_path), "f%d.tsfile" % k), table="t", tags=["device"])
+    with tsfile_c.open(str(tmp_path)) as ds:
+        got = ds.to_pandas(devices=["t.d1"])
+        assert [b.file for b in ds.query(devices="t.d1")] == [0]
+        with pytest.raises(tsfile_c.TsfError):
+            ds.to_pandas(devices=["t.nope"])
+    with tsfile_c.open(os.path.join(str(tmp_path), "f0.tsfile")) as f:
+        want = f.to_pandas(devices=["t.d1"])
+    assert list(got["v"]) == list(want["v"]) == [1.0, 3.0, 5.0]

@@ -3,6 +3,7 @@ dataset layer (tsf_dataset_*): the files in a fixed order with one schema checke
 time ranges from metadata (a file outside a query's range is not opened again), and grouped aggregation
 with several files decoded at once. Rows are read file by file through TsFile, so every selection option
 and every type behaves as for one file."""
+import collections
 import ctypes
 import os
 
@@ -10,25 +11,12 @@ import numpy as np
 
 from . import _capi as C
 from ._errors import TsfError, check, new_error
-from ._reader import Column, Series, TsFile, _Closing, _to_time, load_tables, new_device
+from ._reader import (Series, TsFile, _Catalog, _Closing, _to_time, load_tables, new_device,
+                      where_text)
 
 
-class FileInfo(tuple):
-    """(path, size, time_min, time_max, points, ndevices) of one file of a dataset."""
-    __slots__ = ()
-    _names = ("path", "size", "time_min", "time_max", "points", "ndevices")
-
-    def __new__(cls, *a):
-        return tuple.__new__(cls, a)
-
-    def __getattr__(self, name):
-        try:
-            return self[self._names.index(name)]
-        except ValueError:
-            raise AttributeError(name) from None
-
-    def __repr__(self):
-        return "FileInfo(%r, %d points)" % (self[0], self[4])
+FileInfo = collections.namedtuple("FileInfo", "path size time_min time_max points ndevices")
+FileInfo.__doc__ = "One file of a dataset: path, size (bytes), time_min, time_max, points, ndevices."
 
 
 # The pandas dtype a value column of each TsFile type has in a dataset frame that may hold nulls (DATE and
@@ -41,12 +29,12 @@ def _pd_time_unit(pd, unit):
     return unit if int(pd.__version__.split(".")[0]) >= 2 else "ns"
 
 
-class Dataset(_Closing):
+class Dataset(_Closing, _Catalog):
     """Several TsFiles as one (tsfile_c.open of a directory, a glob pattern or a list). A context manager.
 
     files: FileInfo per file, in the dataset's order (a directory's *.tsfile files by name, a pattern's
     matches sorted, list entries in turn); tables, devices (with their series and summed counts), schema and
-    model as for one file, over every file."""
+    model as for one file, over every file (the schema is the union of the files')."""
 
     def __init__(self, paths, checked=True, use_pread=False):
         if isinstance(paths, (str, bytes, os.PathLike)):
@@ -103,24 +91,7 @@ class Dataset(_Closing):
             self.devices.append(d)
             if table:
                 table.devices.append(d)
-        self._device_by_name = {d.name: d for d in self.devices}
-        self._table_by_name = {t.name: t for t in self.tables}
-
-    # ---- metadata ------------------------------------------------------------------------------
-    @property
-    def model(self):
-        return "table" if any(t.columns for t in self.tables) else "tree"
-
-    @property
-    def series(self):
-        return [s for d in self.devices for s in d.series]
-
-    @property
-    def schema(self):
-        """Table model: {table: [Column, ...]} (the union over the files); tree model: {device: [Column...]}."""
-        if self.model == "table":
-            return {t.name: list(t.columns) for t in self.tables if t.columns}
-        return {d.name: [Column(s.name, s.type, "FIELD", None, None) for s in d.series] for d in self.devices}
+        self._index()
 
     def close(self):
         if self._ds is not None:
@@ -158,36 +129,29 @@ class Dataset(_Closing):
         hi = C.INT64_MAX if t1 is None else t1
         return [i for i, f in enumerate(self.files) if f.points and f.time_min <= hi and f.time_max >= lo]
 
-    def _file_args(self, f, table, devices):
-        """The table / devices arguments for file f, or None when the file holds none of them."""
+    def _planned(self, start, end, time_unit, table, devices):
+        """(file index, open TsFile, its (table, devices) arguments) of each planned file holding some of
+        the selection, in file order; each file is closed when the next is asked for."""
         if devices is not None:
-            names = [devices] if isinstance(devices, str) else list(devices)
-            for n in names:
+            devices = [devices] if isinstance(devices, str) else list(devices)
+            for n in devices:
                 if n not in self._device_by_name:
                     raise TsfError(-7, "device %r is not in the dataset" % (n,), "query")
-            mine = [n for n in names if n in f._device_by_name]
-            return (table, mine) if mine else None
-        if table is not None and table not in f._table_by_name:
-            return None
-        return table, None
-
-    def _open_file(self, i):
-        return TsFile(self.files[i].path, checked=self._checked, use_pread=self._use_pread)
+        for i in self.plan(start, end, time_unit):
+            with TsFile(self.files[i].path, checked=self._checked, use_pread=self._use_pread) as f:
+                args = file_selection(f, table, devices)
+                if args is not None:
+                    yield i, f, args
 
     # ---- rows ----------------------------------------------------------------------------------
     def query(self, columns=None, start=None, end=None, where=None, table=None, devices=None, tags=None,
               batch_size=None, threads=None, time_unit="ms"):
         """Batches of every planned file in file order (each file's batches as TsFile.query gives them);
         batch.file is the file's index in self.files."""
-        table = self._table_of(table)
-        for i in self.plan(start, end, time_unit):
-            with self._open_file(i) as f:
-                args = self._file_args(f, table, devices)
-                if args is None:
-                    continue
-                for b in f.query(columns, start, end, where, args[0], args[1], tags, batch_size, threads, time_unit):
-                    b.file = i
-                    yield b
+        for i, f, args in self._planned(start, end, time_unit, self._table_of(table), devices):
+            for b in f.query(columns, start, end, where, args[0], args[1], tags, batch_size, threads, time_unit):
+                b.file = i
+                yield b
 
     def frame_meta(self, columns=None, table=None, time_unit="ms", time="datetime"):
         """An empty DataFrame with the columns and dtypes of this dataset's frames (dask.read_dataset's
@@ -195,7 +159,8 @@ class Dataset(_Closing):
         pandas' nullable dtypes."""
         import pandas as pd
         table = self._table_of(table)
-        data = {"time": np.empty(0, np.int64 if time == "int" else "datetime64[%s]" % _pd_time_unit(pd, time_unit))}
+        time_dtype = np.int64 if time == "int" else np.dtype("datetime64[%s]" % _pd_time_unit(pd, time_unit))
+        data = {"time": np.empty(0, time_dtype)}
         types = {}
         if table is not None and self._table_by_name[table].columns:
             t = self._table_by_name[table]
@@ -215,7 +180,7 @@ class Dataset(_Closing):
         for n in names:
             typ = types.get(n)
             if typ == "TIMESTAMP":
-                data[n] = pd.array([], dtype="Int64") if time == "int" else np.empty(0, "datetime64[%s]" % _pd_time_unit(pd, time_unit))
+                data[n] = pd.array([], dtype="Int64") if time == "int" else np.empty(0, time_dtype)
             else:
                 data[n] = pd.array([], dtype=_NULLABLE.get(typ, object))
         return pd.DataFrame(data)
@@ -226,14 +191,8 @@ class Dataset(_Closing):
         TsFile.to_pandas. device / tag categoricals cover every device of the dataset; a column some files
         lack (or hold with nulls) takes pandas' nullable dtype."""
         table = self._table_of(table)
-        frames = []
-        for i in self.plan(start, end, time_unit):
-            with self._open_file(i) as f:
-                args = self._file_args(f, table, devices)
-                if args is None:
-                    continue
-                frames.append(f.to_pandas(columns, start, end, where, args[0], args[1], tags, threads, time_unit,
-                                          time))
+        frames = [f.to_pandas(columns, start, end, where, args[0], args[1], tags, threads, time_unit, time)
+                  for _, f, args in self._planned(start, end, time_unit, table, devices)]
         return concat_frames(frames, self.frame_meta(columns, table, time_unit, time))
 
     # ---- aggregation ---------------------------------------------------------------------------
@@ -280,11 +239,7 @@ class Dataset(_Closing):
         ao.window_origin = int(origin)
         err = new_error()
         flt = ctypes.c_void_p()
-        text = where
-        if tags:
-            from ._reader import _literal, _quote_ident
-            conds = ["%s = %s" % (_quote_ident(k), _literal(v)) for k, v in tags.items()]
-            text = " and ".join(conds + (["(%s)" % where] if where else []))
+        text = where_text(where, tags)
         if text:
             check(C.lib.tsf_filter_parse(ctypes.byref(flt), text.encode(), ctypes.byref(err)), err, "where %r" % text)
             qo.where = flt
@@ -306,6 +261,17 @@ class Dataset(_Closing):
         finally:
             C.lib.tsf_dataset_agg_result_free(res)
         return stats_frame(rows)
+
+
+def file_selection(f, table, devices):
+    """The (table, devices) arguments of a query of f (a TsFile, or a Dataset of one file) for a dataset
+    selection (a table name, or device names), or None when f holds none of it."""
+    if devices is not None:
+        mine = [n for n in devices if n in f._device_by_name]
+        return (table, mine) if mine else None
+    if table is not None and table not in f._table_by_name:
+        return None
+    return table, None
 
 
 STATS_COLUMNS = ["device", "window_start", "column", "count", "sum", "min", "max", "mean", "first", "last",

@@ -97,6 +97,14 @@ def _literal(v):
     return "'" + str(v).replace("'", "''") + "'"
 
 
+def where_text(where, tags):
+    """The filter text of a query's where and tags ({tag: value}, equality): None when neither is given."""
+    if not tags:
+        return where
+    conds = ["%s = %s" % (_quote_ident(k), _literal(v)) for k, v in tags.items()]
+    return " and ".join(conds + (["(%s)" % where] if where else []))
+
+
 class _Closing:
     """A context manager whose exit (and garbage collection) calls close()."""
 
@@ -215,7 +223,33 @@ def new_device(tables, i, di, get_segment, handle):
     return d, table
 
 
-class TsFile(_Closing):
+class _Catalog:
+    """What a TsFile and a Dataset both describe from their tables and devices (set by their _load)."""
+
+    def _index(self):
+        self._device_by_name = {d.name: d for d in self.devices}
+        self._table_by_name = {t.name: t for t in self.tables}
+
+    @property
+    def model(self):
+        """"table" when the file holds table schemas, else "tree"."""
+        return "table" if any(t.columns for t in self.tables) else "tree"
+
+    @property
+    def series(self):
+        """Every series with its statistics (list of Series)."""
+        return [s for d in self.devices for s in d.series]
+
+    @property
+    def schema(self):
+        """Table model: {table: [Column, ...]} in schema order. Tree model: {device: [Column, ...]} of its
+        measurements (category FIELD)."""
+        if self.model == "table":
+            return {t.name: list(t.columns) for t in self.tables if t.columns}
+        return {d.name: [Column(s.name, s.type, "FIELD", None, None) for s in d.series] for d in self.devices}
+
+
+class TsFile(_Closing, _Catalog):
     """An open TsFile (tsfile_c.open). A context manager; close() ends every query still open."""
 
     def __init__(self, path, checked=True, use_pread=False, page_index=True):
@@ -266,26 +300,7 @@ class TsFile(_Closing):
             self.devices.append(d)
             if table:
                 table.devices.append(d)
-        self._device_by_name = {d.name: d for d in self.devices}
-        self._table_by_name = {t.name: t for t in self.tables}
-
-    @property
-    def model(self):
-        """"table" when the file holds table schemas, else "tree"."""
-        return "table" if any(t.columns for t in self.tables) else "tree"
-
-    @property
-    def series(self):
-        """Every series of the file with its statistics (list of Series)."""
-        return [s for d in self.devices for s in d.series]
-
-    @property
-    def schema(self):
-        """Table model: {table: [Column, ...]} in schema order. Tree model: {device: [Column, ...]} of its
-        measurements (category FIELD)."""
-        if self.model == "table":
-            return {t.name: list(t.columns) for t in self.tables if t.columns}
-        return {d.name: [Column(s.name, s.type, "FIELD", None, None) for s in d.series] for d in self.devices}
+        self._index()
 
     def _handle(self):
         if self._r is None:
@@ -761,10 +776,7 @@ class Query(_Closing):
         if threads:
             qo.threads = threads
         self._qo = qo
-        text = where
-        if tags:
-            conds = ["%s = %s" % (_quote_ident(k), _literal(v)) for k, v in tags.items()]
-            text = " and ".join(conds + (["(%s)" % where] if where else []))
+        text = where_text(where, tags)
         self._where_text = text
         err = new_error()
         if text:

@@ -13,10 +13,11 @@ with the library's status and message (which names the file). Runs on any Dask s
 a distributed.LocalCluster, or a cluster of machines (distributed.Client("tcp://scheduler:8786")) whose
 workers see the files at the same paths.
 """
+import collections
 import os
 import re
 
-from ._dataset import Dataset, concat_frames, stats_frame
+from ._dataset import Dataset, concat_frames, file_selection, stats_frame
 from ._errors import TsfError
 from ._reader import TsFile, _to_time
 
@@ -37,15 +38,8 @@ def _interval(text, time_unit):
     return v
 
 
-class Fragment(tuple):
-    """(paths, start, end): the files a partition reads and its inclusive time range (file units)."""
-    __slots__ = ()
-
-    def __new__(cls, paths, start, end):
-        return tuple.__new__(cls, (tuple(paths), start, end))
-
-    def __getnewargs__(self):  # pickles to the worker as its three fields
-        return tuple(self)
+Fragment = collections.namedtuple("Fragment", "paths start end")
+Fragment.__doc__ = "The files (a tuple of paths) a partition reads and its inclusive time range (file units)."
 
 
 class _naming:
@@ -71,14 +65,10 @@ def _read_fragment(fr, columns, where, tags, table, devices, time_unit, time, ch
     counters = {}
     for p in paths:
         with _naming(p), TsFile(p, checked=checked) as f:
-            if table is not None and table not in f._table_by_name:
+            args = file_selection(f, table, devices)
+            if args is None:
                 continue
-            devs = None
-            if devices is not None:
-                devs = [d for d in devices if d in f._device_by_name]
-                if not devs:
-                    continue
-            frames.append(f.to_pandas(columns, start, end, where, table, devs, tags, None, time_unit, time))
+            frames.append(f.to_pandas(columns, start, end, where, args[0], args[1], tags, None, time_unit, time))
             for k, v in f.last_query_stats.items():
                 counters[k] = counters.get(k, 0) + v
     df = concat_frames(frames, frame_meta)
@@ -100,10 +90,10 @@ def fragments(ds, start=None, end=None, split="file", time_unit="ms"):
     hi = (1 << 63) - 1 if t1 is None else t1
     files = [ds.files[i] for i in ds.plan(start, end, time_unit)]
     if split == "file":
-        return [Fragment([f.path], t0, t1) for f in files]
+        return [Fragment((f.path,), t0, t1) for f in files]
     if split.startswith("files:") and split[6:].isdigit() and int(split[6:]) > 0:
         n = int(split[6:])
-        return [Fragment([f.path for f in files[k:k + n]], t0, t1) for k in range(0, len(files), n)]
+        return [Fragment(tuple(f.path for f in files[k:k + n]), t0, t1) for k in range(0, len(files), n)]
     if not split.startswith("time:"):
         raise ValueError("split must be 'file', 'files:<n>' or 'time:<interval>' (e.g. 'time:1h'), got %r"
                          % (split,))
@@ -118,7 +108,7 @@ def fragments(ds, start=None, end=None, split="file", time_unit="ms"):
             starts.setdefault(k, []).append(f.path)
     out = []
     for k in sorted(starts):
-        out.append(Fragment(starts[k], max(k * step, lo), min(k * step + step - 1, hi)))
+        out.append(Fragment(tuple(starts[k]), max(k * step, lo), min(k * step + step - 1, hi)))
     return out
 
 
@@ -159,13 +149,10 @@ def _partial(path, group_by, window, origin, columns, start, end, where, table, 
     """One file's aggregate rows (Dataset.stats of that file alone), tagged with nothing else: rows come in
     the library's order and the partitions in file order, which fixes the order of every addition."""
     with _naming(path), Dataset([path]) as ds:
-        if devices is not None:
-            devices = [d for d in devices if d in ds._device_by_name]
-            if not devices:
-                return stats_frame([])
-        if table is not None and devices is None and table not in ds._table_by_name:
+        args = file_selection(ds, table, devices)
+        if args is None:
             return stats_frame([])
-        return ds.stats(group_by, window, origin, columns, start, end, where, table, devices, tags,
+        return ds.stats(group_by, window, origin, columns, start, end, where, args[0], args[1], tags,
                         time_unit=time_unit)
 
 

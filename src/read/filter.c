@@ -648,22 +648,20 @@ static int cmp_d_i(double x, int64_t k)
 static void eval_leaf(const fnode *nd, const tsf_column_batch *col, const int64_t *times, size_t n, size_t nw,
                       uint64_t *T, uint64_t *F)
 {
-    if (nd->mode == LM_TIME || (nd->mode == LM_COL && nd->ck == CK_NULL)) {
-        int is_time = nd->mode == LM_TIME;
+    if (nd->mode == LM_TIME || (nd->mode == LM_COL && nd->ck == CK_NULL)) { /* TRUE or FALSE in every row */
+        if (nd->mode == LM_TIME) {
+            const void *vals = times;
+            tsf_cmp op = nd->op;
+            int64_t k = nd->k;
+            CMP_OPS(int64_t, k)
+        }
         for (size_t w = 0; w < nw; w++) {
             size_t m = n - w * 64 < 64 ? n - w * 64 : 64;
-            uint64_t mask = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1, bits = 0;
-            if (is_time) {
-                const int64_t *x = times + w * 64, k = nd->k;
-                for (size_t j = 0; j < m; j++) bits |= (uint64_t)op_holds(nd->op, SGN(x[j], k)) << j;
-            } else if (col->type != TSF_VECTOR) { /* IS NOT NULL: the validity; a VECTOR column is all null */
-                bits = valid_word(col->validity, w, n) & mask;
-                if (nd->f->test == FT_NULL) bits = ~bits & mask;
-            } else if (nd->f->test == FT_NULL) {
-                bits = mask;
-            }
-            T[w] = bits;
-            F[w] = ~bits & mask;
+            uint64_t mask = m == 64 ? ~UINT64_C(0) : (UINT64_C(1) << m) - 1;
+            if (nd->mode == LM_COL) /* IS NOT NULL: the validity; a VECTOR column is all null */
+                T[w] = col->type != TSF_VECTOR ? valid_word(col->validity, w, n) & mask : 0;
+            if (nd->mode == LM_COL && nd->f->test == FT_NULL) T[w] = ~T[w] & mask;
+            F[w] = ~T[w] & mask;
         }
         return;
     }

@@ -465,23 +465,24 @@ static int fp_bare(const fparser *p, const char *word)
     return p->tk == TK_IDENT && !p->quoted && word_is(p->buf, p->blen, word);
 }
 
-/* `time op literal` with the current token as the literal: an integer in the file's unit, or a string the
- * options' parse_time converts. */
-static tsf_status fp_time_term(fparser *p, tsf_cmp op, tsf_filter **out)
+/* `time op literal`, the literal a token of kind tk at offset pos (its value: v): an integer in the file's
+ * unit, or a string the options' parse_time converts. */
+static tsf_status fp_time_term(fparser *p, tsf_cmp op, int tk, const tsf_value *v, size_t pos, tsf_filter **out)
 {
-    int64_t t = p->i;
-    if (p->tk == TK_STR) {
-        if (!p->o || !p->o->parse_time)
+    int64_t t = v->v.i64;
+    if (tk == TK_STR) {
+        const char *s = (const char *)v->v.bytes.data;
+        if (!p->o->parse_time)
             return tsf_err(p->err, TSF_EINVAL,
                            "filter: time at offset %zu compares with an integer in the file's time unit, not "
                            "'%s'",
-                           p->tpos, p->buf);
-        if (p->o->parse_time(p->o->parse_time_ctx, p->buf, &t))
-            return tsf_err(p->err, TSF_EINVAL, "filter: '%s' at offset %zu is not a time", p->buf, p->tpos);
-    } else if (p->tk != TK_INT) {
+                           pos, s);
+        if (p->o->parse_time(p->o->parse_time_ctx, s, &t))
+            return tsf_err(p->err, TSF_EINVAL, "filter: '%s' at offset %zu is not a time", s, pos);
+    } else if (tk != TK_INT) {
         return tsf_err(p->err, TSF_EINVAL,
-                       "filter: time at offset %zu compares with an integer in the file's time unit, not %s",
-                       p->tpos, tk_name(p->tk));
+                       "filter: time at offset %zu compares with an integer in the file's time unit, not %s", pos,
+                       tk_name(tk));
     }
     return tsf_filter_time(out, op, t, p->err);
 }
@@ -553,7 +554,10 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
         tsf_cmp op = p->op;
         if ((st = fp_next(p))) goto col_fail;
         if (is_time && is_literal(p->tk)) {
-            st = fp_time_term(p, op, out);
+            tsf_type lt;
+            tsf_value v;
+            fp_literal(p, &lt, &v);
+            st = fp_time_term(p, op, p->tk, &v, p->tpos, out);
             if (!st) st = fp_next(p);
             goto col_fail;
         }
@@ -582,6 +586,7 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
     }
     if (is_literal(p->tk)) { /* literal op column: flipped */
         int tk = p->tk;
+        size_t lpos = p->tpos;
         tsf_value v;
         tsf_type lt;
         char *sbuf = NULL;
@@ -604,22 +609,10 @@ static tsf_status fp_primary(fparser *p, tsf_filter **out)
             st = fp_expected(p, "a column name");
             goto lit_fail;
         }
-        if (fp_bare(p, "time")) {
-            int64_t i = p->i;
-            int tk_now = p->tk;
-            p->tk = tk; /* the literal, as fp_time_term reads it */
-            p->i = v.v.i64;
-            if (tk == TK_STR) {
-                tsf_free(NULL, p->buf, p->bcap);
-                p->buf = sbuf, p->bcap = scap, p->blen = v.v.bytes.len;
-                sbuf = NULL;
-            }
-            st = fp_time_term(p, op, out);
-            p->tk = tk_now;
-            p->i = i;
-        } else {
+        if (fp_bare(p, "time"))
+            st = fp_time_term(p, op, tk, &v, lpos, out);
+        else
             st = make_cmp(out, p->buf, p->blen, op, lt, &v, p->err);
-        }
         if (!st) st = fp_next(p);
     lit_fail:
         if (sbuf) tsf_free(NULL, sbuf, scap);

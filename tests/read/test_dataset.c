@@ -715,6 +715,21 @@ static void run_count(tsf_dataset *ds, tsf_dataset_query_options *o, tsf_dataset
     tsf_dataset_query_close(q);
 }
 
+/* run_count with filter text `where` at threads / files_at_once setting k (SETTINGS) */
+static void run_where(tsf_dataset *ds, size_t k, const char *where, tsf_dataset_query_stats *qs)
+{
+    tsf_error e = {0};
+    tsf_filter *w = NULL;
+    CHECK_OK(tsf_filter_parse(&w, where, &e), &e);
+    tsf_dataset_query_options o;
+    tsf_dataset_query_options_init(&o);
+    o.threads = SETTINGS[k][0];
+    o.files_at_once = SETTINGS[k][1];
+    o.where = w;
+    run_count(ds, &o, qs);
+    tsf_filter_free(w);
+}
+
 static void test_skip_files(void)
 {
     if (!make_data()) {
@@ -757,32 +772,18 @@ static void test_skip_files(void)
         /* the same range as time terms of the filter skips the same file, with the same rows */
         uint64_t ranged_rows = qs.query.rows;
         memcpy(before, c.reads, sizeof before);
-        tsf_filter *tw = NULL;
-        CHECK_OK(tsf_filter_parse(&tw, "time >= 0 and time <= 20000", &e), &e);
-        tsf_dataset_query_options_init(&o);
-        o.threads = SETTINGS[k][0];
-        o.files_at_once = SETTINGS[k][1];
-        o.where = tw;
-        run_count(ds, &o, &qs);
+        run_where(ds, k, "time >= 0 and time <= 20000", &qs);
         CHECK_EQ_INT(qs.files_skipped, 1);
         CHECK_EQ_INT(qs.query.rows, ranged_rows);
         CHECK(c.reads[5] == before[5]);
-        tsf_filter_free(tw);
         /* tag selection: only a6 holds r9 */
         memcpy(before, c.reads, sizeof before);
-        tsf_filter *w = NULL;
-        CHECK_OK(tsf_filter_parse(&w, "region = 'r9' and f0 > -100000", &e), &e);
-        tsf_dataset_query_options_init(&o);
-        o.threads = SETTINGS[k][0];
-        o.files_at_once = SETTINGS[k][1];
-        o.where = w;
-        run_count(ds, &o, &qs);
+        run_where(ds, k, "region = 'r9' and f0 > -100000", &qs);
         CHECK_EQ_INT(qs.files_opened, 1);
         size_t want = 0; /* a6's rows where f0 is not null */
         for (size_t i = 0; i < TFILES[6].rows; i++) want += i % 11 != 5;
         CHECK_EQ_INT(qs.query.rows, want);
         for (size_t f = 0; f < NTFILES; f++) CHECK(f == 6 ? c.reads[f] > before[f] : c.reads[f] == before[f]);
-        tsf_filter_free(w);
     }
     for (size_t f = 0; f < NTFILES; f++) CHECK_EQ_INT(c.opens[f], 0);
     tsf_dataset_close(ds);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../codec/codec.h"
 #include "dataset_internal.h"
 
 typedef struct agg_slot {
@@ -63,6 +64,7 @@ typedef struct agg_ctx {
     tsf_dataset_agg_stats stats;
     pthread_t thr[AGG_WORKERS_MAX];
     const size_t *dev_group; /* group_tags: group of each dataset device (NULL otherwise) */
+    tsf_codec_path path;     /* the INT64 kernels' (the dataset's reader option, resolved) */
 } agg_ctx;
 
 struct tsf_dataset_agg_result {
@@ -254,35 +256,59 @@ RUN_KERNEL(run_u8, uint8_t)
 /* INT64 rows [a, b) of a run. When |sum so far| + (b - a) * max |v| <= 2^52 (a bound), every partial sum of the
  * row-by-row rule is an integer a double holds exactly, so it equals the exact integer sum, which is then
  * added in integers (no floating-point latency chain); min / max in integers convert to the same doubles,
- * since the conversion is monotonic. Otherwise the row-by-row kernel. */
-static void run_i64(agg_slot *s, const int64_t *v, const int64_t *t, size_t a, size_t b)
+ * since the conversion is monotonic. Otherwise the row-by-row kernel. The integer min, max and sum (mod 2^64)
+ * come from the codec's summary kernels of path p (SIMD or their portable twin). */
+static void run_i64(agg_slot *s, tsf_codec_path p, const int64_t *v, const int64_t *t, size_t a, size_t b)
 {
     if (!s->count) {
         slot_add(s, 1, (double)v[a], t[a]);
         a++;
     }
     if (a == b) return;
-    int64_t mn = v[a], mx = v[a];
-    uint64_t big = 0, sum = 0; /* sum: two's complement, exact when the bound below holds */
-    for (size_t i = a; i < b; i++) {
-        int64_t x = v[i];
-        uint64_t m = (uint64_t)(x >> 63), ax = ((uint64_t)x ^ m) - m; /* |x| (2^63 for INT64_MIN) */
-        big |= ax;
-        sum += (uint64_t)x;
-        mn = x < mn ? x : mn;
-        mx = x > mx ? x : mx;
-    }
+    tsf_dec_summary sm;
+    tsf_i64_summary(p, v + a, b - a, &sm);
+    int64_t mn = sm.min, mx = sm.max;
+    /* every |v[i]| <= max(|mn|, |mx|) (2^63 for INT64_MIN) */
+    uint64_t amn = mn < 0 ? 0 - (uint64_t)mn : (uint64_t)mn, amx = mx < 0 ? 0 - (uint64_t)mx : (uint64_t)mx;
+    uint64_t big = amn > amx ? amn : amx;
     const double lim = 9007199254740992.0; /* 2^53 */
     if (fabs(s->sum) + (double)(b - a) * (double)big > lim / 2) { /* margin for the rounding of the bound */
         run_i64_seq(s, v, t, a, b);
         return;
     }
-    s->sum += (double)(int64_t)sum;
+    s->sum += (double)(int64_t)sm.sum;
     if ((double)mn < s->min) s->min = (double)mn;
     if ((double)mx > s->max) s->max = (double)mx;
     if (t[a] < s->first_t) s->first_t = t[a], s->first = (double)v[a];
     if (t[b - 1] >= s->last_t) s->last_t = t[b - 1], s->last = (double)v[b - 1];
     s->count += b - a;
+}
+
+/* Rows [a, b) of a run for DOUBLE columns without nulls, AGG_LANES columns at once (s[j] over values v[j]): each
+ * column's sum, min and max go row by row in row order exactly as run_f64 (row a as slot_add, then the rest),
+ * so every result is the same to the bit; the columns' addition chains are independent, so one core overlaps
+ * their latencies instead of waiting on one chain. */
+#define AGG_LANES 4
+static void run_f64_lanes(agg_slot *const *s, const double *const *v, const int64_t *t, size_t a, size_t b)
+{
+    for (int j = 0; j < AGG_LANES; j++) slot_add(s[j], 1, v[j][a], t[a]);
+    if (++a == b) return;
+    double sum[AGG_LANES], mn[AGG_LANES], mx[AGG_LANES];
+    for (int j = 0; j < AGG_LANES; j++) sum[j] = s[j]->sum, mn[j] = s[j]->min, mx[j] = s[j]->max;
+    for (size_t i = a; i < b; i++) {
+        for (int j = 0; j < AGG_LANES; j++) {
+            double x = v[j][i];
+            sum[j] += x;
+            mn[j] = x < mn[j] ? x : mn[j];
+            mx[j] = x > mx[j] ? x : mx[j];
+        }
+    }
+    for (int j = 0; j < AGG_LANES; j++) {
+        agg_slot *o = s[j];
+        o->sum = sum[j], o->min = mn[j], o->max = mx[j];
+        if (t[b - 1] >= o->last_t) o->last_t = t[b - 1], o->last = v[j][b - 1];
+        o->count += b - a;
+    }
 }
 
 /* Rows [a, b) of a run, with a validity bitmap or a non-numeric type: row by row. */
@@ -307,7 +333,8 @@ static int all_valid(const uint8_t *v, size_t a, size_t b)
     return 1;
 }
 
-static void run_add(agg_slot *s, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b, int num)
+static void run_add(agg_slot *s, tsf_codec_path p, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b,
+                    int num)
 {
     if (!num || !all_valid(cb->validity, a, b)) {
         run_rows(s, cb, t, a, b, num);
@@ -319,7 +346,7 @@ static void run_add(agg_slot *s, const tsf_column_batch *cb, const int64_t *t, s
         break;
     case TSF_INT64:
     case TSF_TIMESTAMP:
-        run_i64(s, cb->values, t, a, b);
+        run_i64(s, p, cb->values, t, a, b);
         break;
     case TSF_INT32:
     case TSF_DATE:
@@ -368,6 +395,25 @@ static size_t batch_runs(const agg_ctx *c, agg_acc *acc, const int64_t *t, size_
     return k;
 }
 
+/* The runs of AGG_LANES DOUBLE columns (ids col[], values v[]) of one batch; non-zero on out of memory. */
+static int fold_lanes(const agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t *t, size_t nruns,
+                      const uint64_t *col, const double *const *v)
+{
+    for (size_t i = 0; i < nruns; i++) {
+        const agg_run *ru = &acc->runs[i];
+        size_t at[AGG_LANES];
+        for (int j = 0; j < AGG_LANES; j++) { /* indexes: a new slot may move the array */
+            agg_slot *s = slot_of(c, acc, g, ru->win, col[j]);
+            if (!s) return -1;
+            at[j] = (size_t)(s - acc->slots);
+        }
+        agg_slot *s[AGG_LANES];
+        for (int j = 0; j < AGG_LANES; j++) s[j] = &acc->slots[at[j]];
+        run_f64_lanes(s, v, t, ru->a, ru->b);
+    }
+    return 0;
+}
+
 static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
 {
     agg_ctx *c = ctx;
@@ -377,18 +423,37 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
     const int64_t *t = b->rows.times;
     size_t n = b->rows.nrows, nruns = batch_runs(c, acc, t, n);
     if (nruns == (size_t)-1) goto oom;
+    /* DOUBLE columns without nulls go AGG_LANES at a time through run_f64_lanes; the others one by one */
+    uint64_t lane_col[AGG_LANES];
+    const double *lane_v[AGG_LANES];
+    int lanes = 0;
     for (size_t k = 0; k < b->rows.ncolumns; k++) {
         const tsf_column_batch *cb = &b->rows.columns[k];
         if (cb->type == TSF_VECTOR) continue; /* a column the device lacks: all null */
         const char **at = bsearch(&cb->name, c->names, c->nnames, sizeof *c->names, name_cmp);
         if (!at) continue;
         uint64_t col = (uint64_t)(at - c->names);
+        if (cb->type == TSF_DOUBLE && all_valid(cb->validity, 0, n)) {
+            lane_col[lanes] = col;
+            lane_v[lanes++] = cb->values;
+            if (lanes == AGG_LANES && fold_lanes(c, acc, g, t, nruns, lane_col, lane_v)) goto oom;
+            lanes %= AGG_LANES;
+            continue;
+        }
         int num = numeric(cb->type);
         for (size_t i = 0; i < nruns; i++) {
             const agg_run *ru = &acc->runs[i];
             agg_slot *s = slot_of(c, acc, g, ru->win, col);
             if (!s) goto oom;
-            run_add(s, cb, t, ru->a, ru->b, num);
+            run_add(s, c->path, cb, t, ru->a, ru->b, num);
+        }
+    }
+    for (int j = 0; j < lanes; j++) { /* the last columns alone */
+        for (size_t i = 0; i < nruns; i++) {
+            const agg_run *ru = &acc->runs[i];
+            agg_slot *s = slot_of(c, acc, g, ru->win, lane_col[j]);
+            if (!s) goto oom;
+            run_f64(s, lane_v[j], t, ru->a, ru->b);
         }
     }
     acc->values += n * b->rows.ncolumns;
@@ -592,6 +657,7 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     c.by_device = o.by_device != 0;
     c.window = o.window;
     c.origin = o.window_origin;
+    c.path = tsf_path_resolve(ds->ropts.path);
     c.stats.struct_size = sizeof c.stats;
     tsf_dataset_agg_result *r = tsf_calloc(ds->a, 1, sizeof *r);
     size_t *dev_group = NULL;

@@ -3,7 +3,7 @@
  * against the same scan with its batches discarded (the floor), by thread count, files in flight and source.
  *
  * usage: tsf-bench dataset [--files N] [--rows R] [--reps K] [--slow-reps K] [--dir D] [--queries LIST]
- *                          [--sources LIST] [--latency-ms MS] [--mbps MB] [--pread] [--json]
+ *                          [--sources LIST] [--latency-ms MS] [--mbps MB] [--pread | --mmap] [--json]
  *
  * Data (generated once into D, default /tmp/tsf-bench-dataset-<files>x<rows>, kept for later runs): N files
  * (16) of table `ds`, each 10 devices (TAG `device`, d00..d09) x R rows (200,000) at 1 s, file i covering
@@ -16,7 +16,8 @@
  *   Q2       the middle 10 % of the time range, devices d00..d02;
  *   Q3       where f0 > x, x the 99th percentile of a 1-in-16 sample of f0 (about 1 % of the rows);
  *   Q1-tree  Q1 on the tree-model copy.
- * --pread: local files read with pread (tsf_reader_options.use_pread) instead of mapped.
+ * Local files are read as the dataset reads them by default (tsf_reader_options.use_pread -1: pread); --pread
+ * forces pread (use_pread 1), --mmap maps them (use_pread 0).
  * Sources: local-warm (page cache warm), local-cold (each file's pages dropped with posix_fadvise before each
  * repetition), remote-sim (read callbacks over pread that take 5 ms + len / 200 MB/s per request, each
  * request on its own: a store whose latency and per-request bandwidth bound a read).
@@ -471,7 +472,7 @@ static tsf_dataset *open_ds(const ds_cfg *c, const char *sub, int remote)
     tsf_dataset_options_init(&o);
     tsf_reader_options ro;
     tsf_reader_options_init(&ro);
-    ro.use_pread = c->use_pread;
+    ro.use_pread = c->use_pread; /* -1 / 0 / 1 */
     o.reader = &ro;
     const char *paths[64];
     char names[64][640];
@@ -504,7 +505,7 @@ int bench_dataset(int argc, char **argv)
     c.reps = (int)bench_opt_ll(argc, argv, "--reps", 5);
     c.slow_reps = (int)bench_opt_ll(argc, argv, "--slow-reps", 3);
     c.json = bench_flag(argc, argv, "--json");
-    c.use_pread = bench_flag(argc, argv, "--pread");
+    c.use_pread = bench_flag(argc, argv, "--pread") ? 1 : bench_flag(argc, argv, "--mmap") ? 0 : -1;
     c.latency_ms = (double)bench_opt_ll(argc, argv, "--latency-ms", 5);
     c.mbps = (double)bench_opt_ll(argc, argv, "--mbps", 200);
     c.queries = bench_opt(argc, argv, "--queries") ? bench_opt(argc, argv, "--queries") : "Q1,Q2,Q3,Q1-tree";

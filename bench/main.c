@@ -26,7 +26,7 @@ static const experiment EXPERIMENTS[] = {
     {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree",
      "--keys= --dataset= --threads= --ops= --reps= --only= --json"},
     {"dataset", bench_dataset, "grouped aggregation over 16 files (tsf_dataset_aggregate) vs the scan, threads, sources",
-     "--files= --rows= --reps= --slow-reps= --dir= --queries= --sources= --latency-ms= --mbps= --pread --json"},
+     "--files= --rows= --reps= --slow-reps= --dir= --queries= --sources= --latency-ms= --mbps= --pread --mmap --json"},
     {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding",
      "--data= --compression= --lz4-probe= --reps= --page-points= --budget-kb= --json"},
 };

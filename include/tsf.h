@@ -517,8 +517,11 @@ typedef struct tsf_reader_options {
     size_t struct_size;             /* sizeof(tsf_reader_options) */
     tsf_codec_path path;            /* codec implementation path; AUTO */
     const tsf_allocator *allocator; /* NULL = malloc */
-    int use_pread; /* tsf_reader_open: 1 = read with pread; 0 (default) = map the file read-only (mmap) where
-                    * the system allows, falling back to pread (a mapped file must not shrink while open) */
+    int use_pread; /* tsf_reader_open: 1 = read with pread; 0 = map the file read-only (mmap) where the system
+                    * allows, falling back to pread (a mapped file must not shrink while open); -1 (default) =
+                    * by use: a reader opened by tsf_reader_open maps its file (queries after the first find
+                    * its pages mapped), the readers a dataset opens for one query or its metadata read with
+                    * pread (a new mapping's page faults cost more than the copies; doc/reader.md) */
     int page_index; /* tsf_reader_open: 1 (default) = queries use `<path>.tsfidx` when it is there and made for
                      * this file (opened on the first query with a time_min; stale or damaged = ignored);
                      * 0 = never. See tsf_reader_page_index. */

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _capi as C
 from ._errors import TsfError, check, new_error
-from ._reader import (Series, TsFile, _Catalog, _Closing, _to_time, load_tables, new_device,
+from ._reader import (Series, TsFile, _Catalog, _Closing, _pread_option, _to_time, load_tables, new_device,
                       where_text)
 
 
@@ -36,7 +36,7 @@ class Dataset(_Closing, _Catalog):
     matches sorted, list entries in turn); tables, devices (with their series and summed counts), schema and
     model as for one file, over every file (the schema is the union of the files')."""
 
-    def __init__(self, paths, checked=True, use_pread=False):
+    def __init__(self, paths, checked=True, use_pread=None):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         paths = list(paths)
@@ -48,7 +48,7 @@ class Dataset(_Closing, _Catalog):
         ro = C.ReaderOptions()
         C.lib.tsf_reader_options_init(ctypes.byref(ro))
         ro.checked = 1 if checked else 0
-        ro.use_pread = 1 if use_pread else 0
+        ro.use_pread = _pread_option(use_pread)
         do = C.DatasetOptions()
         C.lib.tsf_dataset_options_init(ctypes.byref(do))
         do.reader = ctypes.pointer(ro)
@@ -138,7 +138,9 @@ class Dataset(_Closing, _Catalog):
                 if n not in self._device_by_name:
                     raise TsfError(-7, "device %r is not in the dataset" % (n,), "query")
         for i in self.plan(start, end, time_unit):
-            with TsFile(self.files[i].path, checked=self._checked, use_pread=self._use_pread) as f:
+            # a reader for one query: pread unless the caller chose (doc/reader.md)
+            with TsFile(self.files[i].path, checked=self._checked,
+                        use_pread=True if self._use_pread is None else self._use_pread) as f:
                 args = file_selection(f, table, devices)
                 if args is not None:
                     yield i, f, args

@@ -252,7 +252,7 @@ class _Catalog:
 class TsFile(_Closing, _Catalog):
     """An open TsFile (tsfile_c.open). A context manager; close() ends every query still open."""
 
-    def __init__(self, path, checked=True, use_pread=False, page_index=True):
+    def __init__(self, path, checked=True, use_pread=None, page_index=True):
         self.path = path
         self._r = None
         self.last_query_stats = None
@@ -260,7 +260,7 @@ class TsFile(_Closing, _Catalog):
         ro = C.ReaderOptions()
         C.lib.tsf_reader_options_init(ctypes.byref(ro))
         ro.checked = 1 if checked else 0
-        ro.use_pread = 1 if use_pread else 0
+        ro.use_pread = _pread_option(use_pread)
         ro.page_index = 1 if page_index else 0
         self._ro = ro
         err = new_error()
@@ -873,9 +873,15 @@ class Query(_Closing):
             self._filter = None
 
 
-def open(path, checked=True, use_pread=False, page_index=True):  # noqa: A001 - the package's entry point
+def _pread_option(use_pread):
+    """tsf_reader_options.use_pread of the Python argument: None = the library's choice by use (-1)."""
+    return -1 if use_pread is None else 1 if use_pread else 0
+
+
+def open(path, checked=True, use_pread=None, page_index=True):  # noqa: A001 - the package's entry point
     """Opens a TsFile for reading (a context manager). checked: compare every decoded page with its
-    statistics (the library's default); use_pread: read with pread instead of mapping the file;
+    statistics (the library's default); use_pread: True reads with pread, False maps the file, None (default)
+    lets the library choose (a file is mapped, a dataset's files are read with pread);
     page_index: use `<path>.tsfidx` when present. A directory (its *.tsfile files), a glob pattern
     (* ? [) or a list of paths opens a Dataset: the files read as one."""
     if isinstance(path, (list, tuple)) or os.path.isdir(path) or any(ch in os.fsdecode(path) for ch in "*?["):

@@ -105,7 +105,11 @@ tsf_status tsf_rd_ds_open_file(const tsf_dataset *ds, const char *path, const ts
         src->cb = cb;
         src->user = 1;
     } else if (!wrap) {
-        return tsf_reader_open(r, path, ro, err);
+        tsf_reader_options o; /* by use: a reader for one query or one metadata read reads with pread */
+        if (ro) o = *ro;
+        else tsf_reader_options_init(&o);
+        if (o.use_pread < 0) o.use_pread = 1;
+        return tsf_reader_open(r, path, &o, err);
     } else {
         struct stat sb;
         src->fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -109,6 +109,7 @@ void tsf_reader_options_init(tsf_reader_options *o)
     o->path = TSF_PATH_AUTO;
     o->page_index = 1;
     o->checked = 1;
+    o->use_pread = -1;
 }
 
 static tsf_status reader_new(tsf_reader **out, const tsf_reader_options *opts, tsf_error *err)
@@ -246,7 +247,7 @@ tsf_status tsf_reader_open(tsf_reader **out, const char *path, const tsf_reader_
         return st;
     }
     r->size = (uint64_t)sb.st_size;
-    if (!r->use_pread && sb.st_size > 0 && (uint64_t)sb.st_size <= SIZE_MAX) {
+    if (r->use_pread <= 0 && sb.st_size > 0 && (uint64_t)sb.st_size <= SIZE_MAX) {
         /* a mapping serves every read without a system call or a copy (warm page cache) */
         void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, r->fd, 0);
         if (m != MAP_FAILED) {

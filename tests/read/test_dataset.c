@@ -1459,6 +1459,71 @@ static void test_aggregate_tags(void)
     tsf_dataset_close(ds);
 }
 
+/* 1 when this process maps the file at path (/proc/self/maps names it), 0 when not, -1 when it cannot tell. */
+static int mapped(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    char line[1024];
+    size_t n = strlen(path);
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        size_t k = strcspn(line, "\n");
+        found = k >= n && !memcmp(line + k - n, path, n);
+    }
+    fclose(f);
+    return found;
+}
+
+/* use_pread -1 (the default) chooses by use: a reader the caller opens maps its file, a dataset's readers for
+ * one query read with pread; 0 maps them too. Seen in /proc/self/maps while a query is open. */
+static void test_reads_by_use(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds || mapped("/proc/self/maps") < 0) { /* no /proc: nothing to see */
+        tsf_dataset_close(ds);
+        return;
+    }
+    tsf_error e = {0};
+    tsf_dataset_file_info fi;
+    CHECK_OK(tsf_dataset_file(ds, 0, &fi, &e), &e);
+    char path[512];
+    CHECK(realpath(fi.path, path) != NULL);
+    CHECK_EQ_INT(mapped(path), 0);
+    for (int explicit_map = 0; explicit_map < 2; explicit_map++) {
+        tsf_dataset *d = ds;
+        if (explicit_map) {
+            tsf_reader_options ro;
+            tsf_reader_options_init(&ro);
+            CHECK_EQ_INT(ro.use_pread, -1);
+            ro.use_pread = 0;
+            tsf_dataset_options dso;
+            tsf_dataset_options_init(&dso);
+            dso.reader = &ro;
+            const char *paths[1] = {fi.path};
+            d = NULL;
+            CHECK_OK(tsf_dataset_open(&d, paths, 1, &dso, &e), &e);
+            if (!d) break;
+        }
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        tsf_dataset_query *q = NULL;
+        const tsf_dataset_batch *b = NULL;
+        CHECK_OK(tsf_dataset_query_open(d, &o, &q, &e), &e);
+        CHECK_OK(tsf_dataset_query_next(q, &b, &e), &e);
+        CHECK(b != NULL && b->file == 0);
+        CHECK_EQ_INT(mapped(path), explicit_map);
+        tsf_dataset_query_close(q);
+        CHECK_EQ_INT(mapped(path), 0);
+        if (explicit_map) tsf_dataset_close(d);
+    }
+    tsf_reader *r = NULL;
+    CHECK_OK(tsf_reader_open(&r, fi.path, NULL, &e), &e);
+    CHECK_EQ_INT(mapped(path), 1);
+    tsf_reader_close(r);
+    tsf_dataset_close(ds);
+}
+
 int main(void)
 {
     TSF_RUN(test_schema_tree);
@@ -1474,6 +1539,7 @@ int main(void)
     TSF_RUN(test_aggregate);
     TSF_RUN(test_aggregate_kernels);
     TSF_RUN(test_aggregate_tags);
+    TSF_RUN(test_reads_by_use);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

@@ -910,6 +910,45 @@ static void test_metadata(void)
 
 /* Runs every statement of the ```sql block under README.md's "## DuckDB" (the LOAD is done already; paths
  * are relative to the source tree), and the time conversions doc/duckdb.md names. */
+/* ---- writing: DuckDB's CSV output read by tsf import (doc/duckdb.md, "Writing TsFiles from DuckDB") ---- */
+
+/* A table of every type but BLOB (CSV has no bytes) goes out with COPY ... TO CSV, in again with the
+ * documented tsf import command, and reads back through read_tsfile with the same rows. */
+static void test_write_via_import(void)
+{
+#ifdef TSF_CLI
+    char src[1024], csv[96], out[96], sql[4096], cmd[4096];
+    java_file(src, sizeof src, "table_two_tables_nulls_lz4.tsfile");
+    snprintf(csv, sizeof csv, "/tmp/tsf_duckdb_w_%d.csv", (int)getpid());
+    snprintf(out, sizeof out, "/tmp/tsf_duckdb_w_%d.tsfile", (int)getpid());
+    const char *cols = "time, region, station, f_boolean, f_int32, f_int64, f_float, f_double, f_text, f_string, "
+                       "f_date, f_timestamp";
+    snprintf(sql, sizeof sql, "COPY (SELECT %s FROM read_tsfile('%s', table_name := 'weather')) TO '%s' (HEADER)",
+             cols, src, csv);
+    CHECK(exec(sql) == 0);
+    snprintf(cmd, sizeof cmd,
+             "'%s' import '%s' -o '%s' --force --table weather --tags region,station --input-unit raw --null-values '' "
+             "--schema "
+             "f_boolean=BOOLEAN,f_int32=INT32,f_int64=INT64,f_float=FLOAT,f_double=DOUBLE,f_text=TEXT,"
+             "f_string=STRING,f_date=DATE,f_timestamp=TIMESTAMP > /dev/null",
+             TSF_CLI, csv, out);
+    CHECK_EQ_INT(system(cmd), 0);
+    gcsv a = {0}, b = {0};
+    snprintf(sql, sizeof sql, "SELECT %s FROM read_tsfile('%s', table_name := 'weather')", cols, src);
+    CHECK(sql_rows(sql, &a) == 0);
+    snprintf(sql, sizeof sql, "SELECT %s FROM read_tsfile('%s', table_name := 'weather')", cols, out);
+    CHECK(sql_rows(sql, &b) == 0);
+    CHECK(a.n > 0);
+    if (same_rows(&b, &a, "table written through tsf import")) tsf_test_failures++;
+    gcsv_free(&a);
+    gcsv_free(&b);
+    unlink(csv);
+    unlink(out);
+#else
+    fprintf(stderr, "test_write_via_import: built without the tsf tool (TSF_BUILD_CLI=OFF); not run\n");
+#endif
+}
+
 static void test_readme(void)
 {
     char path[1024];
@@ -977,6 +1016,7 @@ int main(void)
     TSF_RUN(test_damaged);
     TSF_RUN(test_metadata);
     TSF_RUN(test_readme);
+    TSF_RUN(test_write_via_import);
     duckdb_disconnect(&g_con);
     duckdb_close(&g_db);
     return tsf_test_finish();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test twice: Release (with the Python package's tests), then ASan+UBSan; then the concurrency tests under
+# Builds and runs every test twice: Release (with the Python package's tests), then ASan+UBSan (with the Python lifetime
+# and Arrow tests on the instrumented library); then the concurrency tests under
 # ThreadSanitizer; then fuzzes every libFuzzer harness for FUZZ_SECONDS seconds each (default 20; 0 skips)
 # with clang, ASan and UBSan, every sanitizer report fatal (tools/fuzz.sh); any finding fails the run. Exits non-zero on any failure, and on any test
 # that ctest reports skipped or not run: every test's data ships in tests/data, so a skip means a check
@@ -45,6 +46,7 @@ echo "== ASan+UBSan build + tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_SANITIZE=ON -DTSF_BUILD_BENCH=OFF $duckdb >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 run_ctest build-asan
+bash tools/test_python_asan.sh build-asan # the Python lifetime and Arrow tests on the instrumented library
 echo "== ThreadSanitizer build + concurrency tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSF_TSAN=ON -DTSF_BUILD_BENCH=OFF -DTSF_BUILD_CLI=OFF \
     -DTSF_SHARED=OFF -DTSF_BUILD_DUCKDB=OFF >/dev/null

@@ -132,6 +132,7 @@ class Dataset(_Closing, _Catalog):
     def _planned(self, start, end, time_unit, table, devices):
         """(file index, open TsFile, its (table, devices) arguments) of each planned file holding some of
         the selection, in file order; each file is closed when the next is asked for."""
+        self._handle()  # a closed dataset raises
         if devices is not None:
             devices = [devices] if isinstance(devices, str) else list(devices)
             for n in devices:

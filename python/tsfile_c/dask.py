@@ -17,7 +17,9 @@ import collections
 import os
 import re
 
-from ._dataset import Dataset, concat_frames, file_selection, stats_frame
+import numpy as np
+
+from ._dataset import STATS_COLUMNS, STATS_DTYPES, Dataset, concat_frames, file_selection, stats_frame
 from ._errors import TsfError
 from ._reader import TsFile, _to_time
 
@@ -160,36 +162,62 @@ def combine(partials, device_order=None):
     """Merges per-file aggregate rows in order, exactly as the library merges per-file accumulators
     (count and sum added in file order, min/max, first from the earliest time (the earlier file on a tie),
     last from the latest (the later file on a tie)): the result equals Dataset.stats bit for bit, its rows
-    ordered as the library orders them (device_order: the dataset's device index by name)."""
+    ordered as the library orders them (device_order: the dataset's device index by name). Vectorized over
+    the keys: the k-th partial of every key is merged in one step, k = 1, 2, ... (each key's partials in
+    file order), so every key's additions are the sequential ones."""
     import pandas as pd
-    acc = {}
-    order = []
-    for row in partials.itertuples(index=False, name=None):
-        dev, win, col, cnt, sm, mn, mx, _mean, fi, la, ft, lt = row
-        key = (dev, None if pd.isna(win) else int(win), col)
-        s = acc.get(key)
-        if s is None or s[0] == 0:
-            if s is None:
-                order.append(key)
-            acc[key] = [cnt, sm, mn, mx, fi, la, ft, lt]
-            continue
-        s[0] += cnt
-        s[1] += sm
-        if mn < s[2]:
-            s[2] = mn
-        if mx > s[3]:
-            s[3] = mx
-        if ft < s[6]:
-            s[6], s[4] = ft, fi
-        if lt >= s[7]:
-            s[7], s[5] = lt, la
-    rows = []
-    rank = device_order or {}
-    for key in sorted(order, key=lambda k: (rank.get(k[0], -1), k[0] or "", -(1 << 64) if k[1] is None else k[1],
-                                            k[2])):
-        cnt, sm, mn, mx, fi, la, ft, lt = acc[key]
-        rows.append(key + (cnt, sm, mn, mx, sm / cnt if cnt else float("nan"), fi, la, ft, lt))
-    return stats_frame(rows)
+    if len(partials) == 0:
+        return stats_frame([])
+    df = partials.reset_index(drop=True)
+    g = df.groupby(["device", "window_start", "column"], sort=False, dropna=False).ngroup().to_numpy()
+    rank = pd.Series(g).groupby(g).cumcount().to_numpy()
+    ng = int(g.max()) + 1
+    first_row = np.empty(ng, np.int64)
+    r0 = np.flatnonzero(rank == 0)
+    first_row[g[r0]] = r0
+    cols = {c: df[c].to_numpy() for c in ("count", "sum", "min", "max", "first", "last", "first_time", "last_time")}
+    acc = {c: v[first_row].copy() for c, v in cols.items()}
+    for k in range(1, int(rank.max()) + 1):
+        idx = np.flatnonzero(rank == k)
+        gg = g[idx]
+        new = {c: v[idx] for c, v in cols.items()}
+        empty = acc["count"][gg] == 0  # an accumulator without values takes the partial whole
+        if empty.any():
+            for c in acc:
+                acc[c][gg[empty]] = new[c][empty]
+            idx, gg, new = idx[~empty], gg[~empty], {c: v[~empty] for c, v in new.items()}
+        acc["count"][gg] += new["count"]
+        acc["sum"][gg] += new["sum"]
+        cur = acc["min"][gg]
+        acc["min"][gg] = np.where(new["min"] < cur, new["min"], cur)
+        cur = acc["max"][gg]
+        acc["max"][gg] = np.where(new["max"] > cur, new["max"], cur)
+        earlier = new["first_time"] < acc["first_time"][gg]
+        acc["first_time"][gg[earlier]] = new["first_time"][earlier]
+        acc["first"][gg[earlier]] = new["first"][earlier]
+        later = new["last_time"] >= acc["last_time"][gg]
+        acc["last_time"][gg[later]] = new["last_time"][later]
+        acc["last"][gg[later]] = new["last"][later]
+    dev = df["device"].to_numpy(object)[first_row]
+    win = df["window_start"].array[first_row]  # Int64, NA with one window
+    col = df["column"].to_numpy(object)[first_row]
+    # the library's row order: device (its index in the dataset, then the name), window (one window first),
+    # column name
+    rank_of = device_order or {}
+    dev_rank = np.fromiter((rank_of.get(d, -1) for d in dev), np.int64, ng)
+    dev_name = pd.factorize(pd.Series([d or "" for d in dev], dtype=object), sort=True)[0]
+    win_na = np.asarray(win.isna())
+    win_val = np.asarray(win.fillna(0).to_numpy(np.int64))
+    col_code = pd.factorize(pd.Series(col, dtype=object), sort=True)[0]
+    order = np.lexsort((col_code, win_val, ~win_na, dev_name, dev_rank))
+    cnt = acc["count"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(cnt != 0, acc["sum"] / cnt.astype(np.float64), np.nan)
+    data = {"device": dev[order], "window_start": win[order], "column": col[order], "count": cnt[order],
+            "sum": acc["sum"][order], "min": acc["min"][order], "max": acc["max"][order], "mean": mean[order],
+            "first": acc["first"][order], "last": acc["last"][order], "first_time": acc["first_time"][order],
+            "last_time": acc["last_time"][order]}
+    return pd.DataFrame(data).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
 
 
 def aggregate(paths, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,

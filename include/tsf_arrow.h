@@ -5,11 +5,11 @@
  * standard ARROW_C_DATA_INTERFACE / ARROW_C_STREAM_INTERFACE guards: a program that includes Arrow's own
  * header (or nanoarrow's) first uses those definitions, which are the same, and links with this library.
  *
- * A stream yields one struct array (format "+s") per batch of the underlying tsf_query: the time column, then
- * (tree model) the device, or (table model) the TAG columns, then the value columns. Every array owns its
- * buffers (one 64-byte aligned allocation per batch, shared by the array and its children through a
- * reference count): arrays, their children and schemas may be released in any order, before or after the
- * stream, from any thread. See doc/arrow.md for the types, the layout and the lifetimes.
+ * A stream yields one struct array (format "+s") per batch of the underlying tsf_query (tsf_dataset_query for
+ * a dataset): the time column, then (tree model) the device, or (table model) the TAG columns, then the value
+ * columns. Every array owns its buffers (one 64-byte aligned allocation per batch, shared by the array and its
+ * children through a reference count): arrays, their children and schemas may be released in any order,
+ * before or after the stream, from any thread. See doc/arrow.md for the types, the layout and the lifetimes.
  */
 #ifndef TSF_ARROW_H
 #define TSF_ARROW_H
@@ -120,6 +120,33 @@ TSF_API tsf_status tsf_arrow_stream_open_file(struct ArrowArrayStream *out, cons
  *  query. The caller releases it with out->release. */
 TSF_API tsf_status tsf_arrow_schema(tsf_reader *r, const tsf_arrow_options *opts, struct ArrowSchema *out,
                                     tsf_error *err);
+
+/* ---- export of dataset queries (many files as one, tsf.h "datasets") ------------------------ */
+
+/**
+ * Exports a query of dataset ds as an Arrow stream in *out: q is the dataset query (NULL = every device,
+ * every column, all times; threads and files_at_once as in tsf_dataset_query_open), opts the Arrow options
+ * (NULL = defaults; opts->query must be NULL). The columns are those of the dataset's union schema (table
+ * model: time, the table's TAG and FIELD columns; tree model: time, device, the union of the selected
+ * devices' series), a column a file lacks reading as null; the rows are the dataset query's, in its order
+ * (file order, then each file's device order, then time), whatever threads and files_at_once are. Open
+ * errors are returned now; an error of a file while the stream runs fails get_next, get_last_error naming
+ * the file. ds is borrowed: it must stay open until the stream is released.
+ */
+TSF_API tsf_status tsf_arrow_dataset_stream_open(tsf_dataset *ds, const tsf_dataset_query_options *q,
+                                                 const tsf_arrow_options *opts, struct ArrowArrayStream *out,
+                                                 tsf_error *err);
+
+/** tsf_arrow_dataset_stream_open on a dataset it opens from paths[0..n) (as tsf_dataset_open; ds_opts may be
+ *  NULL) and owns: the stream's release closes it. */
+TSF_API tsf_status tsf_arrow_dataset_stream_open_paths(struct ArrowArrayStream *out, const char *const *paths,
+                                                       size_t n, const tsf_dataset_options *ds_opts,
+                                                       const tsf_dataset_query_options *q,
+                                                       const tsf_arrow_options *opts, tsf_error *err);
+
+/** The schema of such a stream, without opening a query. The caller releases it with out->release. */
+TSF_API tsf_status tsf_arrow_dataset_schema(tsf_dataset *ds, const tsf_dataset_query_options *q,
+                                            const tsf_arrow_options *opts, struct ArrowSchema *out, tsf_error *err);
 
 /** Days since 1970-01-01 of a TsFile DATE value (yyyyMMdd, proleptic Gregorian calendar, years 1..9999),
  *  by arithmetic alone (no time zone, no C library calendar). Returns 0 and sets *days for a valid date,

@@ -105,3 +105,36 @@ def test_unconsumed_capsule_is_released():
         for _ in range(200):
             cap = f.__arrow_c_stream__()
             del cap
+
+
+def _nulls(values):
+    return [None if x is pd.NA or x is None else x for x in values]
+
+
+def test_dataset_stream_equals_to_pandas(tmp_path):
+    """A Dataset's stream (the union schema; h, which only the odd files hold, null elsewhere) gives the rows
+    of Dataset.to_pandas in its order, for one thread and for several; the stream outlives the Dataset."""
+    from test_dataset import make_dataset
+    make_dataset(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.to_pandas(time="int")
+        cols, got = consume(ds.__arrow_c_stream__())
+        _, got_threads = consume(ds.arrow(threads=2, files_at_once=3, batch_size=37).__arrow_c_stream__())
+        part = ds.arrow(columns=["h", "f"], start=2000, end=13999, where="f > 0")
+        want_part = ds.to_pandas(columns=["h", "f"], start=2000, end=13999, where="f > 0", time="int")
+        cap = ds.arrow(devices=["t.d1"]).__arrow_c_stream__()
+    assert [c[0] for c in cols] == ["time", "device", "f", "g", "h"]
+    assert dict(cols)["h"] == "u" and dict(cols)["f"] == "l" and dict(cols)["g"] == "g"
+    assert len(got["time"]) == len(want) > 0
+    for g in (got, got_threads):
+        assert g["time"] == want["time"].tolist()
+        assert g["device"] == want["device"].astype(str).tolist()
+        assert g["f"] == _nulls(want["f"].tolist()) and g["g"] == want["g"].tolist()
+        assert g["h"] == _nulls(want["h"].tolist())
+    assert any(v is None for v in got["h"]) and any(v is not None for v in got["h"])
+    cols_p, got_p = consume(part.__arrow_c_stream__())
+    assert [c[0] for c in cols_p] == ["time", "h", "f"]  # named columns only
+    assert got_p["time"] == want_part["time"].tolist() and got_p["f"] == want_part["f"].tolist()
+    assert got_p["h"] == _nulls(want_part["h"].tolist())
+    _, got_d1 = consume(cap)  # the Dataset is closed: the capsule's stream has its own
+    assert set(got_d1["device"]) == {"d1"} and len(got_d1["time"]) == (want["device"] == "d1").sum()

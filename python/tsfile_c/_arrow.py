@@ -3,8 +3,9 @@
 through Python.
 
 Each capsule (named "arrow_array_stream") holds an ArrowArrayStream in memory of its own, filled by
-tsf_arrow_stream_open_file: the stream opens and owns its own reader of the file, so it stays valid
-whatever happens to the TsFile object that made it. A consumer moves the stream out of the capsule (and
+tsf_arrow_stream_open_file (one file) or tsf_arrow_dataset_stream_open_paths (a dataset): the stream opens
+and owns its own reader of the file (or its own dataset of the files), so it stays valid whatever happens
+to the TsFile or Dataset object that made it. A consumer moves the stream out of the capsule (and
 releases it when done); the capsule's destructor releases a stream still in it and frees the struct.
 """
 import ctypes
@@ -82,6 +83,9 @@ def _bind():
     lib.tsf_arrow_stream_open_file.restype = C.c_int
     lib.tsf_arrow_stream_open_file.argtypes = [C.c_ptr, C.c_str, C.P(C.ReaderOptions), C.P(ArrowOptions),
                                                C.P(C.Error)]
+    lib.tsf_arrow_dataset_stream_open_paths.restype = C.c_int
+    lib.tsf_arrow_dataset_stream_open_paths.argtypes = [C.c_ptr, C.P(C.c_str), C.c_size, C.P(C.DatasetOptions),
+                                                        C.P(C.DatasetQueryOptions), C.P(ArrowOptions), C.P(C.Error)]
     o = ArrowOptions()
     lib.tsf_arrow_options_init(ctypes.byref(o))
     if o.struct_size != ctypes.sizeof(ArrowOptions):
@@ -92,13 +96,12 @@ def _bind():
 _bind()
 
 
-def stream_capsule(path, reader_options, query_options, time_unit="ms", device_column=True):
-    """A PyCapsule "arrow_array_stream" of the query query_options over the file at path."""
+def _capsule(open_stream, time_unit, device_column, what):
+    """A PyCapsule "arrow_array_stream" whose stream open_stream(ptr, arrow options, error) fills."""
     if time_unit not in _UNITS:
         raise ValueError("time_unit for Arrow must be one of ms, us, ns, got %r" % (time_unit,))
     ao = ArrowOptions()
     C.lib.tsf_arrow_options_init(ctypes.byref(ao))
-    ao.query = ctypes.pointer(query_options)
     ao.time_unit = _UNITS[time_unit]
     ao.device_column = 1 if device_column else 0
     ptr = _libc.malloc(ctypes.sizeof(ArrowArrayStream))
@@ -107,9 +110,30 @@ def stream_capsule(path, reader_options, query_options, time_unit="ms", device_c
     ctypes.memset(ptr, 0, ctypes.sizeof(ArrowArrayStream))
     err = new_error()
     try:
-        check(C.lib.tsf_arrow_stream_open_file(ptr, os.fsencode(path), ctypes.byref(reader_options), ctypes.byref(ao),
-                                               ctypes.byref(err)), err, "Arrow stream of %s" % (path,))
+        check(open_stream(ptr, ao, err), err, what)
     except BaseException:
         _libc.free(ptr)
         raise
     return _capsule_new(ptr, _NAME, ctypes.cast(_destroy, C.c_ptr))
+
+
+def stream_capsule(path, reader_options, query_options, time_unit="ms", device_column=True):
+    """A PyCapsule "arrow_array_stream" of the query query_options over the file at path."""
+    def open_stream(ptr, ao, err):
+        ao.query = ctypes.pointer(query_options)
+        return C.lib.tsf_arrow_stream_open_file(ptr, os.fsencode(path), ctypes.byref(reader_options),
+                                                ctypes.byref(ao), ctypes.byref(err))
+    return _capsule(open_stream, time_unit, device_column, "Arrow stream of %s" % (path,))
+
+
+def dataset_stream_capsule(paths, dataset_options, query_options, time_unit="ms", device_column=True):
+    """A PyCapsule "arrow_array_stream" of the dataset query query_options over the files paths (a dataset
+    the stream opens and owns)."""
+    enc = [os.fsencode(p) for p in paths]
+    arr = (C.c_str * max(len(enc), 1))(*enc)
+
+    def open_stream(ptr, ao, err):
+        return C.lib.tsf_arrow_dataset_stream_open_paths(ptr, arr, len(enc), ctypes.byref(dataset_options),
+                                                         ctypes.byref(query_options), ctypes.byref(ao),
+                                                         ctypes.byref(err))
+    return _capsule(open_stream, time_unit, device_column, "Arrow stream of the dataset")

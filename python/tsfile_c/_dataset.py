@@ -52,6 +52,7 @@ class Dataset(_Closing, _Catalog):
         do = C.DatasetOptions()
         C.lib.tsf_dataset_options_init(ctypes.byref(do))
         do.reader = ctypes.pointer(ro)
+        self._do = do  # (holds ro) the options of the datasets Arrow streams open of their own
         err = new_error()
         ds = ctypes.c_void_p()
         check(C.lib.tsf_dataset_open(ctypes.byref(ds), arr, len(enc), ctypes.byref(do), ctypes.byref(err)), err,
@@ -198,19 +199,11 @@ class Dataset(_Closing, _Catalog):
                   for _, f, args in self._planned(start, end, time_unit, table, devices)]
         return concat_frames(frames, self.frame_meta(columns, table, time_unit, time))
 
-    # ---- aggregation ---------------------------------------------------------------------------
-    def stats(self, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
-              table=None, devices=None, tags=None, threads=None, files_at_once=None, time_unit="ms"):
-        """Grouped aggregation (tsf_dataset_aggregate): one row per group (a device, or None with
-        group_by=None) x window x column: count, sum, min, max, mean, first, last, first_time, last_time of
-        the non-null values (numbers and booleans). Sums are added per file, then in file order, so the
-        result does not depend on threads or files_at_once. window: length in file time units (None = one
-        window)."""
-        if group_by not in ("device", None):
-            raise ValueError("group_by must be 'device' or None, got %r" % (group_by,))
+    def _query_options(self, keep, columns, start, end, table, devices, batch_size, threads, files_at_once,
+                       time_unit):
+        """The tsf_dataset_query_options of a selection (keep: a list that must outlive them)."""
         qo = C.DatasetQueryOptions()
         C.lib.tsf_dataset_query_options_init(ctypes.byref(qo))
-        keep = []
         table = self._table_of(table) if devices is None else table
         if devices is not None:
             names = [devices] if isinstance(devices, str) else list(devices)
@@ -231,28 +224,65 @@ class Dataset(_Closing, _Catalog):
             qo.time_min = t0
         if t1 is not None:
             qo.time_max = t1
+        if batch_size:
+            qo.batch_size = batch_size
         if threads:
             qo.threads = threads
         if files_at_once:
             qo.files_at_once = files_at_once
+        return qo
+
+    # ---- Arrow ---------------------------------------------------------------------------------
+    def arrow(self, columns=None, start=None, end=None, where=None, table=None, devices=None, tags=None,
+              batch_size=None, threads=None, files_at_once=None, time_unit="ms"):
+        """The rows of a dataset query as an object with __arrow_c_stream__ (the library's Arrow C stream over
+        the dataset, tsf_arrow_dataset_stream_open): columns of the union schema (time, then the device or
+        the table's tags, then the values; a column a file lacks is null), rows in file order, then each
+        file's device order, then time, whatever threads and files_at_once are. Each capsule's stream opens
+        the files again and owns them, so neither it nor the returned object depends on this Dataset staying
+        open."""
+        kw = dict(columns=columns, start=start, end=end, where=where, table=table, devices=devices, tags=tags,
+                  batch_size=batch_size, threads=threads, files_at_once=files_at_once, time_unit=time_unit)
+        self._handle()
+        return DatasetStream(self, kw)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The whole dataset as an Arrow C stream (PyCapsule "arrow_array_stream"): tree model, every device
+        with a device column; table model, the dataset's one table (arrow(table=...) for one of several)."""
+        return self.arrow().__arrow_c_stream__(requested_schema)
+
+    def _arrow_capsule(self, columns, start, end, where, table, devices, tags, batch_size, threads, files_at_once,
+                       time_unit):
+        from ._arrow import dataset_stream_capsule
+        keep = []
+        qo = self._query_options(keep, columns, start, end, table, devices, batch_size, threads, files_at_once,
+                                 time_unit)
+        with _filter(qo, where, tags):  # the stream keeps a copy of the filter
+            return dataset_stream_capsule([f.path for f in self.files], self._do, qo, time_unit)
+
+    # ---- aggregation ---------------------------------------------------------------------------
+    def stats(self, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
+              table=None, devices=None, tags=None, threads=None, files_at_once=None, time_unit="ms"):
+        """Grouped aggregation (tsf_dataset_aggregate): one row per group (a device, or None with
+        group_by=None) x window x column: count, sum, min, max, mean, first, last, first_time, last_time of
+        the non-null values (numbers and booleans). Sums are added per file, then in file order, so the
+        result does not depend on threads or files_at_once. window: length in file time units (None = one
+        window)."""
+        if group_by not in ("device", None):
+            raise ValueError("group_by must be 'device' or None, got %r" % (group_by,))
+        keep = []
+        qo = self._query_options(keep, columns, start, end, table, devices, None, threads, files_at_once,
+                                 time_unit)
         ao = C.DatasetAggOptions()
         C.lib.tsf_dataset_agg_options_init(ctypes.byref(ao))
         ao.by_device = 1 if group_by == "device" else 0
         ao.window = int(window or 0)
         ao.window_origin = int(origin)
         err = new_error()
-        flt = ctypes.c_void_p()
-        text = where_text(where, tags)
-        if text:
-            check(C.lib.tsf_filter_parse(ctypes.byref(flt), text.encode(), ctypes.byref(err)), err, "where %r" % text)
-            qo.where = flt
         res = ctypes.c_void_p()
-        try:
+        with _filter(qo, where, tags):
             check(C.lib.tsf_dataset_aggregate(self._handle(), ctypes.byref(qo), ctypes.byref(ao), ctypes.byref(res),
                                               ctypes.byref(err)), err, "stats")
-        finally:
-            if text:
-                C.lib.tsf_filter_free(flt)
         rows = []
         try:
             for k in range(C.lib.tsf_dataset_agg_result_count(res)):
@@ -264,6 +294,37 @@ class Dataset(_Closing, _Catalog):
         finally:
             C.lib.tsf_dataset_agg_result_free(res)
         return stats_frame(rows)
+
+
+class DatasetStream:
+    """A dataset query to export (Dataset.arrow): each __arrow_c_stream__ call makes a fresh stream."""
+
+    def __init__(self, ds, kw):
+        self._ds, self._kw = ds, kw
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The query's rows as an Arrow C stream (PyCapsule "arrow_array_stream"; requested_schema is
+        ignored)."""
+        return self._ds._arrow_capsule(**self._kw)
+
+
+class _filter:
+    """Context: qo.where set to the filter of where / tags (parsed on entry, freed on exit)."""
+
+    def __init__(self, qo, where, tags):
+        self.qo, self.text, self.flt = qo, where_text(where, tags), ctypes.c_void_p()
+
+    def __enter__(self):
+        if self.text:
+            err = new_error()
+            check(C.lib.tsf_filter_parse(ctypes.byref(self.flt), self.text.encode(), ctypes.byref(err)), err,
+                  "where %r" % self.text)
+            self.qo.where = self.flt
+
+    def __exit__(self, *exc):
+        if self.text:
+            self.qo.where = None
+            C.lib.tsf_filter_free(self.flt)
 
 
 def file_selection(f, table, devices):

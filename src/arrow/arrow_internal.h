@@ -1,7 +1,8 @@
 /*
  * arrow_internal.h - the Arrow export layer (include/tsf_arrow.h) above the reader: the column list of a
- * stream (columns.c, from the reader's metadata and the query options), the exported schema (columns.c)
- * and the stream with its arrays (stream.c). This layer uses the reader only through its public API.
+ * stream (columns.c, from a reader's or a dataset's metadata and the query options), the exported schema
+ * (columns.c) and the stream with its arrays (stream.c). This layer uses the reader and the dataset only
+ * through their public API.
  */
 #ifndef TSF_ARROW_INTERNAL_H
 #define TSF_ARROW_INTERNAL_H
@@ -42,6 +43,9 @@ tsf_status tsf_ar_options(const tsf_arrow_options *in, tsf_arrow_options *o, tsf
 /* Builds the column list of a stream over the devices the query selects. */
 tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_allocator *a, acols *out,
                           tsf_error *err);
+/* The same over a dataset's union schema, for the devices the dataset query q selects. */
+tsf_status tsf_ar_dataset_columns(const tsf_dataset *d, const tsf_dataset_query_options *q,
+                                  const tsf_arrow_options *o, const tsf_allocator *a, acols *out, tsf_error *err);
 void tsf_ar_columns_free(acols *c, const tsf_allocator *a);
 /* Exports the schema of the columns into *out ("+s", one child per column); TSF_ENOMEM only. */
 tsf_status tsf_ar_schema(const acols *c, const tsf_allocator *a, struct ArrowSchema *out, tsf_error *err);

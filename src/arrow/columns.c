@@ -5,10 +5,12 @@
  *   tree model: the device (utf8, an option), then the union of the selected devices' series by name
  *     (ascending; a series a device lacks reads as null), or the series named by the query in its order.
  * A tree series whose type differs between devices is TSF_EINVAL: one Arrow column has one type.
- * Also the options and the schema export.
+ * The same rules over one reader's metadata or over a dataset's (the union of its files'), through a small
+ * catalog of the four look-ups they need. Also the options and the schema export.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "arrow_internal.h"
 
@@ -56,17 +58,75 @@ static int named_cmp(const void *x, const void *y)
     return c ? c : (int)a->type - (int)b->type;
 }
 
+/* The metadata the columns are built from: one reader's, or a dataset's. */
+typedef struct acat {
+    tsf_reader *r;
+    const tsf_dataset *ds;
+} acat;
+
+static tsf_status cat_device(const acat *c, size_t d, size_t *nseries, size_t *table, tsf_error *err)
+{
+    tsf_status st;
+    if (c->ds) {
+        tsf_dataset_device_info di;
+        if ((st = tsf_dataset_device(c->ds, d, &di, err))) return st;
+        *nseries = di.nseries, *table = di.table;
+    } else {
+        tsf_device_info di;
+        if ((st = tsf_reader_device(c->r, d, &di, err))) return st;
+        *nseries = di.nseries, *table = di.table;
+    }
+    return TSF_OK;
+}
+
+static tsf_status cat_series(const acat *c, size_t d, size_t j, named *out, tsf_error *err)
+{
+    tsf_status st;
+    if (c->ds) {
+        tsf_dataset_series_info si;
+        if ((st = tsf_dataset_series(c->ds, d, j, &si, err))) return st;
+        *out = (named){si.measurement, si.type};
+    } else {
+        tsf_series_info si;
+        if ((st = tsf_reader_series(c->r, d, j, &si, err))) return st;
+        *out = (named){si.measurement, si.type};
+    }
+    return TSF_OK;
+}
+
+static tsf_status cat_table(const acat *c, size_t t, tsf_table_info *ti, tsf_error *err)
+{
+    return c->ds ? tsf_dataset_table(c->ds, t, ti, err) : tsf_reader_table(c->r, t, ti, err);
+}
+
+/* Series `name` of device d: *found = 0 when the device lacks it. */
+static tsf_status cat_find_series(const acat *c, size_t d, const char *name, named *out, int *found, tsf_error *err)
+{
+    *found = 0;
+    if (!c->ds) {
+        size_t j;
+        if (tsf_reader_find_series(c->r, d, name, &j, NULL) != TSF_OK) return TSF_OK;
+        *found = 1;
+        return cat_series(c, d, j, out, err);
+    }
+    size_t ns, t;
+    tsf_status st = cat_device(c, d, &ns, &t, err);
+    for (size_t j = 0; j < ns && !st; j++)
+        if (!(st = cat_series(c, d, j, out, err)) && !strcmp(out->name, name)) return *found = 1, TSF_OK;
+    return st;
+}
+
 /* Type of series `name` over the selected devices: *found = 0 when none has it; TSF_EINVAL when two differ. */
-static tsf_status series_type(tsf_reader *r, const devsel *ds, const char *name, tsf_type *type, int *found,
+static tsf_status series_type(const acat *cat, const devsel *ds, const char *name, tsf_type *type, int *found,
                               tsf_error *err)
 {
     *found = 0;
     for (size_t i = 0; i < ds->n; i++) {
-        size_t d = dev_at(ds, i), j;
-        if (tsf_reader_find_series(r, d, name, &j, NULL) != TSF_OK) continue;
-        tsf_series_info si;
-        tsf_status st = tsf_reader_series(r, d, j, &si, err);
+        named si;
+        int has;
+        tsf_status st = cat_find_series(cat, dev_at(ds, i), name, &si, &has, err);
         if (st) return st;
+        if (!has) continue;
         if (*found && si.type != *type)
             return tsf_err(err, TSF_EINVAL, "series %s is %s in one device and %s in another: one Arrow column has "
                            "one type (select the devices, or one device per stream)", name,
@@ -86,8 +146,13 @@ static tsf_status add_col(acols *c, size_t cap, acol_kind kind, tsf_type type, s
     return TSF_OK;
 }
 
-static tsf_status table_columns(tsf_reader *r, const tsf_table_info *ti, const tsf_query_options *q, acols *c,
-                                size_t cap, tsf_error *err)
+/* The columns a stream selects: explicit names (columns != NULL), or all of them. */
+typedef struct asel {
+    const char *const *columns;
+    size_t ncolumns;
+} asel;
+
+static tsf_status table_columns(const tsf_table_info *ti, const asel *q, acols *c, size_t cap, tsf_error *err)
 {
     tsf_status st = TSF_OK;
     if (!q->columns) {
@@ -126,7 +191,26 @@ static tsf_status table_columns(tsf_reader *r, const tsf_table_info *ti, const t
     return st;
 }
 
-static tsf_status tree_columns(tsf_reader *r, const devsel *ds, const tsf_query_options *q, acols *c, size_t cap,
+/* Series of the selected devices counted (*total), or listed into all[0, *total) when all is non-NULL. */
+static tsf_status series_of(const acat *cat, const devsel *ds, named *all, size_t *total, tsf_error *err)
+{
+    size_t n = 0, cap = *total;
+    for (size_t i = 0; i < ds->n; i++) {
+        size_t d = dev_at(ds, i), ns, t;
+        tsf_status st = cat_device(cat, d, &ns, &t, err);
+        if (st) return st;
+        if (!all) {
+            n += ns;
+            continue;
+        }
+        for (size_t j = 0; j < ns && n < cap; j++)
+            if ((st = cat_series(cat, d, j, &all[n++], err))) return st;
+    }
+    *total = n;
+    return TSF_OK;
+}
+
+static tsf_status tree_columns(const acat *cat, const devsel *ds, const asel *q, acols *c, size_t cap,
                                const tsf_allocator *a, tsf_error *err)
 {
     tsf_status st = TSF_OK;
@@ -136,7 +220,7 @@ static tsf_status tree_columns(tsf_reader *r, const devsel *ds, const tsf_query_
             if (!name) return tsf_err(err, TSF_EINVAL, "tsf_query_options.columns[%zu] is NULL", i);
             tsf_type type = TSF_INT64;
             int found;
-            if ((st = series_type(r, ds, name, &type, &found, err))) return st;
+            if ((st = series_type(cat, ds, name, &type, &found, err))) return st;
             if (!found) return tsf_err(err, TSF_EINVAL, "series %s: no selected device has it", name);
             st = add_col(c, cap, AC_VALUE, type, c->nq, name, err);
             c->nq++;
@@ -144,24 +228,11 @@ static tsf_status tree_columns(tsf_reader *r, const devsel *ds, const tsf_query_
         return st;
     }
     size_t total = 0;
-    for (size_t i = 0; i < ds->n; i++) {
-        tsf_device_info di;
-        if ((st = tsf_reader_device(r, dev_at(ds, i), &di, err))) return st;
-        total += di.nseries;
-    }
+    if ((st = series_of(cat, ds, NULL, &total, err))) return st;
     named *all = tsf_calloc(a, total ? total : 1, sizeof *all);
     if (!all) return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < ds->n && !st; i++) {
-        size_t d = dev_at(ds, i);
-        tsf_device_info di;
-        if ((st = tsf_reader_device(r, d, &di, err))) break;
-        for (size_t j = 0; j < di.nseries && n < total && !st; j++) {
-            tsf_series_info si;
-            if ((st = tsf_reader_series(r, d, j, &si, err))) break;
-            all[n++] = (named){si.measurement, si.type};
-        }
-    }
+    size_t n = total;
+    st = series_of(cat, ds, all, &n, err);
     if (!st) {
         qsort(all, n, sizeof *all, named_cmp);
         for (size_t i = 0; i < n && !st; i++) {
@@ -178,27 +249,6 @@ static tsf_status tree_columns(tsf_reader *r, const devsel *ds, const tsf_query_
     }
     tsf_free(a, all, (total ? total : 1) * sizeof *all);
     return st;
-}
-
-/* Upper bound of the column count: time + device + the explicit columns, or every series/column. */
-static tsf_status column_bound(tsf_reader *r, const devsel *ds, const tsf_table_info *ti,
-                               const tsf_query_options *q, size_t *cap, tsf_error *err)
-{
-    size_t n = 2;
-    if (q->columns) {
-        n += q->ncolumns;
-    } else if (ti) {
-        n += ti->ncolumns;
-    } else {
-        for (size_t i = 0; i < ds->n; i++) {
-            tsf_device_info di;
-            tsf_status st = tsf_reader_device(r, dev_at(ds, i), &di, err);
-            if (st) return st;
-            n += di.nseries;
-        }
-    }
-    *cap = n;
-    return TSF_OK;
 }
 
 static const char *format_of(const acols *c, tsf_type t)
@@ -219,57 +269,42 @@ static const char *format_of(const acols *c, tsf_type t)
     }
 }
 
-tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_allocator *a, acols *out,
-                          tsf_error *err)
+/* The columns over the selected devices ds of catalog cat: the model (a table schema shared by every selected
+ * device, or the tree model when none has one; ti: the table a query named, else NULL), then the columns. */
+static tsf_status build_columns(const acat *cat, const devsel *ds, const tsf_table_info *named_table, const asel *q,
+                                const tsf_arrow_options *o, const tsf_allocator *a, acols *out, tsf_error *err)
 {
     memset(out, 0, sizeof *out);
     out->unit = o->time_unit;
-    tsf_query_options q;
-    tsf_query_options_init(&q);
-    if (o->query) memcpy(&q, o->query, o->query->struct_size);
-    tsf_status st = tsf_reader_load_index(r, err);
-    if (st) return st;
-    size_t ndev = tsf_reader_device_count(r);
-    devsel ds = {NULL, 0, ndev};
+    tsf_status st = TSF_OK;
     tsf_table_info ti;
-    int have_ti = 0;
-    if (q.devices) {
-        ds = (devsel){q.devices, 0, q.ndevices};
-        for (size_t i = 0; i < ds.n; i++)
-            if (ds.list[i] >= ndev)
-                return tsf_err(err, TSF_EINVAL, "tsf_query_options.devices[%zu] = %zu, the file has %zu devices", i,
-                               ds.list[i], ndev);
-    } else if (q.table) {
-        size_t t;
-        if ((st = tsf_reader_find_table(r, q.table, &t, err)) || (st = tsf_reader_table(r, t, &ti, err))) return st;
-        ds = (devsel){NULL, ti.first_device, ti.ndevices};
-        have_ti = ti.ncolumns > 0;
-    }
-    /* the model: a table schema shared by every selected device, or the tree model when none has one */
-    if (!have_ti && ds.n) {
+    int have_ti = named_table && named_table->ncolumns > 0;
+    if (have_ti) ti = *named_table;
+    if (!have_ti && ds->n) {
         size_t t0 = 0;
         int mixed = 0, schema = 0;
-        for (size_t i = 0; i < ds.n; i++) {
-            tsf_device_info di;
+        for (size_t i = 0; i < ds->n; i++) {
+            size_t ns, t;
             tsf_table_info t2;
-            if ((st = tsf_reader_device(r, dev_at(&ds, i), &di, err)) ||
-                (st = tsf_reader_table(r, di.table, &t2, err)))
-                return st;
-            if (i == 0) t0 = di.table;
-            mixed |= di.table != t0;
+            if ((st = cat_device(cat, dev_at(ds, i), &ns, &t, err)) || (st = cat_table(cat, t, &t2, err))) return st;
+            if (i == 0) t0 = t;
+            mixed |= t != t0;
             schema |= t2.ncolumns > 0;
         }
         if (schema && mixed)
             return tsf_err(err, TSF_EINVAL, "the selected devices belong to several tables: a stream reads one "
-                           "table (set tsf_query_options.table)");
+                           "table (set the query's table)");
         if (schema) {
-            if ((st = tsf_reader_table(r, t0, &ti, err))) return st;
+            if ((st = cat_table(cat, t0, &ti, err))) return st;
             have_ti = 1;
         }
     }
-    size_t cap;
-    if ((st = column_bound(r, &ds, have_ti ? &ti : NULL, &q, &cap, err))) return st;
-    out->cap = cap;
+    /* upper bound of the column count: time + device + the explicit columns, or every series/column */
+    size_t cap = 0;
+    if (q->columns) cap = q->ncolumns;
+    else if (have_ti) cap = ti.ncolumns;
+    else if ((st = series_of(cat, ds, NULL, &cap, err))) return st;
+    out->cap = cap += 2;
     out->cols = tsf_calloc(a, cap, sizeof *out->cols);
     out->qnames = tsf_calloc(a, cap, sizeof *out->qnames);
     if (!out->cols || !out->qnames) {
@@ -278,10 +313,10 @@ tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_a
     }
     if ((st = add_col(out, cap, AC_TIME, TSF_TIMESTAMP, 0, o->time_name ? o->time_name : "time", err))) goto fail;
     if (have_ti) {
-        st = table_columns(r, &ti, &q, out, cap, err);
+        st = table_columns(&ti, q, out, cap, err);
     } else {
         if (o->device_column && (st = add_col(out, cap, AC_DEVICE, TSF_STRING, 0, "device", err))) goto fail;
-        st = tree_columns(r, &ds, &q, out, cap, a, err);
+        st = tree_columns(cat, ds, q, out, cap, a, err);
     }
     if (st) goto fail;
     for (size_t i = 0; i < out->ncols; i++)
@@ -306,6 +341,68 @@ tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_a
     return TSF_OK;
 fail:
     tsf_ar_columns_free(out, a);
+    return st;
+}
+
+tsf_status tsf_ar_columns(tsf_reader *r, const tsf_arrow_options *o, const tsf_allocator *a, acols *out,
+                          tsf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    if (o->query) memcpy(&q, o->query, o->query->struct_size);
+    tsf_status st = tsf_reader_load_index(r, err);
+    if (st) return st;
+    size_t ndev = tsf_reader_device_count(r);
+    devsel ds = {NULL, 0, ndev};
+    tsf_table_info ti;
+    int have_ti = 0;
+    if (q.devices) {
+        ds = (devsel){q.devices, 0, q.ndevices};
+        for (size_t i = 0; i < ds.n; i++)
+            if (ds.list[i] >= ndev)
+                return tsf_err(err, TSF_EINVAL, "tsf_query_options.devices[%zu] = %zu, the file has %zu devices", i,
+                               ds.list[i], ndev);
+    } else if (q.table) {
+        size_t t;
+        if ((st = tsf_reader_find_table(r, q.table, &t, err)) || (st = tsf_reader_table(r, t, &ti, err))) return st;
+        ds = (devsel){NULL, ti.first_device, ti.ndevices};
+        have_ti = 1;
+    }
+    acat cat = {r, NULL};
+    asel sel = {q.columns, q.ncolumns};
+    return build_columns(&cat, &ds, have_ti ? &ti : NULL, &sel, o, a, out, err);
+}
+
+tsf_status tsf_ar_dataset_columns(const tsf_dataset *d, const tsf_dataset_query_options *q,
+                                  const tsf_arrow_options *o, const tsf_allocator *a, acols *out, tsf_error *err)
+{
+    memset(out, 0, sizeof *out);
+    devsel ds = {NULL, 0, tsf_dataset_device_count(d)};
+    tsf_table_info ti = {0};
+    int have_ti = 0;
+    size_t *list = NULL;
+    tsf_status st = TSF_OK;
+    if (q->devices) { /* by name, as the dataset query resolves them */
+        if (!(list = tsf_calloc(a, q->ndevices ? q->ndevices : 1, sizeof *list)))
+            return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+        for (size_t i = 0; i < q->ndevices && !st; i++)
+            if (!q->devices[i] || tsf_dataset_find_device(d, q->devices[i], &list[i], NULL) != TSF_OK)
+                st = tsf_err(err, TSF_ENOTFOUND, "dataset query: no device %s",
+                             q->devices[i] ? q->devices[i] : "(NULL)");
+        ds = (devsel){list, 0, q->ndevices};
+    } else if (q->table) {
+        size_t t = 0, nt = tsf_dataset_table_count(d);
+        for (; t < nt && !st; t++)
+            if (!(st = tsf_dataset_table(d, t, &ti, err)) && !strcasecmp(ti.name, q->table)) break;
+        if (!st && t == nt) st = tsf_err(err, TSF_ENOTFOUND, "dataset query: no table %s", q->table);
+        ds = (devsel){NULL, ti.first_device, ti.ndevices};
+        have_ti = 1;
+    }
+    acat cat = {NULL, d};
+    asel sel = {q->columns, q->ncolumns};
+    if (!st) st = build_columns(&cat, &ds, have_ti ? &ti : NULL, &sel, o, a, out, err);
+    if (list) tsf_free(a, list, (q->ndevices ? q->ndevices : 1) * sizeof *list);
     return st;
 }
 

@@ -45,12 +45,16 @@ typedef struct aplan {
     int all_null;
 } aplan;
 
+/* A stream over one reader's query (r, q) or over a dataset's (ds, dq). */
 typedef struct astream {
     tsf_allocator a;
     int has_a;
     tsf_reader *r;
     int own_reader;
     tsf_query *q;
+    tsf_dataset *ds;
+    int own_ds;
+    tsf_dataset_query *dq;
     tsf_filter *where;
     acols cols;
     aplan *plan;
@@ -115,28 +119,46 @@ static size_t width_of(tsf_type t)
     }
 }
 
-/* Sizes of column i of batch b. */
-static tsf_status plan_column(astream *s, const tsf_batch *b, size_t i, aplan *p, tsf_error *err)
+/* The name (AC_DEVICE) or the TAG value (AC_TAG: segment 1 + c->src of the id; data NULL = null) of device
+ * dev of the stream's reader or dataset. */
+static tsf_status device_value(const astream *s, size_t dev, const acol *c, tsf_bytes *out, tsf_error *err)
+{
+    const char *name;
+    size_t nseg;
+    tsf_status st;
+    if (s->ds) {
+        tsf_dataset_device_info di;
+        if ((st = tsf_dataset_device(s->ds, dev, &di, err))) return st;
+        name = di.name, nseg = di.nsegments;
+    } else {
+        tsf_device_info di;
+        if ((st = tsf_reader_device(s->r, dev, &di, err))) return st;
+        name = di.name, nseg = di.nsegments;
+    }
+    *out = (tsf_bytes){NULL, 0};
+    if (c->kind == AC_DEVICE) {
+        *out = (tsf_bytes){(const uint8_t *)name, strlen(name)};
+        return TSF_OK;
+    }
+    if (1 + c->src >= nseg) return TSF_OK;
+    return s->ds ? tsf_dataset_device_segment(s->ds, dev, 1 + c->src, out, err)
+                 : tsf_reader_device_segment(s->r, dev, 1 + c->src, out, err);
+}
+
+/* Sizes of column i of batch b, whose device is dev (of the reader, or of the dataset). */
+static tsf_status plan_column(astream *s, const tsf_batch *b, size_t dev, size_t i, aplan *p, tsf_error *err)
 {
     const acol *c = &s->cols.cols[i];
     size_t n = b->nrows;
     memset(p, 0, sizeof *p);
     const tsf_column_batch *cb = NULL;
     if (c->kind == AC_DEVICE || c->kind == AC_TAG) {
-        tsf_device_info di;
-        tsf_status st = tsf_reader_device(s->r, b->device, &di, err);
+        tsf_bytes v;
+        tsf_status st = device_value(s, dev, c, &v, err);
         if (st) return st;
-        if (c->kind == AC_DEVICE) {
-            p->rep = (const uint8_t *)di.name;
-            p->rep_len = strlen(di.name);
-        } else {
-            tsf_bytes seg = {NULL, 0};
-            if (1 + c->src < di.nsegments && (st = tsf_reader_device_segment(s->r, b->device, 1 + c->src, &seg, err)))
-                return st;
-            p->rep = seg.data;
-            p->rep_len = seg.len;
-            p->all_null = seg.data == NULL;
-        }
+        p->rep = v.data;
+        p->rep_len = v.len;
+        p->all_null = v.data == NULL;
         if (p->rep_len && n > (size_t)INT32_MAX / p->rep_len)
             return tsf_err(err, TSF_ERANGE, "column %s: %zu rows of %zu bytes exceed the 2 GiB of a utf8 array",
                            c->name, n, p->rep_len);
@@ -254,8 +276,8 @@ static tsf_status fill_column(astream *s, const tsf_batch *b, size_t i, const ap
     return TSF_OK;
 }
 
-/* Copies batch b into a new array at *out. */
-static tsf_status export_batch(astream *s, const tsf_batch *b, struct ArrowArray *out, tsf_error *err)
+/* Copies batch b (of device dev) into a new array at *out. */
+static tsf_status export_batch(astream *s, const tsf_batch *b, size_t dev, struct ArrowArray *out, tsf_error *err)
 {
     size_t nc = s->cols.ncols, n = b->nrows;
     size_t head = tsf_ar_align64(sizeof(ablock)) +
@@ -263,7 +285,7 @@ static tsf_status export_batch(astream *s, const tsf_batch *b, struct ArrowArray
                                  (1 + 3 * nc) * sizeof(void *));
     size_t total = head;
     for (size_t i = 0; i < nc; i++) {
-        tsf_status st = plan_column(s, b, i, &s->plan[i], err);
+        tsf_status st = plan_column(s, b, dev, i, &s->plan[i], err);
         if (st) return st;
         total += tsf_ar_align64(s->plan[i].valid_size) + tsf_ar_align64(s->plan[i].size1) +
                  tsf_ar_align64(s->plan[i].size2);
@@ -345,13 +367,20 @@ static int stream_get_next(struct ArrowArrayStream *x, struct ArrowArray *out)
     astream *s = x->private_data;
     if (s->status) return s->status;
     tsf_error e = {0};
-    const tsf_batch *b;
-    tsf_status st = tsf_query_next(s->q, &b, &e);
+    const tsf_batch *b = NULL;
+    const tsf_dataset_batch *db = NULL;
+    tsf_status st = s->dq ? tsf_dataset_query_next(s->dq, &db, &e) : tsf_query_next(s->q, &b, &e);
+    if (db) b = &db->rows;
     if (!st && !b) {
         memset(out, 0, sizeof *out); /* the end: a released array */
         return 0;
     }
-    if (!st) st = export_batch(s, b, out, &e);
+    if (!st && (st = export_batch(s, b, db ? db->device : b->device, out, &e)) && db) {
+        tsf_dataset_file_info fi; /* the dataset's own errors name the file; so do the stream's */
+        char m[TSF_ERROR_MESSAGE_SIZE];
+        snprintf(m, sizeof m, "%s", e.message);
+        if (tsf_dataset_file(s->ds, db->file, &fi, NULL) == TSF_OK) tsf_err(&e, st, "%s: %s", fi.path, m);
+    }
     return st ? fail(s, st, &e) : 0;
 }
 
@@ -367,8 +396,10 @@ static void stream_free(astream *s)
     tsf_allocator copy = s->a;
     if (s->has_a) a = &copy;
     tsf_query_close(s->q);
+    tsf_dataset_query_close(s->dq);
     tsf_filter_free(s->where);
     if (s->own_reader) tsf_reader_close(s->r);
+    if (s->own_ds) tsf_dataset_close(s->ds);
     if (s->plan) tsf_free(a, s->plan, s->cols.cap * sizeof *s->plan);
     tsf_ar_columns_free(&s->cols, a);
     tsf_free(a, s, sizeof *s);
@@ -395,30 +426,22 @@ static tsf_status filter_copy(const tsf_filter *f, const tsf_allocator *a, tsf_f
     return st;
 }
 
-static tsf_status open_stream(tsf_reader *r, int own, const tsf_arrow_options *opts, struct ArrowArrayStream *out,
-                              tsf_error *err)
+/* A new stream's state with its checked options in *o (columns, query: not yet). */
+static tsf_status stream_new(const tsf_arrow_options *opts, tsf_arrow_options *o, astream **out, tsf_error *err)
 {
-    tsf_arrow_options o;
-    tsf_status st = tsf_ar_options(opts, &o, err);
+    tsf_status st = tsf_ar_options(opts, o, err);
     if (st) return st;
-    astream *s = tsf_calloc(o.allocator, 1, sizeof *s);
+    astream *s = *out = tsf_calloc(o->allocator, 1, sizeof *s);
     if (!s) return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
-    if (o.allocator) s->a = *o.allocator, s->has_a = 1;
-    s->r = r;
-    if ((st = tsf_ar_columns(r, &o, A(s), &s->cols, err))) goto fail;
-    if (!(s->plan = tsf_calloc(A(s), s->cols.cap, sizeof *s->plan))) {
-        st = tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
-        goto fail;
-    }
-    tsf_query_options q;
-    tsf_query_options_init(&q);
-    if (o.query) memcpy(&q, o.query, o.query->struct_size);
-    if ((st = filter_copy(q.where, A(s), &s->where, err))) goto fail;
-    q.where = s->where;
-    q.columns = s->cols.qnames;
-    q.ncolumns = s->cols.nq;
-    if ((st = tsf_query_open(r, &q, &s->q, err))) goto fail;
-    s->own_reader = own;
+    if (o->allocator) s->a = *o->allocator, s->has_a = 1;
+    return TSF_OK;
+}
+
+/* Makes the stream's per-column plans and hands s over to *out. */
+static tsf_status stream_start(astream *s, struct ArrowArrayStream *out, tsf_error *err)
+{
+    if (!(s->plan = tsf_calloc(A(s), s->cols.cap, sizeof *s->plan)))
+        return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
     *out = (struct ArrowArrayStream){
         .get_schema = stream_get_schema,
         .get_next = stream_get_next,
@@ -426,6 +449,63 @@ static tsf_status open_stream(tsf_reader *r, int own, const tsf_arrow_options *o
         .release = stream_release,
         .private_data = s,
     };
+    return TSF_OK;
+}
+
+static tsf_status open_stream(tsf_reader *r, int own, const tsf_arrow_options *opts, struct ArrowArrayStream *out,
+                              tsf_error *err)
+{
+    tsf_arrow_options o;
+    astream *s;
+    tsf_status st = stream_new(opts, &o, &s, err);
+    if (st) return st;
+    s->r = r;
+    if ((st = tsf_ar_columns(r, &o, A(s), &s->cols, err))) goto fail;
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    if (o.query) memcpy(&q, o.query, o.query->struct_size);
+    if ((st = filter_copy(q.where, A(s), &s->where, err))) goto fail;
+    q.where = s->where;
+    q.columns = s->cols.qnames;
+    q.ncolumns = s->cols.nq;
+    if ((st = tsf_query_open(r, &q, &s->q, err)) || (st = stream_start(s, out, err))) goto fail;
+    s->own_reader = own;
+    return TSF_OK;
+fail:
+    stream_free(s);
+    return st;
+}
+
+/* Reads and checks a dataset stream's options: the dataset query's (NULL = defaults) into *q. */
+static tsf_status dataset_options(const tsf_dataset_query_options *in, const tsf_arrow_options *opts,
+                                  tsf_dataset_query_options *q, tsf_error *err)
+{
+    tsf_dataset_query_options_init(q);
+    if (in && in->struct_size != sizeof *q)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_query_options.struct_size %zu unknown", in->struct_size);
+    if (in) *q = *in;
+    if (opts && opts->struct_size == sizeof *opts && opts->query)
+        return tsf_err(err, TSF_EINVAL, "a dataset stream takes its query as tsf_dataset_query_options: "
+                       "tsf_arrow_options.query must be NULL");
+    return TSF_OK;
+}
+
+static tsf_status open_dataset_stream(tsf_dataset *ds, int own, const tsf_dataset_query_options *qin,
+                                      const tsf_arrow_options *opts, struct ArrowArrayStream *out, tsf_error *err)
+{
+    tsf_dataset_query_options q;
+    tsf_arrow_options o;
+    astream *s;
+    tsf_status st = dataset_options(qin, opts, &q, err);
+    if (st || (st = stream_new(opts, &o, &s, err))) return st;
+    s->ds = ds;
+    if ((st = tsf_ar_dataset_columns(ds, &q, &o, A(s), &s->cols, err))) goto fail;
+    if ((st = filter_copy(q.where, A(s), &s->where, err))) goto fail;
+    q.where = s->where;
+    q.columns = s->cols.qnames;
+    q.ncolumns = s->cols.nq;
+    if ((st = tsf_dataset_query_open(ds, &q, &s->dq, err)) || (st = stream_start(s, out, err))) goto fail;
+    s->own_ds = own;
     return TSF_OK;
 fail:
     stream_free(s);
@@ -459,6 +539,41 @@ tsf_status tsf_arrow_schema(tsf_reader *r, const tsf_arrow_options *opts, struct
     if (st) return st;
     acols c;
     if ((st = tsf_ar_columns(r, &o, o.allocator, &c, err))) return st;
+    st = tsf_ar_schema(&c, o.allocator, out, err);
+    tsf_ar_columns_free(&c, o.allocator);
+    return st;
+}
+
+tsf_status tsf_arrow_dataset_stream_open(tsf_dataset *ds, const tsf_dataset_query_options *q,
+                                         const tsf_arrow_options *opts, struct ArrowArrayStream *out, tsf_error *err)
+{
+    if (!ds || !out) return tsf_err(err, TSF_EINVAL, "tsf_arrow_dataset_stream_open: dataset and out are required");
+    return open_dataset_stream(ds, 0, q, opts, out, err);
+}
+
+tsf_status tsf_arrow_dataset_stream_open_paths(struct ArrowArrayStream *out, const char *const *paths, size_t n,
+                                               const tsf_dataset_options *ds_opts, const tsf_dataset_query_options *q,
+                                               const tsf_arrow_options *opts, tsf_error *err)
+{
+    if (!out || !paths)
+        return tsf_err(err, TSF_EINVAL, "tsf_arrow_dataset_stream_open_paths: out and paths are required");
+    tsf_dataset *ds;
+    tsf_status st = tsf_dataset_open(&ds, paths, n, ds_opts, err);
+    if (st) return st;
+    if ((st = open_dataset_stream(ds, 1, q, opts, out, err))) tsf_dataset_close(ds);
+    return st;
+}
+
+tsf_status tsf_arrow_dataset_schema(tsf_dataset *ds, const tsf_dataset_query_options *qin,
+                                    const tsf_arrow_options *opts, struct ArrowSchema *out, tsf_error *err)
+{
+    if (!ds || !out) return tsf_err(err, TSF_EINVAL, "tsf_arrow_dataset_schema: dataset and out are required");
+    tsf_dataset_query_options q;
+    tsf_arrow_options o;
+    tsf_status st = dataset_options(qin, opts, &q, err);
+    if (st || (st = tsf_ar_options(opts, &o, err))) return st;
+    acols c;
+    if ((st = tsf_ar_dataset_columns(ds, &q, &o, o.allocator, &c, err))) return st;
     st = tsf_ar_schema(&c, o.allocator, out, err);
     tsf_ar_columns_free(&c, o.allocator);
     return st;

@@ -12,7 +12,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "read/gen_file.h"
 #include "test.h"
@@ -152,6 +154,131 @@ static int cell_equal(const char *f, const struct ArrowArray *c, int64_t r, tsf_
     }
 }
 
+/* ---- a stream against a reference of the same rows ------------------------------------------- */
+
+/* One row of the reference (the cursor, or a dataset query's batch): its time, its device's name, table and
+ * id segments, and its cells by name. */
+typedef struct ref_row {
+    int64_t time;
+    const char *device;
+    const tsf_table_info *ti;
+    int (*segment)(const struct ref_row *x, size_t s, tsf_bytes *out); /* 0 and out->data set: present */
+    size_t ncells;
+    const char *(*cell_name)(const struct ref_row *x, size_t k);
+    void (*cell)(const struct ref_row *x, size_t k, tsf_type *type, tsf_value *v);
+    void *src;  /* the cursor, or the dataset batch */
+    void *home; /* the reader, or the dataset */
+    size_t dev, r;
+} ref_row;
+
+/* Mismatches between row `row` of array arr and the reference row x: time, then the device (tree) or TAG
+ * columns (table), then the value columns by name; the schema's columns x lacks must be null. explicit: the
+ * query named its columns (a cell of x the stream lacks is then no mismatch). seen: n_children bytes. */
+static int compare_row(const struct ArrowSchema *sch, const struct ArrowArray *arr, int64_t row, int tree,
+                       int explicit, const ref_row *x, char *seen)
+{
+    int mism = 0;
+    memset(seen, 0, (size_t)sch->n_children);
+    seen[0] = 1;
+    if (((const int64_t *)arr->children[0]->buffers[1])[row] != x->time) mism++;
+    for (int64_t i = 1; i < sch->n_children; i++) {
+        const char *name = sch->children[i]->name;
+        tsf_value v = {0};
+        if (i == 1 && tree) {
+            v.v.bytes = (tsf_bytes){(const uint8_t *)x->device, strlen(x->device)};
+        } else if (!tree) { /* a TAG column: the device id segment 1 + k */
+            size_t k = 0, j;
+            for (j = 0; j < x->ti->ncolumns; j++) {
+                if (!strcmp(x->ti->columns[j].name, name)) break;
+                if (x->ti->columns[j].category == TSF_COLUMN_TAG) k++;
+            }
+            if (j == x->ti->ncolumns || x->ti->columns[j].category != TSF_COLUMN_TAG) continue;
+            tsf_bytes seg = {NULL, 0};
+            v.is_null = x->segment(x, 1 + k, &seg) || !seg.data;
+            v.v.bytes = seg;
+        } else {
+            continue;
+        }
+        seen[i] = 1;
+        if (!cell_equal("u", arr->children[i], row, TSF_STRING, &v)) mism++;
+    }
+    for (size_t k = 0; k < x->ncells; k++) {
+        const char *name = x->cell_name(x, k);
+        int64_t i = child_index(sch, name);
+        if (i < 0) {
+            if (!explicit) mism++; /* a column of the device the stream lacks */
+            continue;
+        }
+        if (seen[i]) continue; /* a TAG: the plain query reads its name as a series the device lacks */
+        seen[i] = 1;
+        tsf_type type;
+        tsf_value v;
+        x->cell(x, k, &type, &v);
+        if (type == TSF_VECTOR) v.is_null = 1;
+        if (!cell_equal(sch->children[i]->format, arr->children[i], row, type, &v)) {
+            if (mism < 5) fprintf(stderr, "cell %s differs at time %lld\n", name, (long long)x->time);
+            mism++;
+        }
+    }
+    /* the union's columns this device lacks read as null */
+    for (int64_t i = 1; i < sch->n_children; i++)
+        if (!seen[i] && cell_valid(arr->children[i], row)) mism++;
+    return mism;
+}
+
+/* Row *row of the stream's current array *arr, the next array fetched (and checked) when it is used up;
+ * 0 when there is such a row. */
+static int stream_row(struct ArrowArrayStream *st, const struct ArrowSchema *sch, struct ArrowArray *arr,
+                      int64_t *row)
+{
+    while (!arr->release || *row >= arr->length) {
+        if (arr->release) arr->release(arr);
+        int rc = st->get_next(st, arr);
+        CHECK_EQ_INT(rc, 0);
+        if (rc || !arr->release) {
+            CHECK(!"the stream ended before the reference");
+            return -1;
+        }
+        check_array(sch, arr);
+        *row = 0;
+    }
+    return 0;
+}
+
+/* The schema of the stream and the one of the schema call (alone) name the same columns; alone released. */
+static void check_schemas(const struct ArrowSchema *sch, struct ArrowSchema *alone)
+{
+    check_schema(sch);
+    CHECK_EQ_INT(alone->n_children, sch->n_children);
+    for (int64_t i = 0; i < alone->n_children && i < sch->n_children; i++) {
+        CHECK(!strcmp(alone->children[i]->name, sch->children[i]->name));
+        CHECK(!strcmp(alone->children[i]->format, sch->children[i]->format));
+    }
+    alone->release(alone);
+    CHECK(alone->release == NULL);
+}
+
+/* After the reference's last row: the rest of the stream holds no rows, the end is a released array and
+ * stays the end, no error; then the stream and its schema are released. */
+static void finish_stream(struct ArrowArrayStream *st, struct ArrowSchema *sch, struct ArrowArray *arr, int64_t row)
+{
+    if (arr->release && row < arr->length) CHECK(!"the stream has rows the reference lacks");
+    for (int guard = 0; guard < 1000; guard++) {
+        if (arr->release) arr->release(arr);
+        CHECK_EQ_INT(st->get_next(st, arr), 0);
+        if (!arr->release) break;
+        CHECK(!"a batch after the reference's end");
+    }
+    CHECK(arr->release == NULL);
+    CHECK_EQ_INT(st->get_next(st, arr), 0);
+    CHECK(arr->release == NULL);
+    CHECK(st->get_last_error(st) == NULL);
+    sch->release(sch);
+    CHECK(sch->release == NULL);
+    st->release(st);
+    CHECK(st->release == NULL);
+}
+
 /* ---- the stream against the cursor ------------------------------------------------------------ */
 
 typedef struct cmp_opts {
@@ -159,6 +286,21 @@ typedef struct cmp_opts {
     int device_column; /* -1: the default */
     tsf_arrow_time_unit unit;
 } cmp_opts;
+
+static int cursor_segment(const ref_row *x, size_t s, tsf_bytes *out)
+{
+    tsf_device_info di;
+    if (tsf_reader_device(x->home, x->dev, &di, NULL) || s >= di.nsegments) return -1;
+    return tsf_reader_device_segment(x->home, x->dev, s, out, NULL) == TSF_OK ? 0 : -1;
+}
+
+static const char *cursor_cell_name(const ref_row *x, size_t k) { return tsf_cursor_column_name(x->src, k); }
+
+static void cursor_cell(const ref_row *x, size_t k, tsf_type *type, tsf_value *v)
+{
+    tsf_error e = {0};
+    CHECK_OK(tsf_cursor_value(x->src, k, type, v, &e), &e);
+}
 
 /* Reads the whole stream and the cursor of the same query; every cell must match. Returns the rows. */
 static long long compare_stream(tsf_reader *r, const cmp_opts *co)
@@ -169,26 +311,16 @@ static long long compare_stream(tsf_reader *r, const cmp_opts *co)
     o.time_unit = co->unit;
     if (co->device_column >= 0) o.device_column = co->device_column;
     struct ArrowArrayStream st;
-    struct ArrowSchema sch;
+    struct ArrowSchema sch, alone;
     tsf_error e = {0};
     tsf_status s = tsf_arrow_stream_open(r, &o, &st, &e);
     CHECK_OK(s, &e);
     if (s) return -1;
     CHECK_EQ_INT(st.get_schema(&st, &sch), 0);
-    check_schema(&sch);
     static const char *UNITS[] = {"tsm:UTC", "tsu:UTC", "tsn:UTC"};
     CHECK(!strcmp(sch.children[0]->format, UNITS[co->unit]));
-    /* the schema alone (tsf_arrow_schema) names the same columns */
-    struct ArrowSchema alone;
-    CHECK_OK(tsf_arrow_schema(r, &o, &alone, &e), &e);
-    CHECK_EQ_INT(alone.n_children, sch.n_children);
-    for (int64_t i = 0; i < alone.n_children && i < sch.n_children; i++) {
-        CHECK(!strcmp(alone.children[i]->name, sch.children[i]->name));
-        CHECK(!strcmp(alone.children[i]->format, sch.children[i]->format));
-    }
-    alone.release(&alone);
-    CHECK(alone.release == NULL);
-
+    CHECK_OK(tsf_arrow_schema(r, &o, &alone, &e), &e); /* the schema alone names the same columns */
+    check_schemas(&sch, &alone);
     int tree = sch.n_children > 1 && !strcmp(sch.children[1]->name, "device") && co->device_column != 0;
     tsf_cursor *cur;
     CHECK_OK(tsf_cursor_open(r, co->q, &cur, &e), &e);
@@ -200,101 +332,22 @@ static long long compare_stream(tsf_reader *r, const cmp_opts *co)
     for (;;) {
         int has = 0;
         CHECK_OK(tsf_cursor_next(cur, &has, &e), &e);
-        while (has && (!arr.release || row >= arr.length)) {
-            if (arr.release) arr.release(&arr);
-            int rc = st.get_next(&st, &arr);
-            CHECK_EQ_INT(rc, 0);
-            if (rc || !arr.release) break;
-            check_array(&sch, &arr);
-            row = 0;
-        }
-        if (!has) break;
-        if (!arr.release) {
-            CHECK(!"the stream ended before the cursor");
-            break;
-        }
-        /* time, then the device or tags, then the values by name */
-        memset(seen, 0, (size_t)sch.n_children);
-        seen[0] = 1;
-        if (((const int64_t *)arr.children[0]->buffers[1])[row] != tsf_cursor_time(cur)) mism++;
+        if (!has || stream_row(&st, &sch, &arr, &row)) break;
         tsf_device_info di;
-        CHECK_OK(tsf_reader_device(r, tsf_cursor_device(cur), &di, &e), &e);
-        for (int64_t i = 1; i < sch.n_children; i++) {
-            const char *name = sch.children[i]->name;
-            const struct ArrowArray *c = arr.children[i];
-            const int32_t *off = c->buffers[1];
-            if (i == 1 && tree) {
-                seen[i] = 1;
-                size_t len = (size_t)(off[row + 1] - off[row]);
-                if (!cell_valid(c, row) || len != strlen(di.name) ||
-                    memcmp((const char *)c->buffers[2] + off[row], di.name, len))
-                    mism++;
-                continue;
-            }
-            if (tree) continue;
-            /* a TAG column: the device id segment 1 + k */
-            tsf_table_info ti;
-            CHECK_OK(tsf_reader_table(r, di.table, &ti, &e), &e);
-            size_t k = 0, j;
-            for (j = 0; j < ti.ncolumns; j++) {
-                if (!strcmp(ti.columns[j].name, name)) break;
-                if (ti.columns[j].category == TSF_COLUMN_TAG) k++;
-            }
-            if (j == ti.ncolumns || ti.columns[j].category != TSF_COLUMN_TAG) continue;
-            seen[i] = 1;
-            tsf_value v = {0};
-            v.is_null = 1;
-            tsf_bytes seg = {NULL, 0};
-            if (1 + k < di.nsegments && tsf_reader_device_segment(r, tsf_cursor_device(cur), 1 + k, &seg, NULL) == TSF_OK &&
-                seg.data) {
-                v.is_null = 0;
-                v.v.bytes = seg;
-            }
-            if (!cell_equal("u", c, row, TSF_STRING, &v)) mism++;
-        }
-        for (size_t k = 0; k < tsf_cursor_column_count(cur); k++) {
-            const char *name = tsf_cursor_column_name(cur, k);
-            int64_t i = child_index(&sch, name);
-            if (i < 0) {
-                if (!co->q || !co->q->columns) mism++; /* a column of the device the stream lacks */
-                continue;
-            }
-            if (seen[i]) continue; /* a TAG: the plain query reads its name as a series the device lacks */
-            seen[i] = 1;
-            tsf_type type;
-            tsf_value v;
-            CHECK_OK(tsf_cursor_value(cur, k, &type, &v, &e), &e);
-            if (type == TSF_VECTOR) v.is_null = 1;
-            if (!cell_equal(sch.children[i]->format, arr.children[i], row, type, &v)) {
-                if (mism < 5) fprintf(stderr, "cell %s differs at time %lld\n", name, (long long)tsf_cursor_time(cur));
-                mism++;
-            }
-        }
-        /* the union's columns this device lacks read as null */
-        for (int64_t i = 1; i < sch.n_children; i++)
-            if (!seen[i] && cell_valid(arr.children[i], row)) mism++;
+        tsf_table_info ti = {0};
+        size_t dev = tsf_cursor_device(cur);
+        CHECK_OK(tsf_reader_device(r, dev, &di, &e), &e);
+        if (!tree) CHECK_OK(tsf_reader_table(r, di.table, &ti, &e), &e);
+        ref_row x = {tsf_cursor_time(cur), di.name, &ti, cursor_segment, tsf_cursor_column_count(cur),
+                     cursor_cell_name, cursor_cell, cur, r, dev, 0};
+        mism += compare_row(&sch, &arr, row, tree, co->q && co->q->columns, &x, seen);
         row++;
         rows++;
     }
     CHECK_EQ_INT(mism, 0);
-    /* the rest of the stream holds no rows; the end is a released array, and stays the end */
-    if (arr.release && row < arr.length) CHECK(!"the stream has rows the cursor lacks");
-    for (int guard = 0; guard < 1000; guard++) {
-        if (arr.release) arr.release(&arr);
-        CHECK_EQ_INT(st.get_next(&st, &arr), 0);
-        if (!arr.release) break;
-        CHECK(!"a batch after the cursor's end");
-    }
-    CHECK(arr.release == NULL);
-    CHECK_EQ_INT(st.get_next(&st, &arr), 0);
-    CHECK(arr.release == NULL);
-    CHECK(st.get_last_error(&st) == NULL);
     free(seen);
     tsf_cursor_close(cur);
-    sch.release(&sch);
-    CHECK(sch.release == NULL);
-    st.release(&st);
-    CHECK(st.release == NULL);
+    finish_stream(&st, &sch, &arr, row);
     return rows;
 }
 
@@ -326,7 +379,9 @@ static const tsf_column_schema EVERY[2 + EV_FIELDS] = {
     {"ts", TSF_TIMESTAMP, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
 };
 
-static int write_every(gen_buf *out, size_t rows, int bad_date)
+/* Table "every" with the TAGs and the FIELDs whose bit is set in fields (bit j: EVERY[2 + j]), times shifted
+ * by t0. */
+static int write_every_x(gen_buf *out, size_t rows, int bad_date, unsigned fields, int64_t t0)
 {
     tsf_writer_options wo;
     tsf_writer_options_init(&wo);
@@ -335,40 +390,44 @@ static int write_every(gen_buf *out, size_t rows, int bad_date)
     tsf_writer *w = NULL;
     tsf_tablet *t = NULL;
     tsf_error e = {0};
-    if (tsf_writer_open_callbacks(&w, &cb, &wo, &e) || tsf_writer_register_table(w, "every", EVERY, 2 + EV_FIELDS, &e) ||
+    tsf_column_schema sch[2 + EV_FIELDS];
+    size_t src[2 + EV_FIELDS], ncols = 0; /* column k of the tablet is EVERY[src[k]] */
+    for (size_t col = 0; col < 2 + EV_FIELDS; col++)
+        if (col < 2 || (fields >> (col - 2) & 1)) sch[ncols] = EVERY[col], src[ncols++] = col;
+    if (tsf_writer_open_callbacks(&w, &cb, &wo, &e) || tsf_writer_register_table(w, "every", sch, ncols, &e) ||
         tsf_tablet_new(w, "every", NULL, 0, rows, &t, &e))
         goto fail;
     static const char *CITY[3] = {"oslo", "lima", "x"};
     for (size_t d = 0; d < 3; d++) {
         for (size_t i = 0; i < rows; i++) {
             char buf[64];
-            if (tsf_tablet_set_time(t, i, (int64_t)(100 * i + d), &e) ||
+            if (tsf_tablet_set_time(t, i, t0 + (int64_t)(100 * i + d), &e) ||
                 tsf_tablet_set_bytes(t, i, 0, CITY[d], strlen(CITY[d]), &e))
                 goto fail;
             if (d != 1 && tsf_tablet_set_bytes(t, i, 1, "s-1", 3, &e)) goto fail;
-            for (size_t j = 0; j < EV_FIELDS; j++) {
-                size_t col = 2 + j;
+            for (size_t k = 2; k < ncols; k++) {
+                size_t col = src[k], j = col - 2;
                 if ((i + d) % (j + 2) == 1) continue;
                 tsf_status s = TSF_OK;
                 switch (EVERY[col].type) {
-                case TSF_BOOLEAN: s = tsf_tablet_set_bool(t, i, col, (int)((i * 7 + d) % 3 == 0), &e); break;
-                case TSF_INT32: s = tsf_tablet_set_int32(t, i, col, (int32_t)(i * 37) - 1000 * (int32_t)d, &e); break;
-                case TSF_INT64: s = tsf_tablet_set_int64(t, i, col, (int64_t)i * -1234567891LL + (int64_t)d, &e); break;
-                case TSF_FLOAT: s = tsf_tablet_set_float(t, i, col, (float)i * 0.25f - (float)d, &e); break;
-                case TSF_DOUBLE: s = tsf_tablet_set_double(t, i, col, (double)i / 3.0 + (double)d, &e); break;
+                case TSF_BOOLEAN: s = tsf_tablet_set_bool(t, i, k, (int)((i * 7 + d) % 3 == 0), &e); break;
+                case TSF_INT32: s = tsf_tablet_set_int32(t, i, k, (int32_t)(i * 37) - 1000 * (int32_t)d, &e); break;
+                case TSF_INT64: s = tsf_tablet_set_int64(t, i, k, (int64_t)i * -1234567891LL + (int64_t)d, &e); break;
+                case TSF_FLOAT: s = tsf_tablet_set_float(t, i, k, (float)i * 0.25f - (float)d, &e); break;
+                case TSF_DOUBLE: s = tsf_tablet_set_double(t, i, k, (double)i / 3.0 + (double)d, &e); break;
                 case TSF_DATE: {
                     int32_t y = 1900 + (int32_t)(i * 13 % 200), m = 1 + (int32_t)(i % 12), dd = 1 + (int32_t)(i % 28);
                     if (i % 97 == 3) m = 2, dd = 29, y = 2000; /* a leap day */
                     int32_t v = y * 10000 + m * 100 + dd;
                     if (bad_date && i == 5) v = 20230230;
-                    s = tsf_tablet_set_int32(t, i, col, v, &e);
+                    s = tsf_tablet_set_int32(t, i, k, v, &e);
                     break;
                 }
-                case TSF_TIMESTAMP: s = tsf_tablet_set_int64(t, i, col, 1700000000000LL + (int64_t)i, &e); break;
+                case TSF_TIMESTAMP: s = tsf_tablet_set_int64(t, i, k, 1700000000000LL + (int64_t)i, &e); break;
                 default: {
                     int n = snprintf(buf, sizeof buf, "%s%zu", EVERY[col].name, i % 17);
                     if (i % 11 == 4) n = 0; /* empty values */
-                    s = tsf_tablet_set_bytes(t, i, col, buf, (size_t)n, &e);
+                    s = tsf_tablet_set_bytes(t, i, k, buf, (size_t)n, &e);
                 }
                 }
                 if (s) goto fail;
@@ -387,6 +446,11 @@ fail:
     tsf_tablet_free(t);
     tsf_writer_abort(w);
     return -1;
+}
+
+static int write_every(gen_buf *out, size_t rows, int bad_date)
+{
+    return write_every_x(out, rows, bad_date, (1u << EV_FIELDS) - 1, 0);
 }
 
 /* write_every into *b, opened from memory (NULL on failure). */
@@ -937,6 +1001,484 @@ static void test_golden(void)
     CHECK(nsplit > 0);
 }
 
+/* ---- datasets: many files as one stream ------------------------------------------------------- */
+
+static char g_tmp[64];
+
+/* Writes b to <tmp>/<sub>/<name> (the folders made as needed); frees b. 0 on success. */
+static int save(gen_buf *b, const char *sub, const char *name, char *path, size_t cap)
+{
+    if (!g_tmp[0]) {
+        snprintf(g_tmp, sizeof g_tmp, "/tmp/tsf_arrow_XXXXXX");
+        if (!mkdtemp(g_tmp)) return -1;
+    }
+    snprintf(path, cap, "%s/%s", g_tmp, sub);
+    mkdir(path, 0755);
+    snprintf(path, cap, "%s/%s/%s", g_tmp, sub, name);
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(b->p, 1, b->n, f) == b->n;
+    if (f && fclose(f)) ok = 0;
+    free(b->p);
+    memset(b, 0, sizeof *b);
+    return ok ? 0 : -1;
+}
+
+/* Table-model dataset "tab": every field, then a file with a few fields (b, i64, txt, date), then every field
+ * again at later times; each file with 3 devices (one with a null TAG). */
+static int make_table_dataset(void)
+{
+    static int done;
+    if (done) return done > 0 ? 0 : -1;
+    done = -1;
+    gen_buf b = {0};
+    char path[256];
+    if (write_every_x(&b, 1300, 0, (1u << EV_FIELDS) - 1, 0) || save(&b, "tab", "f0.tsfile", path, sizeof path) ||
+        write_every_x(&b, 700, 0, 1u << 0 | 1u << 2 | 1u << 5 | 1u << 8, 500000) ||
+        save(&b, "tab", "f1.tsfile", path, sizeof path) ||
+        write_every_x(&b, 900, 0, (1u << EV_FIELDS) - 1, 1000000) || save(&b, "tab", "f2.tsfile", path, sizeof path))
+        return -1;
+    done = 1;
+    return 0;
+}
+
+/* Tree-model dataset "tree": two files of gen_file.h (root.sg1.d1 non-aligned, root.sg1.a1 aligned with every
+ * type, and table t1), then root.a.d1 with x INT64 and y DOUBLE, then root.a.d1 with x and z TEXT and
+ * root.a.d2 with y (series the other file lacks; nulls). */
+static int write_xyz(gen_buf *b, int which, size_t rows)
+{
+    tsf_write_callbacks cb = {sizeof cb, gen_write, NULL, b};
+    tsf_writer *w;
+    tsf_error e = {0};
+    if (tsf_writer_open_callbacks(&w, &cb, NULL, &e)) return -1;
+    tsf_column_schema x = {"x", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD};
+    tsf_column_schema y = {"y", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD};
+    tsf_column_schema z = {"z", TSF_TEXT, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD};
+    tsf_status st = tsf_writer_register_series(w, "root.a.d1", &x, &e);
+    if (!st) st = tsf_writer_register_series(w, "root.a.d1", which ? &z : &y, &e);
+    if (!st && which) st = tsf_writer_register_series(w, "root.a.d2", &y, &e);
+    char buf[32];
+    for (size_t i = 0; i < rows && !st; i++) {
+        int64_t t = 5000 * which + 3 * (int64_t)i;
+        tsf_value v[2] = {{0}, {0}};
+        v[0].v.i64 = (int64_t)i * 11 - 7;
+        v[0].is_null = i % 4 == 2;
+        if (which) {
+            int n = snprintf(buf, sizeof buf, "z%zu", i % 9);
+            v[1].v.bytes = (tsf_bytes){(const uint8_t *)buf, (size_t)n};
+            v[1].is_null = i % 5 == 0;
+        } else {
+            v[1].v.d = (double)i * 0.5;
+        }
+        st = tsf_writer_write_row(w, "root.a.d1", t, NULL, v, 2, &e);
+        if (!st && which && i % 2) {
+            v[0] = (tsf_value){0};
+            v[0].v.d = -(double)i;
+            st = tsf_writer_write_row(w, "root.a.d2", t, NULL, v, 1, &e);
+        }
+    }
+    if (st) {
+        fprintf(stderr, "write_xyz: %s\n", e.message);
+        tsf_writer_abort(w);
+        return -1;
+    }
+    return tsf_writer_close(w, &e) ? -1 : 0;
+}
+
+static int make_tree_dataset(void)
+{
+    static int done;
+    if (done) return done > 0 ? 0 : -1;
+    done = -1;
+    gen_buf b = {0};
+    char path[256], why[600];
+    if (gen_file(&b, 1500, 300, 700, why, sizeof why) || save(&b, "tree", "g0.tsfile", path, sizeof path) ||
+        gen_file(&b, 800, 200, 0, why, sizeof why) || save(&b, "tree", "g1.tsfile", path, sizeof path) ||
+        write_xyz(&b, 0, 1200) || save(&b, "tree", "h0.tsfile", path, sizeof path) || write_xyz(&b, 1, 900) ||
+        save(&b, "tree", "h1.tsfile", path, sizeof path))
+        return -1;
+    done = 1;
+    return 0;
+}
+
+static tsf_dataset *open_ds(const char *sub)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", g_tmp, sub);
+    const char *paths[1] = {path};
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+    return ds;
+}
+
+/* Cell r of a batch column as the cursor gives cells. */
+static tsf_value batch_cell(const tsf_column_batch *c, size_t r)
+{
+    tsf_value v = {0};
+    v.is_null = c->type == TSF_VECTOR || (c->validity && !(c->validity[r / 8] >> (r % 8) & 1));
+    if (v.is_null) return v;
+    switch (c->type) {
+    case TSF_BOOLEAN: v.v.b = ((const uint8_t *)c->values)[r]; break;
+    case TSF_INT32:
+    case TSF_DATE: v.v.i32 = ((const int32_t *)c->values)[r]; break;
+    case TSF_FLOAT: v.v.f = ((const float *)c->values)[r]; break;
+    case TSF_DOUBLE: v.v.d = ((const double *)c->values)[r]; break;
+    case TSF_TEXT:
+    case TSF_STRING:
+    case TSF_BLOB: v.v.bytes = ((const tsf_bytes *)c->values)[r]; break;
+    default: v.v.i64 = ((const int64_t *)c->values)[r]; break;
+    }
+    return v;
+}
+
+static int ds_segment(const ref_row *x, size_t s, tsf_bytes *out)
+{
+    return tsf_dataset_device_segment(x->home, x->dev, s, out, NULL) == TSF_OK ? 0 : -1;
+}
+
+static const char *ds_cell_name(const ref_row *x, size_t k)
+{
+    return ((const tsf_dataset_batch *)x->src)->rows.columns[k].name;
+}
+
+static void ds_cell(const ref_row *x, size_t k, tsf_type *type, tsf_value *v)
+{
+    const tsf_column_batch *c = &((const tsf_dataset_batch *)x->src)->rows.columns[k];
+    *type = c->type;
+    *v = batch_cell(c, x->r);
+}
+
+/* Reads the whole dataset stream of query q (threads, files_at_once from it) and the one-thread dataset
+ * query of the same options (its own columns: q's, or every series of each device); every row and cell must
+ * match, a column the batch lacks being null. Returns the rows (-1 when the stream does not open). */
+static long long compare_ds_stream(tsf_dataset *ds, const tsf_dataset_query_options *q, int device_column,
+                                   tsf_arrow_time_unit unit)
+{
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.time_unit = unit;
+    if (device_column >= 0) o.device_column = device_column;
+    struct ArrowArrayStream st;
+    struct ArrowSchema sch, alone;
+    tsf_error e = {0};
+    tsf_status s = tsf_arrow_dataset_stream_open(ds, q, &o, &st, &e);
+    CHECK_OK(s, &e);
+    if (s) return -1;
+    CHECK_EQ_INT(st.get_schema(&st, &sch), 0);
+    CHECK_OK(tsf_arrow_dataset_schema(ds, q, &o, &alone, &e), &e);
+    check_schemas(&sch, &alone);
+    int tree = sch.n_children > 1 && !strcmp(sch.children[1]->name, "device") && device_column != 0;
+    tsf_dataset_query_options rq;
+    tsf_dataset_query_options_init(&rq);
+    if (q) rq = *q;
+    rq.threads = 1;
+    rq.files_at_once = 1;
+    tsf_dataset_query *dq;
+    CHECK_OK(tsf_dataset_query_open(ds, &rq, &dq, &e), &e);
+    struct ArrowArray arr = {0};
+    int64_t row = 0;
+    long long rows = 0;
+    int mism = 0, ended = 0;
+    char *seen = calloc((size_t)sch.n_children, 1);
+    for (const tsf_dataset_batch *db; !ended;) {
+        CHECK_OK(tsf_dataset_query_next(dq, &db, &e), &e);
+        if (!db) break;
+        tsf_dataset_device_info di;
+        tsf_table_info ti = {0};
+        CHECK_OK(tsf_dataset_device(ds, db->device, &di, &e), &e);
+        CHECK_OK(tsf_dataset_table(ds, di.table, &ti, &e), &e);
+        for (size_t r = 0; r < db->rows.nrows; r++) {
+            if ((ended = stream_row(&st, &sch, &arr, &row) != 0)) break;
+            ref_row x = {db->rows.times[r], di.name, &ti, ds_segment, db->rows.ncolumns, ds_cell_name, ds_cell,
+                         (void *)db, ds, db->device, r};
+            mism += compare_row(&sch, &arr, row, tree, q && q->columns, &x, seen);
+            row++;
+            rows++;
+        }
+    }
+    CHECK_EQ_INT(mism, 0);
+    free(seen);
+    tsf_dataset_query_close(dq);
+    finish_stream(&st, &sch, &arr, row);
+    return rows;
+}
+
+/* threads x files_at_once settings of a dataset query (the order does not depend on them) */
+static const unsigned DS_SETTINGS[][2] = {{1, 1}, {2, 0}, {1, 3}, {4, 8}};
+
+static void test_dataset_table(void)
+{
+    if (make_table_dataset()) {
+        CHECK(!"table dataset written");
+        return;
+    }
+    tsf_dataset *ds = open_ds("tab");
+    if (!ds) return;
+    long long all = 3 * (1300 + 700 + 900);
+    tsf_dataset_query_options q;
+    for (size_t k = 0; k < sizeof DS_SETTINGS / sizeof DS_SETTINGS[0]; k++) {
+        tsf_dataset_query_options_init(&q);
+        q.threads = DS_SETTINGS[k][0];
+        q.files_at_once = DS_SETTINGS[k][1];
+        CHECK_EQ_INT(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI), all);
+        q.batch_size = 77;
+        CHECK_EQ_INT(compare_ds_stream(ds, &q, -1, TSF_ARROW_MICRO), all);
+    }
+    CHECK_EQ_INT(compare_ds_stream(ds, NULL, -1, TSF_ARROW_NANO), all);
+    /* the schema: time, TAGs, the union of the FIELDs in the order the files introduce them */
+    struct ArrowSchema s;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_dataset_schema(ds, NULL, NULL, &s, &e), &e);
+    CHECK_EQ_INT(s.n_children, 13);
+    CHECK(s.n_children == 13 && !strcmp(s.children[1]->name, "city") && !strcmp(s.children[3]->name, "b") &&
+          !strcmp(s.children[11]->name, "date") && !strcmp(s.children[11]->format, "tdD"));
+    s.release(&s);
+    /* chosen columns (TAGs mixed with fields, one the middle file lacks), a range over two files, a filter
+     * with a TAG comparison, threads */
+    static const char *COLS[] = {"ts", "site", "b", "city", "d"};
+    tsf_filter *f;
+    CHECK_OK(tsf_filter_parse(&f, "city <> 'lima' and (i64 < 0 or b = true)", &e), &e);
+    for (size_t k = 0; k < sizeof DS_SETTINGS / sizeof DS_SETTINGS[0]; k++) {
+        tsf_dataset_query_options_init(&q);
+        q.columns = COLS;
+        q.ncolumns = 5;
+        q.time_min = 100000;
+        q.time_max = 1050000;
+        q.where = f;
+        q.threads = DS_SETTINGS[k][0];
+        q.files_at_once = DS_SETTINGS[k][1];
+        CHECK(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI) > 100);
+        /* devices by name */
+        static const char *DEVS[] = {"every.x.s-1", "every.lima"};
+        tsf_dataset_query_options_init(&q);
+        q.devices = DEVS;
+        q.ndevices = 2;
+        q.threads = DS_SETTINGS[k][0];
+        CHECK_EQ_INT(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI), 2 * (1300 + 700 + 900));
+    }
+    tsf_filter_free(f);
+    /* empty: a range between the files' */
+    tsf_dataset_query_options_init(&q);
+    q.time_min = 400000;
+    q.time_max = 499999;
+    CHECK_EQ_INT(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI), 0);
+    tsf_dataset_close(ds);
+}
+
+static void test_dataset_tree(void)
+{
+    if (make_tree_dataset()) {
+        CHECK(!"tree dataset written");
+        return;
+    }
+    tsf_dataset *ds = open_ds("tree");
+    if (!ds) return;
+    static const char *DEVS[] = {"root.sg1.d1", "root.sg1.a1", "root.a.d1", "root.a.d2"};
+    tsf_dataset_query_options q;
+    for (size_t k = 0; k < sizeof DS_SETTINGS / sizeof DS_SETTINGS[0]; k++) {
+        tsf_dataset_query_options_init(&q);
+        q.devices = DEVS;
+        q.ndevices = 4;
+        q.threads = DS_SETTINGS[k][0];
+        q.files_at_once = DS_SETTINGS[k][1];
+        CHECK(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI) > 3 * (1500 + 800));
+        q.batch_size = 5;
+        CHECK(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI) > 3 * (1500 + 800));
+    }
+    /* the union of the series: a1's, d1's, x, y, z */
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    struct ArrowSchema s;
+    tsf_error e = {0};
+    tsf_dataset_query_options_init(&q);
+    q.devices = DEVS;
+    q.ndevices = 4;
+    CHECK_OK(tsf_arrow_dataset_schema(ds, &q, &o, &s, &e), &e);
+    CHECK_EQ_INT(s.n_children, 2 + GEN_A1_COLS + 3 + 3);
+    CHECK(child_index(&s, "z") > 0 && child_index(&s, "s3") > 0 && child_index(&s, "device") == 1);
+    s.release(&s);
+    /* one device without the device column; chosen columns; a filter */
+    static const char *ONE[] = {"root.a.d1"};
+    static const char *COLS[] = {"z", "y", "x"};
+    tsf_filter *f;
+    CHECK_OK(tsf_filter_parse(&f, "x > 100", &e), &e);
+    tsf_dataset_query_options_init(&q);
+    q.devices = ONE;
+    q.ndevices = 1;
+    CHECK(compare_ds_stream(ds, &q, 0, TSF_ARROW_MILLI) > 2000); /* rows with x and z both null are not written */
+    q.columns = COLS;
+    q.ncolumns = 3;
+    q.where = f;
+    q.threads = 2;
+    CHECK(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI) > 100);
+    tsf_filter_free(f);
+    /* the table of the gen_file files as its own stream */
+    tsf_dataset_query_options_init(&q);
+    q.table = "t1";
+    q.threads = 3;
+    CHECK(compare_ds_stream(ds, &q, -1, TSF_ARROW_MILLI) > 0);
+    /* every device: tree devices and a table are not one stream */
+    struct ArrowArrayStream st = {0};
+    CHECK(tsf_arrow_dataset_stream_open(ds, NULL, NULL, &st, &e) == TSF_EINVAL && strstr(e.message, "table"));
+    CHECK(st.release == NULL);
+    tsf_dataset_close(ds);
+}
+
+/* Arrays outlive the stream and the dataset; open errors; the owning open; the allocator. */
+static void test_dataset_lifetimes(void)
+{
+    if (make_table_dataset()) return;
+    tsf_dataset *ds = open_ds("tab");
+    if (!ds) return;
+    counting cnt = {0, 0};
+    tsf_allocator al = {c_alloc, c_realloc, c_free, &cnt};
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.allocator = &al;
+    tsf_dataset_query_options q;
+    tsf_dataset_query_options_init(&q);
+    q.threads = 2;
+    q.batch_size = 600;
+    struct ArrowArrayStream st;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_dataset_stream_open(ds, &q, &o, &st, &e), &e);
+    struct ArrowSchema sch;
+    CHECK_EQ_INT(st.get_schema(&st, &sch), 0);
+    enum { MAXA = 64 };
+    struct ArrowArray arr[MAXA];
+    uint64_t sum[MAXA];
+    int n = 0;
+    for (; n < MAXA; n++) {
+        CHECK_EQ_INT(st.get_next(&st, &arr[n]), 0);
+        if (!arr[n].release) break;
+        sum[n] = array_hash(&sch, &arr[n], -1, NULL);
+    }
+    CHECK(n > 9 && n < MAXA);
+    st.release(&st);
+    tsf_dataset_close(ds);
+    for (int i = n - 1; i >= 0; i--) {
+        CHECK(array_hash(&sch, &arr[i], -1, NULL) == sum[i]);
+        arr[i].release(&arr[i]);
+    }
+    sch.release(&sch);
+    CHECK_EQ_INT(cnt.live, 0);
+
+    /* the stream that opens and owns its dataset */
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/tab", g_tmp);
+    const char *paths[1] = {dir};
+    CHECK_OK(tsf_arrow_dataset_stream_open_paths(&st, paths, 1, NULL, NULL, NULL, &e), &e);
+    long long rows = 0;
+    struct ArrowArray a;
+    while (st.release && st.get_next(&st, &a) == 0 && a.release) {
+        rows += a.length;
+        a.release(&a);
+    }
+    CHECK_EQ_INT(rows, 3 * (1300 + 700 + 900));
+    if (st.release) st.release(&st);
+
+    /* errors at open: nothing filled */
+    ds = open_ds("tab");
+    if (!ds) return;
+    memset(&st, 0, sizeof st);
+    static const char *BAD[] = {"i64", "nope"};
+    tsf_dataset_query_options_init(&q);
+    q.columns = BAD;
+    q.ncolumns = 2;
+    CHECK(tsf_arrow_dataset_stream_open(ds, &q, NULL, &st, &e) == TSF_EINVAL && strstr(e.message, "nope"));
+    static const char *NODEV[] = {"every.nowhere"};
+    tsf_dataset_query_options_init(&q);
+    q.devices = NODEV;
+    q.ndevices = 1;
+    CHECK(tsf_arrow_dataset_stream_open(ds, &q, NULL, &st, &e) == TSF_ENOTFOUND && strstr(e.message, "nowhere"));
+    tsf_dataset_query_options_init(&q);
+    q.table = "nosuch";
+    CHECK(tsf_arrow_dataset_stream_open(ds, &q, NULL, &st, &e) == TSF_ENOTFOUND);
+    tsf_query_options one;
+    tsf_query_options_init(&one);
+    tsf_arrow_options_init(&o);
+    o.query = &one;
+    CHECK(tsf_arrow_dataset_stream_open(ds, NULL, &o, &st, &e) == TSF_EINVAL && strstr(e.message, "query"));
+    tsf_dataset_query_options_init(&q);
+    q.struct_size = 8;
+    CHECK(tsf_arrow_dataset_stream_open(ds, &q, NULL, &st, &e) == TSF_EINVAL && strstr(e.message, "struct_size"));
+    CHECK(st.release == NULL);
+    tsf_dataset_close(ds);
+}
+
+/* A file failing while the stream runs: the earlier files' rows, then the error naming the file, sticky. */
+static void test_dataset_failing(void)
+{
+    gen_buf b = {0};
+    char good[256], bad[256], gone[256];
+    if (write_every_x(&b, 300, 0, (1u << EV_FIELDS) - 1, 0) || save(&b, "bad", "a.tsfile", good, sizeof good) ||
+        write_every_x(&b, 300, 1, (1u << EV_FIELDS) - 1, 100000) || save(&b, "bad", "b.tsfile", bad, sizeof bad) ||
+        write_every_x(&b, 300, 0, (1u << EV_FIELDS) - 1, 200000) || save(&b, "bad", "c.tsfile", gone, sizeof gone)) {
+        CHECK(!"files written");
+        return;
+    }
+    tsf_dataset *ds = open_ds("bad");
+    if (!ds) return;
+    for (size_t k = 0; k < sizeof DS_SETTINGS / sizeof DS_SETTINGS[0]; k++) {
+        tsf_dataset_query_options q;
+        tsf_dataset_query_options_init(&q);
+        q.threads = DS_SETTINGS[k][0];
+        q.files_at_once = DS_SETTINGS[k][1];
+        struct ArrowArrayStream st;
+        tsf_error e = {0};
+        CHECK_OK(tsf_arrow_dataset_stream_open(ds, &q, NULL, &st, &e), &e);
+        long long rows = 0;
+        int rc;
+        struct ArrowArray a;
+        while ((rc = st.get_next(&st, &a)) == 0 && a.release) {
+            rows += a.length;
+            a.release(&a);
+        }
+        CHECK_EQ_INT(rc, EIO);
+        CHECK(rows >= 900 && rows < 1800); /* the first file, and the bad one's batches before its bad date */
+        const char *msg = st.get_last_error(&st);
+        CHECK(msg && strstr(msg, bad) && strstr(msg, "20230230"));
+        CHECK_EQ_INT(st.get_next(&st, &a), EIO);
+        st.release(&st);
+    }
+    tsf_dataset_close(ds);
+    /* a file gone after the dataset opened: its error names it */
+    const char *paths[2] = {good, gone};
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, 2, NULL, &e), &e);
+    if (!ds) return;
+    unlink(gone);
+    struct ArrowArrayStream st;
+    CHECK_OK(tsf_arrow_dataset_stream_open(ds, NULL, NULL, &st, &e), &e);
+    long long rows = 0;
+    int rc;
+    struct ArrowArray a;
+    while ((rc = st.get_next(&st, &a)) == 0 && a.release) {
+        rows += a.length;
+        a.release(&a);
+    }
+    CHECK(rc != 0);
+    CHECK_EQ_INT(rows, 900);
+    CHECK(st.get_last_error(&st) && strstr(st.get_last_error(&st), gone));
+    st.release(&st);
+    tsf_dataset_close(ds);
+    unlink(good);
+    unlink(bad);
+}
+
+/* Removes the files the dataset tests wrote. */
+static void remove_tmp(void)
+{
+    if (!g_tmp[0]) return;
+    static const char *FILES[] = {"tab/f0.tsfile", "tab/f1.tsfile", "tab/f2.tsfile", "tree/g0.tsfile",
+                                  "tree/g1.tsfile", "tree/h0.tsfile", "tree/h1.tsfile", "tab", "tree", "bad", ""};
+    for (size_t i = 0; i < sizeof FILES / sizeof FILES[0]; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s", g_tmp, FILES[i]);
+        if (remove(p) && errno != ENOENT) fprintf(stderr, "cannot remove %s\n", p);
+    }
+}
+
 int main(void)
 {
     TSF_RUN(test_date_days);
@@ -949,5 +1491,10 @@ int main(void)
     TSF_RUN(test_allocator);
     TSF_RUN(test_threaded_release);
     TSF_RUN(test_golden);
+    TSF_RUN(test_dataset_table);
+    TSF_RUN(test_dataset_tree);
+    TSF_RUN(test_dataset_lifetimes);
+    TSF_RUN(test_dataset_failing);
+    remove_tmp();
     return tsf_test_finish();
 }

@@ -959,6 +959,21 @@ TSF_API tsf_status tsf_dataset_series(const tsf_dataset *ds, size_t device, size
 TSF_API tsf_status tsf_dataset_file_series(const tsf_dataset *ds, size_t file, size_t device, size_t j,
                                            tsf_dataset_series_info *out, tsf_error *err);
 
+/* A device as one file holds it: the device's chunk groups in that file. */
+typedef struct tsf_dataset_file_device_info {
+    size_t device;              /* the dataset's device index (tsf_dataset_device) */
+    size_t local;               /* its index in the file's own device list (tsf_reader_device of a reader of
+                                 * the file; what tsf_query_options.devices takes) */
+    int64_t time_min, time_max; /* in this file, aligned: the time column (INT64_MAX / INT64_MIN: no point) */
+    uint64_t points;            /* non-null values of its series in this file */
+    size_t nseries;             /* its series the file holds */
+} tsf_dataset_file_device_info;
+
+/** Device k (0 .. tsf_dataset_file_info.ndevices - 1) of file f, ascending by dataset device index;
+ *  TSF_EINVAL when f or k is out of range. */
+TSF_API tsf_status tsf_dataset_file_device(const tsf_dataset *ds, size_t file, size_t k,
+                                           tsf_dataset_file_device_info *out, tsf_error *err);
+
 typedef struct tsf_dataset_query_options {
     size_t struct_size;          /* sizeof(tsf_dataset_query_options) */
     const char *table;           /* devices of this table (NULL = every device) */

@@ -1,9 +1,11 @@
 """tsfile_c.dask on a distributed.LocalCluster with 2 worker processes: every golden file and a generated
-multi-file dataset read through read_dataset equal the single-process results; aggregate() equals
-Dataset.stats bit for bit; the query options reach the workers' queries (the library's page counters);
-a worker killed mid-task is replaced and the answer is unchanged; worker errors reach the client."""
+multi-file dataset read through read_dataset equal the single-process results (file, chunk-group and time
+splits); aggregate() equals Dataset.stats bit for bit; the query options reach the workers' queries (the
+library's page counters); a worker killed mid-task is replaced and the answer is unchanged; worker errors
+reach the client."""
 import glob
 import os
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -86,15 +88,58 @@ def test_dataset_splits(client, tmp_path):
                                    (sorted_want.index <= pd.Timestamp(13999, unit="ms"))).sum()
 
 
+def per_partition(ddf):
+    """Per partition: pages read (the library's counter), rows, distinct devices."""
+    def one(d):
+        return pd.DataFrame({"pages": [d.attrs["tsfile_query_stats"].get("pages_read", 0)], "rows": [len(d)],
+                             "devices": [d["device"].nunique()]})
+    return ddf.map_partitions(one, meta=pd.DataFrame({k: pd.Series([], dtype=np.int64)
+                                                      for k in ("pages", "rows", "devices")})).compute()
+
+
+def pages(ddf):
+    return per_partition(ddf)[["pages", "rows"]].sum()
+
+
+def test_chunk_group_split(client, tmp_path):
+    """split="chunk-group": a partition per device of each file (3 per file here), concatenating to
+    to_pandas; "chunk-groups:2" two devices to a partition; the time range and the device selection drop
+    the devices without rows from the plan; fragments stay small."""
+    make_dataset(str(tmp_path), nfiles=4, rows=600)
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.to_pandas()
+        meta = ds.frame_meta()
+        assert [fd.index for fd in ds.file_devices(0)] == [0, 1, 2]
+        assert [fd.name for fd in ds.file_devices(1)] == ["t.d0", "t.d1", "t.d2"]
+        assert sum(fd.points for i in range(4) for fd in ds.file_devices(i)) == sum(f.points for f in ds.files)
+        frs = tdd.fragments(ds, split="chunk-group")
+        assert len(frs) == 12 and all(len(pickle.dumps(fr)) < 300 for fr in frs)
+    by_dev = tdd.read_dataset(str(tmp_path), split="chunk-group")
+    assert by_dev.npartitions == 12
+    parts = per_partition(by_dev)
+    assert list(parts["devices"]) == [1] * 12 and parts["rows"].sum() == len(want)
+    pd.testing.assert_frame_equal(normalized(by_dev.compute(), meta), normalized(want, meta), check_exact=True)
+    by_two = tdd.read_dataset(str(tmp_path), split="chunk-groups:2")
+    assert by_two.npartitions == 8
+    pd.testing.assert_frame_equal(normalized(by_two.compute(), meta), normalized(want, meta), check_exact=True)
+    # one file of four meets the range; the devices selection keeps one device per file
+    rng = tdd.read_dataset(str(tmp_path), split="chunk-group", start=6000, end=7000, columns=["g"])
+    assert rng.npartitions == 3
+    with tsfile_c.open(str(tmp_path)) as ds:
+        m = ds.frame_meta(columns=["g"])
+        pd.testing.assert_frame_equal(normalized(rng.compute(), m),
+                                      normalized(ds.to_pandas(columns=["g"], start=6000, end=7000), m),
+                                      check_exact=True)
+        one = tdd.read_dataset(str(tmp_path), split="chunk-group", devices=["t.d1"])
+        assert one.npartitions == 4
+        pd.testing.assert_frame_equal(normalized(one.compute(), meta),
+                                      normalized(ds.to_pandas(devices=["t.d1"]), meta), check_exact=True)
+    with pytest.raises(ValueError, match="chunk-group"):
+        tdd.read_dataset(str(tmp_path), split="chunk-groups:0")
+
+
 def test_pushdown_reaches_the_workers(client, tmp_path):
     make_dataset(str(tmp_path), nfiles=4, rows=3000)
-
-    def pages(ddf):
-        per = ddf.map_partitions(lambda d: pd.DataFrame({"pages": [d.attrs["tsfile_query_stats"].get("pages_read", 0)],
-                                                         "rows": [len(d)]}),
-                                 meta=pd.DataFrame({"pages": pd.Series([], dtype=np.int64),
-                                                    "rows": pd.Series([], dtype=np.int64)}))
-        return per.compute().sum()
 
     full = pages(tdd.read_dataset(str(tmp_path)))
     cols = pages(tdd.read_dataset(str(tmp_path), columns=["g"]))

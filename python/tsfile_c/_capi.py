@@ -147,6 +147,11 @@ class DatasetSeriesInfo(ctypes.Structure):
                 ("count", c_u64), ("nfiles", c_size)]
 
 
+class DatasetFileDeviceInfo(ctypes.Structure):
+    _fields_ = [("device", c_size), ("local", c_size), ("time_min", c_i64), ("time_max", c_i64), ("points", c_u64),
+                ("nseries", c_size)]
+
+
 class DatasetQueryOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("table", c_str), ("devices", P(c_str)), ("ndevices", c_size),
                 ("columns", P(c_str)), ("ncolumns", c_size), ("time_min", c_i64), ("time_max", c_i64),
@@ -223,6 +228,7 @@ _SIGNATURES = {
     "tsf_dataset_device": (c_int, [c_ptr, c_size, P(DatasetDeviceInfo), PE]),
     "tsf_dataset_device_segment": (c_int, [c_ptr, c_size, c_size, P(Bytes), PE]),
     "tsf_dataset_series": (c_int, [c_ptr, c_size, c_size, P(DatasetSeriesInfo), PE]),
+    "tsf_dataset_file_device": (c_int, [c_ptr, c_size, c_size, P(DatasetFileDeviceInfo), PE]),
     "tsf_dataset_query_options_init": (None, [P(DatasetQueryOptions)]),
     "tsf_dataset_agg_options_init": (None, [P(DatasetAggOptions)]),
     "tsf_dataset_aggregate": (c_int, [c_ptr, P(DatasetQueryOptions), P(DatasetAggOptions), P(c_ptr), PE]),

@@ -17,6 +17,9 @@ from ._reader import (Series, TsFile, _Catalog, _Closing, _pread_option, _to_tim
 
 FileInfo = collections.namedtuple("FileInfo", "path size time_min time_max points ndevices")
 FileInfo.__doc__ = "One file of a dataset: path, size (bytes), time_min, time_max, points, ndevices."
+FileDevice = collections.namedtuple("FileDevice", "name index time_min time_max points nseries")
+FileDevice.__doc__ = ("A device as one file of a dataset holds it (its chunk groups there): name, index (the device's "
+                      "number in that file, TsFile.devices), time_min, time_max, points and nseries in that file.")
 
 
 # The pandas dtype a value column of each TsFile type has in a dataset frame that may hold nulls (DATE and
@@ -129,6 +132,16 @@ class Dataset(_Closing, _Catalog):
         lo = C.INT64_MIN if t0 is None else t0
         hi = C.INT64_MAX if t1 is None else t1
         return [i for i, f in enumerate(self.files) if f.points and f.time_min <= hi and f.time_max >= lo]
+
+    def file_devices(self, i):
+        """The devices file i holds (FileDevice, in the dataset's device order), from metadata."""
+        out, err, fd = [], new_error(), C.DatasetFileDeviceInfo()
+        for k in range(self.files[i].ndevices):
+            check(C.lib.tsf_dataset_file_device(self._handle(), i, k, ctypes.byref(fd), ctypes.byref(err)), err,
+                  "file %d device %d" % (i, k))
+            out.append(FileDevice(self.devices[fd.device].name, fd.local, fd.time_min, fd.time_max, fd.points,
+                                  fd.nseries))
+        return out
 
     def _planned(self, start, end, time_unit, table, devices):
         """(file index, open TsFile, its (table, devices) arguments) of each planned file holding some of

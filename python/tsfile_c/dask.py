@@ -4,14 +4,15 @@ a dataset (one TsFile per partition).
     import tsfile_c.dask as tdd
     ddf = tdd.read_dataset("data/", columns=["f0"], start=0, end=10**12, split="file")
     agg = tdd.aggregate("data/", group_by="device", window=3_600_000).compute()
+    per_device = tdd.read_dataset("big.tsfile", split="chunk-group")  # a partition per device of a file
     tdd.to_tsfile(ddf, "copy/", table="t", tags=["device"])
 
-Work is described by small picklable fragments (file paths + a time range + the query's options), so the
-client reads only metadata and each worker opens its files itself; a worker process loads libtsf.so once,
-when it first imports tsfile_c, and keeps it. Errors in a worker reach the client as tsfile_c.TsfError
-with the library's status and message (which names the file). Runs on any Dask scheduler: the local one,
-a distributed.LocalCluster, or a cluster of machines (distributed.Client("tcp://scheduler:8786")) whose
-workers see the files at the same paths.
+Work is described by small picklable fragments (file paths + a time range + optionally some of a file's
+devices, + the query's options), so the client reads only metadata and each worker opens its files itself;
+a worker process loads libtsf.so once, when it first imports tsfile_c, and keeps it. Errors in a worker
+reach the client as tsfile_c.TsfError with the library's status and message (which names the file). Runs
+on any Dask scheduler: the local one, a distributed.LocalCluster, or a cluster of machines
+(distributed.Client("tcp://scheduler:8786")) whose workers see the files at the same paths.
 """
 import collections
 import os
@@ -40,8 +41,10 @@ def _interval(text, time_unit):
     return v
 
 
-Fragment = collections.namedtuple("Fragment", "paths start end")
-Fragment.__doc__ = "The files (a tuple of paths) a partition reads and its inclusive time range (file units)."
+Fragment = collections.namedtuple("Fragment", "paths start end devices", defaults=(None,))
+Fragment.__doc__ = ("The files (a tuple of paths) a partition reads, its inclusive time range (file units) and, for "
+                    "split='chunk-group', the devices it reads of its one file (a tuple of the device numbers in "
+                    "that file, TsFile.devices; None = every selected device).")
 
 
 class _naming:
@@ -62,12 +65,14 @@ class _naming:
 def _read_fragment(fr, columns, where, tags, table, devices, time_unit, time, checked, frame_meta, by_time):
     """One partition: the fragment's files read as Dataset.to_pandas would, in meta's dtypes."""
     import pandas as pd
-    paths, start, end = fr
+    paths, start, end, part = fr
     frames = []
     counters = {}
     for p in paths:
         with _naming(p), TsFile(p, checked=checked) as f:
             args = file_selection(f, table, devices)
+            if args is not None and part is not None:
+                args = _devices_of_part(f, part, *args)
             if args is None:
                 continue
             frames.append(f.to_pandas(columns, start, end, where, args[0], args[1], tags, None, time_unit, time))
@@ -83,22 +88,65 @@ def _read_fragment(fr, columns, where, tags, table, devices, time_unit, time, ch
     return df
 
 
-def fragments(ds, start=None, end=None, split="file", time_unit="ms"):
+def _devices_of_part(f, part, table, names):
+    """The (table, device numbers) of f a chunk-group fragment reads: its devices that the selection (a table,
+    or device names) keeps, or None when none is left."""
+    mine = []
+    for i in part:
+        if not 0 <= i < len(f.devices):
+            raise TsfError(-1, "device %d: the file has %d devices (it changed since the fragments were made)"
+                           % (i, len(f.devices)), "read_dataset")
+        d = f.devices[i]
+        if (names is None or d.name in names) and (table is None or d.table == table):
+            mine.append(i)
+    return (table, mine) if mine else None
+
+
+def _chunk_groups(ds, i, n, lo, hi, table, devices):
+    """Fragments of file i for split="chunk-group[s:n]": its devices with a point in [lo, hi] that the
+    selection keeps, in the file's device order, n to a fragment."""
+    keep = None if devices is None else set(devices)
+    devs = sorted((fd for fd in ds.file_devices(i)
+                   if fd.time_min <= fd.time_max and fd.time_min <= hi and fd.time_max >= lo
+                   and (keep is None or fd.name in keep)
+                   and (keep is not None or table is None or ds._device_by_name[fd.name].table == table)),
+                  key=lambda fd: fd.index)
+    return [tuple(fd.index for fd in devs[k:k + n]) for k in range(0, len(devs), n)]
+
+
+def _split_count(split, name):
+    """n of '<name>:<n>' (a positive integer), else None."""
+    if split.startswith(name + ":") and split[len(name) + 1:].isdigit() and int(split[len(name) + 1:]) > 0:
+        return int(split[len(name) + 1:])
+    return None
+
+
+def fragments(ds, start=None, end=None, split="file", time_unit="ms", table=None, devices=None):
     """The fragments read_dataset makes: one per planned file (split="file"), one per n consecutive files
-    (split="files:<n>"), or one per time interval that holds data (split="time:<interval>", intervals from
-    the epoch), each with the files meeting it."""
+    (split="files:<n>"), one per device of each planned file (split="chunk-group": the device's chunk
+    groups in that file) or per n devices of a file ("chunk-groups:<n>"), or one per time interval that
+    holds data (split="time:<interval>", intervals from the epoch), each with the files meeting it. table /
+    devices (names): the selection, which chunk-group fragments follow (files hold devices the others
+    skip at read time)."""
     t0, t1 = _to_time(start, time_unit, "start"), _to_time(end, time_unit, "end")
     lo = -(1 << 63) if t0 is None else t0
     hi = (1 << 63) - 1 if t1 is None else t1
-    files = [ds.files[i] for i in ds.plan(start, end, time_unit)]
+    planned = ds.plan(start, end, time_unit)
+    files = [ds.files[i] for i in planned]
     if split == "file":
         return [Fragment((f.path,), t0, t1) for f in files]
-    if split.startswith("files:") and split[6:].isdigit() and int(split[6:]) > 0:
-        n = int(split[6:])
+    n = _split_count(split, "files")
+    if n:
         return [Fragment(tuple(f.path for f in files[k:k + n]), t0, t1) for k in range(0, len(files), n)]
+    n = 1 if split == "chunk-group" else _split_count(split, "chunk-groups")
+    if n:
+        if isinstance(devices, str):
+            devices = [devices]
+        return [Fragment((ds.files[i].path,), t0, t1, part) for i in planned
+                for part in _chunk_groups(ds, i, n, lo, hi, table, devices)]
     if not split.startswith("time:"):
-        raise ValueError("split must be 'file', 'files:<n>' or 'time:<interval>' (e.g. 'time:1h'), got %r"
-                         % (split,))
+        raise ValueError("split must be 'file', 'files:<n>', 'chunk-group', 'chunk-groups:<n>' or 'time:<interval>' "
+                         "(e.g. 'time:1h'), got %r" % (split,))
     step = _interval(split[5:], time_unit)
     starts = {}
     for f in files:
@@ -119,19 +167,23 @@ def read_dataset(paths, columns=None, start=None, end=None, where=None, tags=Non
     """A dask.dataframe.DataFrame of the dataset's selected rows (the layout of Dataset.to_pandas, value
     columns in pandas' nullable dtypes, device / tags categorical over every device of the dataset).
     columns, start/end, where and tags go into every partition's query, so a worker reads only what it
-    needs. split="file": a partition per file; "files:8": per 8 consecutive files; split="time:1h" (any
-    interval): a partition per interval,
-    indexed and sorted by time with known divisions, so a later time selection (ddf.loc[a:b]) skips
-    partitions. The client reads metadata only."""
+    needs. split="file": a partition per file; "files:8": per 8 consecutive files; "chunk-group": a
+    partition per device of each file, i.e. the device's chunk groups in that file (a TsFile chunk group
+    is one device's chunks of one flush; the file's index lists a device's chunks across all of its chunk
+    groups, so one device of one file is the smallest piece planned from metadata alone), which splits a
+    file of many devices into many partitions; "chunk-groups:16": per 16 devices of a file; split="time:1h"
+    (any interval): a partition per interval, indexed and sorted by time with known divisions, so a later
+    time selection (ddf.loc[a:b]) skips partitions. Partitions of the other splits come in file order, then
+    device order, and concatenate to Dataset.to_pandas. The client reads metadata only."""
     import dask.dataframe as dd
     import pandas as pd
     with Dataset(paths, checked=checked) as ds:
         table = ds._table_of(table) if devices is None else table
         meta = ds.frame_meta(columns, table, time_unit, time)
-        frs = fragments(ds, start, end, split, time_unit)
+        if isinstance(devices, str):
+            devices = [devices]
+        frs = fragments(ds, start, end, split, time_unit, table, devices)
     by_time = split.startswith("time:")
-    if isinstance(devices, str):
-        devices = [devices]
     part_meta = meta.set_index("time") if by_time else meta
     divisions = None
     if by_time and frs:

@@ -710,6 +710,19 @@ tsf_status tsf_dataset_series(const tsf_dataset *ds, size_t device, size_t j, ts
     return TSF_OK;
 }
 
+tsf_status tsf_dataset_file_device(const tsf_dataset *ds, size_t file, size_t k,
+                                   tsf_dataset_file_device_info *out, tsf_error *err)
+{
+    if (!ds || !out || file >= ds->nfiles || k >= ds->files[file].ndevs)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_file_device: file %zu device %zu out of range", file, k);
+    const tsf_ds_file *f = &ds->files[file];
+    const tsf_ds_fdev *fd = &f->devs[k];
+    uint64_t points = 0;
+    for (size_t j = fd->ser0; j < fd->ser0 + fd->nser; j++) points += f->sers[j].count;
+    *out = (tsf_dataset_file_device_info){fd->dev, fd->local, fd->tmin, fd->tmax, points, fd->nser};
+    return TSF_OK;
+}
+
 tsf_status tsf_dataset_file_series(const tsf_dataset *ds, size_t file, size_t device, size_t j,
                                    tsf_dataset_series_info *out, tsf_error *err)
 {

@@ -531,6 +531,50 @@ static void test_schema_table(void)
     tsf_dataset_close(ds);
 }
 
+/* tsf_dataset_file_device: each file's devices (its regions) in dataset order, with the reader index that
+ * names the same device in a reader of the file, and the device's time range and points in that file. */
+static void test_file_devices(void)
+{
+    tsf_dataset *ds = open_dir("table");
+    if (!ds) return;
+    tsf_error e = {0};
+    for (size_t f = 0; f < NTFILES; f++) {
+        const tfile *tf = &TFILES[f];
+        tsf_dataset_file_info fi;
+        CHECK_OK(tsf_dataset_file(ds, f, &fi, &e), &e);
+        CHECK_EQ_INT(fi.ndevices, strlen(tf->regions));
+        tsf_reader *r = NULL;
+        CHECK_OK(tsf_reader_open(&r, fi.path, NULL, &e), &e);
+        if (!r) continue;
+        size_t prev = 0;
+        for (size_t k = 0; k < fi.ndevices; k++) {
+            tsf_dataset_file_device_info fd;
+            CHECK_OK(tsf_dataset_file_device(ds, f, k, &fd, &e), &e);
+            tsf_dataset_device_info di;
+            CHECK_OK(tsf_dataset_device(ds, fd.device, &di, &e), &e);
+            CHECK(k == 0 || fd.device > prev);
+            prev = fd.device;
+            tsf_device_info rdi;
+            CHECK_OK(tsf_reader_device(r, fd.local, &rdi, &e), &e);
+            CHECK(!strcmp(rdi.name, di.name));
+            CHECK(strchr(tf->regions, di.name[3]) != NULL);
+            int64_t dev = di.name[3] - '0';
+            CHECK_EQ_INT(fd.time_min, tf->t0 + dev);
+            CHECK_EQ_INT(fd.time_max, tf->t0 + (int64_t)(tf->rows - 1) * 10 + dev);
+            uint64_t points = 0; /* f0 null when i % 11 == 5, f1 when i % 7 == 3 */
+            for (size_t i = 0; i < tf->rows; i++) points += (i % 11 != 5) + (i % 7 != 3);
+            CHECK_EQ_INT(fd.points, points);
+            CHECK_EQ_INT(fd.nseries, 2);
+        }
+        tsf_dataset_file_device_info fd;
+        CHECK(tsf_dataset_file_device(ds, f, fi.ndevices, &fd, NULL) == TSF_EINVAL);
+        tsf_reader_close(r);
+    }
+    tsf_dataset_file_device_info fd;
+    CHECK(tsf_dataset_file_device(ds, NTFILES, 0, &fd, NULL) == TSF_EINVAL);
+    tsf_dataset_close(ds);
+}
+
 /* Files without data (the golden 81-byte files): a dataset of no device, whose query ends at once. */
 static void test_empty_files(void)
 {
@@ -1528,6 +1572,7 @@ int main(void)
 {
     TSF_RUN(test_schema_tree);
     TSF_RUN(test_schema_table);
+    TSF_RUN(test_file_devices);
     TSF_RUN(test_type_conflict);
     TSF_RUN(test_empty_files);
     TSF_RUN(test_paths);

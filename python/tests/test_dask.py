@@ -1,8 +1,9 @@
 """tsfile_c.dask on a distributed.LocalCluster with 2 worker processes: every golden file and a generated
 multi-file dataset read through read_dataset equal the single-process results (file, chunk-group and time
-splits); aggregate() equals Dataset.stats bit for bit; the query options reach the workers' queries (the
-library's page counters); a worker killed mid-task is replaced and the answer is unchanged; worker errors
-reach the client."""
+splits); aggregate() equals Dataset.stats bit for bit, and with statistics=True exactly but for the sums
+(within the documented tolerance) while decoding fewer pages; the query options reach the workers' queries
+(the library's page counters); a worker killed mid-task is replaced and the answer is unchanged; worker
+errors reach the client."""
 import glob
 import os
 import pickle
@@ -161,6 +162,82 @@ def test_aggregate_bit_identical(client, tmp_path, window, group_by):
     assert len(got) and got.equals(want)  # sums added in the same order: the same bits
     g, w = got["sum"].to_numpy(), want["sum"].to_numpy()
     assert np.array_equal(g.view(np.int64), w.view(np.int64))
+
+
+def make_paged(folder, nfiles=4, rows=1500):
+    """Table-model files of 2 devices with 100-point pages: a INT64 (nulls), b DOUBLE (GORILLA: trusted
+    statistics), s STRING; device x at 10 ms steps, file k from k * rows * 10 ms."""
+    rng = np.random.default_rng(7)
+    for k in range(nfiles):
+        n = 2 * rows
+        t = np.repeat(np.arange(rows, dtype=np.int64) * 10 + k * rows * 10, 2)
+        df = pd.DataFrame({"time": t, "device": ["x", "y"] * rows,
+                           "a": pd.array(rng.integers(-10 ** 6, 10 ** 6, n), dtype="Int64"),
+                           "b": rng.normal(size=n) * 10.0 ** rng.integers(-3, 4, n),
+                           "s": ["v%d" % (i % 5) for i in range(n)]})
+        df.loc[rng.random(n) < 0.05, "a"] = pd.NA
+        tsfile_c.write_dataframe(df, os.path.join(folder, "p-%02d.tsfile" % k), table="t", tags=["device"],
+                                 encoding={"a": "TS_2DIFF", "b": "GORILLA", "s": "PLAIN"}, page_max_points=100)
+
+
+def assert_stats_match(got, want):
+    """Exact for every column but sum and mean; sums of the integer column bit for bit, of the DOUBLE
+    column within the documented tolerance 1e-9 * count * max(|min|, |max|)."""
+    assert len(got) and list(got.columns) == list(want.columns)
+    exact = [c for c in got.columns if c not in ("sum", "mean")]
+    pd.testing.assert_frame_equal(got[exact], want[exact], check_exact=True)
+    ints = (got["column"] == "a").to_numpy()
+    assert np.array_equal(got["sum"].to_numpy()[ints].view(np.int64), want["sum"].to_numpy()[ints].view(np.int64))
+    other = ~ints
+    bound = 1e-9 * want["count"].to_numpy()[other] * np.maximum(want["min"].abs(), want["max"].abs()).to_numpy()[other]
+    assert (np.abs(got["sum"].to_numpy()[other] - want["sum"].to_numpy()[other]) <= bound).all()
+
+
+@pytest.mark.parametrize("window,group_by,start,end", [(None, "device", None, None), (3500, "device", None, None),
+                                                       (3500, None, 2345, 51234), (86_400_000, "device", None, None)])
+def test_aggregate_statistics(client, tmp_path, window, group_by, start, end):
+    """statistics=True: the same answers as Dataset.stats (sums within the tolerance) with fewer pages
+    decoded than a read of the same columns, none at all when no window or range cuts a page."""
+    make_paged(str(tmp_path))
+    got = tdd.aggregate(str(tmp_path), group_by=group_by, window=window, start=start, end=end,
+                        statistics=True).compute()
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(group_by=group_by, window=window, start=start, end=end)
+    assert_stats_match(got, want)
+    info = got.attrs["tsfile_agg_info"]
+    read = pages(tdd.read_dataset(str(tmp_path), start=start, end=end))
+    assert info["chunks_from_stats"] + info["pages_from_stats"] > 0
+    assert info["pages_decoded"] < read["pages"] / 2
+    if window != 3500:  # 4 files x 2 devices x 3 columns: one chunk each, all inside one window
+        assert info["pages_decoded"] == 0 and info["chunks_from_stats"] == 4 * 2 * 3
+        assert info["points_from_stats"] == want["count"].sum()
+    else:
+        assert info["pages_decoded"] > 0  # the windows cut pages: those are decoded
+
+
+def test_aggregate_statistics_selection(client, tmp_path):
+    """columns / devices / tags reach the statistics path; where= is refused; TsFile.stats(force_decode=True)
+    gives the same answers with every page decoded."""
+    make_paged(str(tmp_path), nfiles=2, rows=600)
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(window=2000, columns=["a", "b"], tags={"device": "y"})
+        want_dev = ds.stats(columns=["b"], devices=["t.x"])
+    got = tdd.aggregate(str(tmp_path), window=2000, columns=["a", "b"], tags={"device": "y"}, statistics=True)
+    assert_stats_match(got.compute(), want)
+    got_dev = tdd.aggregate(str(tmp_path), columns="b", devices="t.x", statistics=True).compute()
+    assert_stats_match(got_dev, want_dev)
+    with pytest.raises(ValueError, match="where"):
+        tdd.aggregate(str(tmp_path), where="a > 0", statistics=True)
+    with pytest.raises(tsfile_c.TsfError, match="nope"):
+        tdd.aggregate(str(tmp_path), columns=["nope"], statistics=True)
+    with tsfile_c.open(os.path.join(str(tmp_path), "p-00.tsfile")) as f:
+        s = f.stats(window=2000)
+        fast = dict(f.last_stats_info)
+        d = f.stats(window=2000, force_decode=True)
+        slow = dict(f.last_stats_info)
+    cols = ["device", "series", "window_start", "count", "first_time", "last_time", "min", "max", "first", "last"]
+    pd.testing.assert_frame_equal(s[cols], d[cols], check_exact=True)
+    assert slow["pages_from_stats"] == slow["chunks_from_stats"] == 0 and slow["pages_decoded"] > fast["pages_decoded"]
 
 
 def test_to_tsfile_round_trip(client, tmp_path):

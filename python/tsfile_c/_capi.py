@@ -113,6 +113,11 @@ class AggWindow(ctypes.Structure):
     _fields_ = [("start", c_i64), ("end", c_i64), ("stats", Stats)]
 
 
+class AggInfo(ctypes.Structure):
+    _fields_ = [("chunks_from_stats", c_u64), ("pages_from_stats", c_u64), ("pages_decoded", c_u64),
+                ("points_from_stats", c_u64), ("points_decoded", c_u64)]
+
+
 class ColumnSchema(ctypes.Structure):
     _fields_ = [("name", c_str), ("type", c_int), ("encoding", c_int), ("compression", c_int),
                 ("category", c_int)]
@@ -202,6 +207,7 @@ _SIGNATURES = {
     "tsf_aggregate": (c_int, [c_ptr, c_size, c_size, P(AggOptions), P(c_ptr), PE]),
     "tsf_agg_result_count": (c_size, [c_ptr]),
     "tsf_agg_result_window": (P(AggWindow), [c_ptr, c_size]),
+    "tsf_agg_result_info": (None, [c_ptr, P(AggInfo)]),
     "tsf_agg_result_free": (None, [c_ptr]),
     "tsf_writer_options_init": (None, [P(WriterOptions)]),
     "tsf_writer_open": (c_int, [P(c_ptr), c_str, P(WriterOptions), PE]),

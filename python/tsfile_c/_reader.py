@@ -256,6 +256,7 @@ class TsFile(_Closing, _Catalog):
         self.path = path
         self._r = None
         self.last_query_stats = None
+        self.last_stats_info = None
         self._queries = weakref.WeakSet()
         ro = C.ReaderOptions()
         C.lib.tsf_reader_options_init(ctypes.byref(ro))
@@ -444,13 +445,28 @@ class TsFile(_Closing, _Catalog):
         return pd.DataFrame(data, copy=False)
 
     def stats(self, series=None, devices=None, table=None, start=None, end=None, window=None, origin=0,
-              time_unit="ms"):
+              time_unit="ms", force_decode=False):
         """Aggregates over the file's statistics (decoding only the pages they cannot answer): a DataFrame
         with one row per (device, series, window): count, first_time, last_time, min, max, first, last, sum
         (as in the file's statistics; sum is a float). `series`: names (None = all), `window`: window
-        length in file time units (None = one window over [start, end])."""
+        length in file time units (None = one window over [start, end]). force_decode=True decodes every
+        page instead (the same answers; cross-checks the statistics). Afterwards last_stats_info holds the
+        library's counters: chunks_from_stats, pages_from_stats, pages_decoded, points_from_stats,
+        points_decoded."""
         import pandas as pd
         devs, _ = self._select_devices(table, devices, None)
+        rows = []
+        for d, ser, w, typ in self._aggregate(devs, series, start, end, window, origin, time_unit, force_decode):
+            mn, mx, fi, la, sm = _stats_values(w.stats, typ)
+            rows.append((d.name, ser.name, w.start, w.end, w.stats.count, w.stats.start_time, w.stats.end_time, mn,
+                         mx, fi, la, sm))
+        return pd.DataFrame(rows, columns=["device", "series", "window_start", "window_end", "count", "first_time",
+                                           "last_time", "min", "max", "first", "last", "sum"])
+
+    def _aggregate(self, devs, series, start, end, window, origin, time_unit, force_decode=False):
+        """(Device, Series, tsf_agg_window, type code) of every window of tsf_aggregate over the series of devs
+        (`series`: names, None = all), in device then series order; the window struct is valid until the next
+        item. Sums the library's counters into self.last_stats_info."""
         wanted = None if series is None else ({series} if isinstance(series, str) else set(series))
         ao = C.AggOptions()
         C.lib.tsf_agg_options_init(ctypes.byref(ao))
@@ -461,7 +477,10 @@ class TsFile(_Closing, _Catalog):
             ao.time_max = e
         ao.window = int(window or 0)
         ao.window_origin = int(origin)
-        rows = []
+        ao.force_decode = 1 if force_decode else 0
+        info = C.AggInfo()
+        total = dict.fromkeys((f for f, _ in C.AggInfo._fields_), 0)
+        self.last_stats_info = total
         err = new_error()
         r = self._handle()
         for d in devs:
@@ -472,16 +491,14 @@ class TsFile(_Closing, _Catalog):
                 check(C.lib.tsf_aggregate(r, d.index, j, ctypes.byref(ao), ctypes.byref(res), ctypes.byref(err)),
                       err, "stats %s.%s" % (d.name, ser.name))
                 try:
+                    C.lib.tsf_agg_result_info(res, ctypes.byref(info))
+                    for k in total:
+                        total[k] += getattr(info, k)
                     typ = C.TYPE_CODES.get(ser.type, -1)
                     for k in range(C.lib.tsf_agg_result_count(res)):
-                        w = C.lib.tsf_agg_result_window(res, k).contents
-                        mn, mx, fi, la, sm = _stats_values(w.stats, typ)
-                        rows.append((d.name, ser.name, w.start, w.end, w.stats.count, w.stats.start_time,
-                                     w.stats.end_time, mn, mx, fi, la, sm))
+                        yield d, ser, C.lib.tsf_agg_result_window(res, k).contents, typ
                 finally:
                     C.lib.tsf_agg_result_free(res)
-        return pd.DataFrame(rows, columns=["device", "series", "window_start", "window_end", "count", "first_time",
-                                           "last_time", "min", "max", "first", "last", "sum"])
 
 
 def _rows_in(s, t0, t1):

@@ -890,7 +890,19 @@ typedef struct tsf_dataset_options {
     int (*open_source)(void *ctx, const char *path, tsf_read_callbacks *cb);
     void (*close_source)(void *ctx, void *ud);
     void *source_ctx;
+    /* Metadata cache (doc/dataset.md "Metadata cache"): a file holding, per file of the dataset, what
+     * tsf_dataset_open takes from its tail and index, keyed by path and validated by the file's size, mtime,
+     * ctime (nanoseconds), inode and device. A file whose entry matches is not opened; the others are read
+     * and their entries refreshed; the cache file is rewritten (temporary file, fsync, rename) when an entry
+     * was added, refreshed or dropped (files no longer in the dataset drop out). A cache that is missing,
+     * of another version or damaged is ignored (tsf_dataset_get_open_stats says why) and rebuilt; one that cannot
+     * be written leaves the open successful. The dataset is the same with or without it. NULL = no cache.
+     * Not with open_source (TSF_EINVAL): a source gives no identity to validate an entry with. */
+    const char *cache_path;
+    int cache_mode; /* TSF_DATASET_CACHE_READ_WRITE (0) or TSF_DATASET_CACHE_READ_ONLY (never written) */
 } tsf_dataset_options;
+
+enum { TSF_DATASET_CACHE_READ_WRITE = 0, TSF_DATASET_CACHE_READ_ONLY = 1 };
 
 TSF_API void tsf_dataset_options_init(tsf_dataset_options *o);
 
@@ -905,6 +917,23 @@ TSF_API tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths,
                                     const tsf_dataset_options *opts, tsf_error *err);
 /** Frees; NULL is a no-op. Every query of the dataset must be closed first. */
 TSF_API void tsf_dataset_close(tsf_dataset *ds);
+
+/* What tsf_dataset_open did with the metadata cache (tsf_dataset_options.cache_path). */
+typedef struct tsf_dataset_open_stats {
+    size_t struct_size;   /* sizeof(tsf_dataset_open_stats), set by the caller */
+    size_t files_cached;  /* files whose metadata came from the cache (not opened) */
+    size_t files_read;    /* files whose tail and index were read */
+    size_t files_racy;    /* of files_read: modified less than 2 s before the open, so left out of the cache
+                           * (a later change within the file system's timestamp granularity could go unseen) */
+    int cache_loaded;     /* 1: the cache file was there and parsed (its entries were candidates) */
+    int cache_written;    /* 1: this open rewrote the cache file */
+    tsf_error cache_load; /* code TSF_OK, or why the cache file was ignored: TSF_ECORRUPT (damaged, naming what
+                           * and where; also another version), TSF_EIO (unreadable); a missing file is TSF_OK */
+    tsf_error cache_save; /* code TSF_OK, or why the cache file could not be written (TSF_EIO, TSF_ENOMEM) */
+} tsf_dataset_open_stats;
+
+/** Fills *out (out->struct_size set) for the open of ds; all zero without a cache. */
+TSF_API tsf_status tsf_dataset_get_open_stats(const tsf_dataset *ds, tsf_dataset_open_stats *out, tsf_error *err);
 /** The file list tsf_dataset_open would read for paths[0..n) (the same expansion, order and errors), each
  *  file passed to each(ctx, path) without being opened; each returning non-zero stops with TSF_EIO. */
 TSF_API tsf_status tsf_dataset_list_files(const char *const *paths, size_t n,

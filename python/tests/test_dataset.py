@@ -2,6 +2,7 @@
 the files' own to_pandas results concatenated in file order; its aggregation equals a pandas reference over
 those rows; planning leaves files outside a time range unopened."""
 import os
+import time
 
 import numpy as np
 import pandas as pd
@@ -136,3 +137,45 @@ def test_devices_in_some_files(tmp_path):
     with tsfile_c.open(os.path.join(str(tmp_path), "f0.tsfile")) as f:
         want = f.to_pandas(devices=["t.d1"])
     assert list(got["v"]) == list(want["v"]) == [1.0, 3.0, 5.0]
+
+
+def _summary(ds):
+    """What a Dataset took from the files' metadata."""
+    return (ds.files, [(d.name, d.segments, [(s.name, s.type, s.count, s.start_time, s.end_time) for s in d.series])
+                       for d in ds.devices], [(c.name, c.type, c.category) for c in ds.schema["t"]])
+
+
+def test_metadata_cache(tmp_path):
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    paths = make_dataset(str(folder))
+    old = time.time() - 3600
+    for p in paths:  # old enough to be cached (a file modified in the last seconds is read every time)
+        os.utime(p, (old, old))
+    cache = str(tmp_path / "meta.cache")
+    with tsfile_c.open(str(folder)) as plain:
+        want, rows = _summary(plain), plain.to_pandas()
+        assert plain.cache_stats.files_read == 5 and not plain.cache_stats.written
+    with tsfile_c.open(str(folder), cache=cache) as cold:
+        assert cold.cache_stats[:2] == (0, 5) and cold.cache_stats.written and os.path.exists(cache)
+        assert _summary(cold) == want
+    with tsfile_c.open(str(folder), cache=cache) as warm:
+        st = warm.cache_stats
+        assert (st.files_cached, st.files_read, st.loaded, st.written) == (5, 0, True, False)
+        assert _summary(warm) == want
+        pd.testing.assert_frame_equal(warm.to_pandas(), rows, check_exact=True)
+    # a rewritten file is read again; the others still come from the cache
+    make_dataset(str(folder), nfiles=1, seed=9)
+    os.utime(paths[0], (old + 5, old + 5))
+    with tsfile_c.open(str(folder), cache=cache) as ds, tsfile_c.open(str(folder)) as fresh:
+        assert ds.cache_stats[:2] == (4, 1) and ds.cache_stats.written
+        assert _summary(ds) == _summary(fresh)
+    # a damaged cache is ignored (and says why), the dataset is the same, the cache rebuilt
+    with open(cache, "r+b") as f:
+        f.seek(40)
+        f.write(b"\xff\xff")
+    with tsfile_c.open(str(folder), cache=cache) as ds:
+        assert "dataset cache" in ds.cache_stats.load_error and ds.cache_stats.written
+        assert not ds.cache_stats.loaded and ds.cache_stats.files_read == 5
+    with tsfile_c.Dataset(paths, cache=cache) as ds:
+        assert ds.cache_stats.files_cached == 5 and ds.cache_stats.load_error is None

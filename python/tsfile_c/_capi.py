@@ -134,7 +134,12 @@ class WriterOptions(ctypes.Structure):
 
 class DatasetOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("reader", P(ReaderOptions)), ("open_source", c_ptr),
-                ("close_source", c_ptr), ("source_ctx", c_ptr)]
+                ("close_source", c_ptr), ("source_ctx", c_ptr), ("cache_path", c_str), ("cache_mode", c_int)]
+
+
+class DatasetOpenStats(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("files_cached", c_size), ("files_read", c_size), ("files_racy", c_size),
+                ("cache_loaded", c_int), ("cache_written", c_int), ("cache_load", Error), ("cache_save", Error)]
 
 
 class DatasetFileInfo(ctypes.Structure):
@@ -226,6 +231,7 @@ _SIGNATURES = {
     "tsf_dataset_options_init": (None, [P(DatasetOptions)]),
     "tsf_dataset_open": (c_int, [P(c_ptr), P(c_str), c_size, P(DatasetOptions), PE]),
     "tsf_dataset_close": (None, [c_ptr]),
+    "tsf_dataset_get_open_stats": (c_int, [c_ptr, P(DatasetOpenStats), PE]),
     "tsf_dataset_file_count": (c_size, [c_ptr]),
     "tsf_dataset_file": (c_int, [c_ptr, c_size, P(DatasetFileInfo), PE]),
     "tsf_dataset_table_count": (c_size, [c_ptr]),

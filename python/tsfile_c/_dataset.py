@@ -21,6 +21,12 @@ FileDevice = collections.namedtuple("FileDevice", "name index time_min time_max 
 FileDevice.__doc__ = ("A device as one file of a dataset holds it (its chunk groups there): name, index (the device's "
                       "number in that file, TsFile.devices), time_min, time_max, points and nseries in that file.")
 
+CacheStats = collections.namedtuple("CacheStats", "files_cached files_read files_racy loaded written load_error "
+                                                  "save_error")
+CacheStats.__doc__ = ("What the open did with the metadata cache (tsf_dataset_get_open_stats): files taken from it and "
+                      "files read, files too recently modified to be cached, whether the cache file was loaded and "
+                      "rewritten, and why it was ignored or not written (None when it was not).")
+
 
 # The pandas dtype a value column of each TsFile type has in a dataset frame that may hold nulls (DATE and
 # BLOB are Python objects, TIMESTAMP datetime64).
@@ -37,9 +43,13 @@ class Dataset(_Closing, _Catalog):
 
     files: FileInfo per file, in the dataset's order (a directory's *.tsfile files by name, a pattern's
     matches sorted, list entries in turn); tables, devices (with their series and summed counts), schema and
-    model as for one file, over every file (the schema is the union of the files')."""
+    model as for one file, over every file (the schema is the union of the files').
 
-    def __init__(self, paths, checked=True, use_pread=None):
+    cache: a metadata cache file (doc/dataset.md "Metadata cache"): a reopen takes unchanged files' metadata
+    from it instead of reading every file's tail and index; made when missing, refreshed for changed files,
+    ignored and rebuilt when damaged. cache_stats says what the open did with it."""
+
+    def __init__(self, paths, checked=True, use_pread=None, cache=None):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         paths = list(paths)
@@ -55,6 +65,8 @@ class Dataset(_Closing, _Catalog):
         do = C.DatasetOptions()
         C.lib.tsf_dataset_options_init(ctypes.byref(do))
         do.reader = ctypes.pointer(ro)
+        if cache is not None:
+            do.cache_path = os.fsencode(cache)
         self._do = do  # (holds ro) the options of the datasets Arrow streams open of their own
         err = new_error()
         ds = ctypes.c_void_p()
@@ -62,10 +74,21 @@ class Dataset(_Closing, _Catalog):
               "open %s" % ", ".join(os.fsdecode(p) for p in paths))
         self._ds = ds
         try:
+            self._load_cache_stats()
             self._load()
         except BaseException:
             self.close()
             raise
+
+    def _load_cache_stats(self):
+        st, err = C.DatasetOpenStats(), new_error()
+        st.struct_size = ctypes.sizeof(st)
+        check(C.lib.tsf_dataset_get_open_stats(self._ds, ctypes.byref(st), ctypes.byref(err)), err, "open stats")
+
+        def why(e):
+            return e.message.decode("utf-8", "replace") if e.code else None
+        self.cache_stats = CacheStats(st.files_cached, st.files_read, st.files_racy, bool(st.cache_loaded),
+                                      bool(st.cache_written), why(st.cache_load), why(st.cache_save))
 
     def _load(self):
         lib, ds, err = C.lib, self._ds, new_error()

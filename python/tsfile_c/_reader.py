@@ -895,13 +895,14 @@ def _pread_option(use_pread):
     return -1 if use_pread is None else 1 if use_pread else 0
 
 
-def open(path, checked=True, use_pread=None, page_index=True):  # noqa: A001 - the package's entry point
+def open(path, checked=True, use_pread=None, page_index=True, cache=None):  # noqa: A001 - the package's entry point
     """Opens a TsFile for reading (a context manager). checked: compare every decoded page with its
     statistics (the library's default); use_pread: True reads with pread, False maps the file, None (default)
     lets the library choose (a file is mapped, a dataset's files are read with pread);
     page_index: use `<path>.tsfidx` when present. A directory (its *.tsfile files), a glob pattern
-    (* ? [) or a list of paths opens a Dataset: the files read as one."""
+    (* ? [) or a list of paths opens a Dataset: the files read as one; cache (a path) is then its metadata
+    cache file (Dataset)."""
     if isinstance(path, (list, tuple)) or os.path.isdir(path) or any(ch in os.fsdecode(path) for ch in "*?["):
         from ._dataset import Dataset
-        return Dataset(path, checked=checked, use_pread=use_pread)
+        return Dataset(path, checked=checked, use_pread=use_pread, cache=cache)
     return TsFile(path, checked=checked, use_pread=use_pread, page_index=page_index)

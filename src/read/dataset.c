@@ -6,10 +6,14 @@
  * per series (by measurement) type, time range and count. Tables merge by name, their columns by name
  * (types and categories must agree); devices merge by name, series by device and measurement (types must
  * agree). After the last file, tables are sorted by name and devices by table then name (strcmp).
+ * What a file contributes is first gathered into a summary (tsf_ds_sum) and then merged; with a metadata
+ * cache (dataset_cache.c) an unchanged file's summary comes from its cache entry instead of the file, so a
+ * dataset is the same with or without the cache.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,24 +259,20 @@ static tsf_status oom(tsf_error *err)
     return tsf_err(err, TSF_ENOMEM, "dataset: out of memory");
 }
 
-/* The dataset table named like table ti of r (added when new), its columns merged. */
-static tsf_status merge_table(tsf_dataset *ds, size_t f, tsf_reader *r, size_t ti, size_t *out,
-                              tsf_error *err)
+/* The dataset table named like file table t (added when new), its columns merged. */
+static tsf_status merge_table(tsf_dataset *ds, size_t f, const tsf_ds_sum_table *t, size_t *out, tsf_error *err)
 {
-    tsf_table_info t;
-    tsf_status st = tsf_reader_table(r, ti, &t, err);
-    if (st) return st;
     size_t k = 0;
-    while (k < ds->ntables && strcmp(ds->tables[k].name, t.name)) k++;
+    while (k < ds->ntables && strcmp(ds->tables[k].name, t->name)) k++;
     if (k == ds->ntables) {
         if (grow(ds->a, (void **)&ds->tables, &ds->tablecap, k + 1, sizeof *ds->tables)) return oom(err);
         memset(&ds->tables[k], 0, sizeof ds->tables[k]);
-        if (!(ds->tables[k].name = arena_str(ds, t.name, strlen(t.name)))) return oom(err);
+        if (!(ds->tables[k].name = arena_str(ds, t->name, strlen(t->name)))) return oom(err);
         ds->ntables++;
     }
     tsf_ds_table *dt = &ds->tables[k];
-    for (size_t c = 0; c < t.ncolumns; c++) {
-        const tsf_table_column *col = &t.columns[c];
+    for (size_t c = 0; c < t->ncols; c++) {
+        const tsf_table_column *col = &t->cols[c];
         size_t j = 0;
         while (j < dt->ncols && strcmp(dt->cols[j].name, col->name)) j++;
         if (j < dt->ncols) {
@@ -304,11 +304,10 @@ static tsf_status merge_table(tsf_dataset *ds, size_t f, tsf_reader *r, size_t t
     return TSF_OK;
 }
 
-/* The dataset device named like device di of r (added when new); *dev its index. */
-static tsf_status merge_device(tsf_dataset *ds, size_t f, tsf_reader *r, size_t di, size_t table, size_t *dev,
+/* The dataset device named like file device rd (added when new); *dev its index. */
+static tsf_status merge_device(tsf_dataset *ds, size_t f, const tsf_ds_sum_dev *rd, size_t table, size_t *dev,
                                tsf_error *err)
 {
-    const tsf_rd_device *rd = &r->devices[di];
     size_t k = tsf_rd_ds_find(ds, rd->name);
     if (k == (size_t)-1) {
         if (grow(ds->a, (void **)&ds->devs, &ds->devcap, ds->ndevs + 1, sizeof *ds->devs)) return oom(err);
@@ -321,10 +320,10 @@ static tsf_status merge_device(tsf_dataset *ds, size_t f, tsf_reader *r, size_t 
         d->tmax = INT64_MIN;
         d->first_file = f;
         if (!(d->name = arena_str(ds, rd->name, strlen(rd->name)))) return oom(err);
-        d->nsegs = rd->id.nseg;
+        d->nsegs = rd->nsegs;
         if (d->nsegs && !(d->segs = arena_get(ds, d->nsegs * sizeof *d->segs))) return oom(err);
         for (size_t s = 0; s < d->nsegs; s++) {
-            tsf_fmt_str sg = tsf_fmt_device_segment(&rd->id, (uint32_t)s);
+            tsf_fmt_str sg = rd->segs[s];
             d->segs[s].data = NULL;
             d->segs[s].len = 0;
             if (sg.is_null) continue;
@@ -368,41 +367,36 @@ static void widen(int64_t *lo, int64_t *hi, int64_t a, int64_t b)
     if (b > *hi) *hi = b;
 }
 
-/* Adds file f's metadata (reader r) to the dataset. fser.ser holds the name until the union is complete. */
-static tsf_status add_file(tsf_dataset *ds, size_t f, tsf_reader *r, tsf_error *err)
+/* Adds file f's summary to the dataset. fser.ser holds the name until the union is complete. */
+static tsf_status add_file(tsf_dataset *ds, size_t f, const tsf_ds_sum *sm, tsf_error *err)
 {
-    tsf_status st = tsf_reader_load_index(r, err);
-    if (st) return st;
+    tsf_status st = TSF_OK;
     tsf_ds_file *fl = &ds->files[f];
-    fl->size = r->size;
-    size_t nd = r->ndevices, ns = 0;
-    for (size_t d = 0; d < nd; d++) ns += r->devices[d].nseries;
+    fl->size = sm->size;
+    size_t nd = sm->ndevs, ns = sm->nsers;
     if (nd && !(fl->devs = tsf_calloc(ds->a, nd, sizeof *fl->devs))) return oom(err);
     if (ns && !(fl->sers = tsf_calloc(ds->a, ns, sizeof *fl->sers))) return oom(err);
     fl->ndevs = nd;
     fl->nsers = ns;
-    size_t *tmap = tsf_calloc(ds->a, r->ntables + 1, sizeof *tmap);
+    size_t *tmap = tsf_calloc(ds->a, sm->ntables + 1, sizeof *tmap);
     if (!tmap) return oom(err);
-    for (size_t t = 0; t < r->ntables && !st; t++) st = merge_table(ds, f, r, t, &tmap[t], err);
+    for (size_t t = 0; t < sm->ntables && !st; t++) st = merge_table(ds, f, &sm->tables[t], &tmap[t], err);
     for (size_t d = 0, s0 = 0; d < nd && !st; d++) {
-        const tsf_rd_device *rd = &r->devices[d];
+        const tsf_ds_sum_dev *rd = &sm->devs[d];
         tsf_ds_fdev *fd = &fl->devs[d];
-        st = merge_device(ds, f, r, d, tmap[rd->table], &fd->dev, err);
+        st = merge_device(ds, f, rd, tmap[rd->table], &fd->dev, err);
         if (st) break;
         fd->local = d;
         fd->tmin = INT64_MAX;
         fd->tmax = INT64_MIN;
         fd->ser0 = s0;
-        fd->nser = rd->nseries;
-        if (rd->aligned && rd->time.tsm.stats.count)
-            widen(&fd->tmin, &fd->tmax, rd->time.tsm.stats.start_time, rd->time.tsm.stats.end_time);
-        for (size_t j = 0; j < rd->nseries && !st; j++, s0++) {
-            tsf_series_info si;
-            st = tsf_reader_series(r, d, j, &si, err);
-            if (st) break;
+        fd->nser = rd->nser;
+        if (rd->aligned && rd->tcount) widen(&fd->tmin, &fd->tmax, rd->tmin, rd->tmax);
+        for (size_t j = 0; j < rd->nser && !st; j++, s0++) {
+            const tsf_ds_sum_ser *si = &sm->sers[rd->ser0 + j];
             tsf_ds_device *dd = &ds->devs[fd->dev];
             int found;
-            size_t pos = series_pos(dd, si.measurement, &found);
+            size_t pos = series_pos(dd, si->name, &found);
             if (!found) {
                 if (grow(ds->a, (void **)&dd->sers, &dd->sercap, dd->nser + 1, sizeof *dd->sers)) {
                     st = oom(err);
@@ -412,35 +406,35 @@ static tsf_status add_file(tsf_dataset *ds, size_t f, tsf_reader *r, tsf_error *
                 dd->nser++;
                 tsf_ds_series *ser = &dd->sers[pos];
                 memset(ser, 0, sizeof *ser);
-                ser->type = si.type;
+                ser->type = si->type;
                 ser->tmin = INT64_MAX;
                 ser->tmax = INT64_MIN;
                 ser->first_file = f;
-                if (!(ser->name = arena_str(ds, si.measurement, strlen(si.measurement)))) {
+                if (!(ser->name = arena_str(ds, si->name, strlen(si->name)))) {
                     st = oom(err);
                     break;
                 }
             }
             tsf_ds_series *ser = &dd->sers[pos];
-            if (ser->type != si.type) {
+            if (ser->type != si->type) {
                 st = tsf_err(err, TSF_ECORRUPT, "dataset: series %s.%s is %s in %s but %s in %s", dd->name,
                              ser->name, tsf_type_name(ser->type), ds->files[ser->first_file].path,
-                             tsf_type_name(si.type), fl->path);
+                             tsf_type_name(si->type), fl->path);
                 break;
             }
             tsf_ds_fser *fs = &fl->sers[s0];
             fs->ser = (size_t)(uintptr_t)ser->name;
-            fs->count = si.stats.count;
+            fs->count = si->count;
             fs->tmin = INT64_MAX;
             fs->tmax = INT64_MIN;
             ser->nfiles++;
-            if (si.stats.count) {
-                fs->tmin = si.stats.start_time;
-                fs->tmax = si.stats.end_time;
+            if (si->count) {
+                fs->tmin = si->tmin;
+                fs->tmax = si->tmax;
                 widen(&ser->tmin, &ser->tmax, fs->tmin, fs->tmax);
                 widen(&fd->tmin, &fd->tmax, fs->tmin, fs->tmax);
-                ser->count += si.stats.count;
-                fl->points += si.stats.count;
+                ser->count += si->count;
+                fl->points += si->count;
             }
         }
         if (!st && fd->tmin <= fd->tmax) {
@@ -448,8 +442,60 @@ static tsf_status add_file(tsf_dataset *ds, size_t f, tsf_reader *r, tsf_error *
             widen(&ds->devs[fd->dev].tmin, &ds->devs[fd->dev].tmax, fd->tmin, fd->tmax);
         }
     }
-    tsf_free(ds->a, tmap, (r->ntables + 1) * sizeof *tmap);
+    tsf_free(ds->a, tmap, (sm->ntables + 1) * sizeof *tmap);
     return st;
+}
+
+/* Scratch arrays of a summary read from a reader, reused from file to file. */
+typedef struct sum_buf {
+    tsf_ds_sum_table *tables;
+    tsf_ds_sum_dev *devs;
+    tsf_ds_sum_ser *sers;
+    tsf_fmt_str *segs;
+    size_t cap_tables, cap_devs, cap_sers, cap_segs;
+} sum_buf;
+
+static void sum_buf_free(const tsf_allocator *a, sum_buf *b)
+{
+    tsf_free(a, b->tables, b->cap_tables * sizeof *b->tables);
+    tsf_free(a, b->devs, b->cap_devs * sizeof *b->devs);
+    tsf_free(a, b->sers, b->cap_sers * sizeof *b->sers);
+    tsf_free(a, b->segs, b->cap_segs * sizeof *b->segs);
+}
+
+/* The summary of reader r's file (borrowing its names: valid while r is open). */
+static tsf_status summarize(tsf_dataset *ds, tsf_reader *r, sum_buf *b, tsf_ds_sum *out, tsf_error *err)
+{
+    tsf_status st = tsf_reader_load_index(r, err);
+    if (st) return st;
+    size_t nd = r->ndevices, ns = 0, ng = 0;
+    for (size_t d = 0; d < nd; d++) ns += r->devices[d].nseries, ng += r->devices[d].id.nseg;
+    if (grow(ds->a, (void **)&b->tables, &b->cap_tables, r->ntables, sizeof *b->tables) ||
+        grow(ds->a, (void **)&b->devs, &b->cap_devs, nd, sizeof *b->devs) ||
+        grow(ds->a, (void **)&b->sers, &b->cap_sers, ns, sizeof *b->sers) ||
+        grow(ds->a, (void **)&b->segs, &b->cap_segs, ng, sizeof *b->segs))
+        return oom(err);
+    for (size_t t = 0; t < r->ntables; t++) {
+        tsf_table_info ti;
+        if ((st = tsf_reader_table(r, t, &ti, err))) return st;
+        b->tables[t] = (tsf_ds_sum_table){ti.name, ti.columns, ti.ncolumns};
+    }
+    for (size_t d = 0, s0 = 0, g0 = 0; d < nd; d++) {
+        const tsf_rd_device *rd = &r->devices[d];
+        const tsf_fmt_stats *ts = &rd->time.tsm.stats;
+        for (uint32_t g = 0; g < rd->id.nseg; g++) b->segs[g0 + g] = tsf_fmt_device_segment(&rd->id, g);
+        b->devs[d] = (tsf_ds_sum_dev){rd->name, rd->table,      rd->aligned, ts->count, ts->start_time,
+                                      ts->end_time, b->segs ? b->segs + g0 : NULL, rd->id.nseg, s0,        rd->nseries};
+        g0 += rd->id.nseg;
+        for (size_t j = 0; j < rd->nseries; j++, s0++) {
+            tsf_series_info si;
+            if ((st = tsf_reader_series(r, d, j, &si, err))) return st;
+            b->sers[s0] = (tsf_ds_sum_ser){si.measurement, si.type, si.stats.count, si.stats.start_time,
+                                           si.stats.end_time};
+        }
+    }
+    *out = (tsf_ds_sum){r->size, b->tables, r->ntables, b->devs, nd, b->sers, ns};
+    return TSF_OK;
 }
 
 typedef struct dev_key {
@@ -535,6 +581,46 @@ done:
     return st;
 }
 
+static void ident_of(const struct stat *sb, tsf_ds_ident *id)
+{
+    *id = (tsf_ds_ident){(uint64_t)sb->st_size,         (uint64_t)sb->st_ino,          (uint64_t)sb->st_dev,
+                         (int64_t)sb->st_mtim.tv_sec,    (int64_t)sb->st_ctim.tv_sec,   (uint32_t)sb->st_mtim.tv_nsec,
+                         (uint32_t)sb->st_ctim.tv_nsec};
+}
+
+/* Adds file f: from its cache entry when the file is unchanged, else from its tail and index (recording its
+ * entry when write is set). */
+static tsf_status open_file(tsf_dataset *ds, size_t f, const tsf_reader_options *meta, tsf_ds_cache *cache,
+                            int write, sum_buf *sb, tsf_error *err)
+{
+    const char *path = ds->files[f].path;
+    tsf_ds_sum sum;
+    tsf_ds_ident id;
+    struct stat fst;
+    int have_id = cache && !stat(path, &fst) && S_ISREG(fst.st_mode);
+    if (have_id) {
+        ident_of(&fst, &id);
+        int hit = tsf_rd_dsc_lookup(cache, path, &id, &sum, err);
+        if (hit < 0) return (tsf_status)hit;
+        if (hit) {
+            ds->ostats.files_cached++;
+            return add_file(ds, f, &sum, err);
+        }
+    }
+    tsf_ds_src src;
+    tsf_reader *r = NULL;
+    tsf_status st = tsf_rd_ds_open_file(ds, path, meta, NULL, NULL, &src, &r, err);
+    if (!st) st = summarize(ds, r, sb, &sum, err);
+    if (!st) st = add_file(ds, f, &sum, err);
+    /* a file whose size changed since the stat is left out: it is being written */
+    if (!st && have_id && write && sum.size == id.size && tsf_rd_dsc_record(cache, path, &id, &sum) == 1)
+        ds->ostats.files_racy++;
+    if (r) tsf_rd_ds_close_file(ds, &src, r);
+    if (st && err && strncmp(err->message, "dataset:", 8)) tsf_rd_ds_name_file(st, path, err);
+    ds->ostats.files_read++;
+    return st;
+}
+
 tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t n,
                             const tsf_dataset_options *opts, tsf_error *err)
 {
@@ -544,10 +630,15 @@ tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t 
     tsf_dataset_options o;
     tsf_dataset_options_init(&o);
     if (opts) {
-        if (opts->struct_size != sizeof o)
+        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_options, cache_path))
             return tsf_err(err, TSF_EINVAL, "tsf_dataset_options.struct_size %zu unknown", opts->struct_size);
-        o = *opts;
+        memcpy(&o, opts, opts->struct_size);
+        o.struct_size = sizeof o;
     }
+    if (o.cache_path && o.open_source)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_options: cache_path needs files, not open_source");
+    if (o.cache_mode != TSF_DATASET_CACHE_READ_WRITE && o.cache_mode != TSF_DATASET_CACHE_READ_ONLY)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_options.cache_mode %d unknown", o.cache_mode);
     tsf_reader_options ro;
     tsf_reader_options_init(&ro);
     if (o.reader) {
@@ -571,23 +662,31 @@ tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t 
         else
             st = expand(ds, paths[i], err);
     }
+    tsf_ds_cache *cache = NULL;
+    ds->ostats.struct_size = sizeof ds->ostats;
+    if (!st && o.cache_path) st = tsf_rd_dsc_load(&cache, ds->a, o.cache_path, &ds->ostats, err);
     tsf_reader_options meta = ro;
     meta.page_index = 0;
-    for (size_t f = 0; f < ds->nfiles && !st; f++) {
-        tsf_ds_src src;
-        tsf_reader *r = NULL;
-        st = tsf_rd_ds_open_file(ds, ds->files[f].path, &meta, NULL, NULL, &src, &r, err);
-        if (!st) st = add_file(ds, f, r, err);
-        if (r) tsf_rd_ds_close_file(ds, &src, r);
-        if (st && err && strncmp(err->message, "dataset:", 8))
-            tsf_rd_ds_name_file(st, ds->files[f].path, err);
-    }
+    sum_buf sb = {0};
+    for (size_t f = 0; f < ds->nfiles && !st; f++)
+        st = open_file(ds, f, &meta, cache, o.cache_mode == TSF_DATASET_CACHE_READ_WRITE, &sb, err);
+    sum_buf_free(ds->a, &sb);
     if (!st) st = finish(ds, err);
+    if (!st && cache && o.cache_mode == TSF_DATASET_CACHE_READ_WRITE) tsf_rd_dsc_save(cache, o.cache_path, &ds->ostats);
+    tsf_rd_dsc_free(cache);
     if (st) {
         tsf_dataset_close(ds);
         return st;
     }
     *out = ds;
+    return TSF_OK;
+}
+
+tsf_status tsf_dataset_get_open_stats(const tsf_dataset *ds, tsf_dataset_open_stats *out, tsf_error *err)
+{
+    if (!ds || !out || out->struct_size != sizeof *out)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_get_open_stats: dataset and out (struct_size set) required");
+    *out = ds->ostats;
     return TSF_OK;
 }
 

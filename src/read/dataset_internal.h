@@ -62,6 +62,71 @@ typedef struct tsf_ds_table {
     size_t first_device, ndevices;
 } tsf_ds_table;
 
+/* What the dataset takes from one file (tsf_dataset_open merges it): read from the file's index
+ * (dataset.c) or from a metadata cache entry (dataset_cache.c). Strings are NUL-terminated and borrowed
+ * from the reader or the cache buffer. */
+typedef struct tsf_ds_sum_table {
+    const char *name;
+    const tsf_table_column *cols;
+    size_t ncols;
+} tsf_ds_sum_table;
+
+typedef struct tsf_ds_sum_dev {
+    const char *name;
+    size_t table; /* index in the file's tables */
+    int aligned;
+    uint64_t tcount; /* aligned: the time column's statistics */
+    int64_t tmin, tmax;
+    const tsf_fmt_str *segs; /* the device id's segments */
+    size_t nsegs;
+    size_t ser0, nser; /* its series sers[ser0, ser0 + nser) */
+} tsf_ds_sum_dev;
+
+typedef struct tsf_ds_sum_ser {
+    const char *name;
+    tsf_type type;
+    uint64_t count;
+    int64_t tmin, tmax;
+} tsf_ds_sum_ser;
+
+typedef struct tsf_ds_sum {
+    uint64_t size;
+    const tsf_ds_sum_table *tables;
+    size_t ntables;
+    const tsf_ds_sum_dev *devs;
+    size_t ndevs;
+    const tsf_ds_sum_ser *sers;
+    size_t nsers;
+} tsf_ds_sum;
+
+/* A file's identity: an entry is used only while all of it matches the file system's. */
+typedef struct tsf_ds_ident {
+    uint64_t size, ino, dev;
+    int64_t mtime_s, ctime_s;
+    uint32_t mtime_ns, ctime_ns;
+} tsf_ds_ident;
+
+typedef struct tsf_ds_cache tsf_ds_cache;
+
+/* Loads the cache file at path, taking the wall clock (racy entries, see dataset_cache.c): a missing file is
+ * an empty cache, a damaged or unreadable one too (why in st->cache_load). Fails only on TSF_ENOMEM
+ * (*out then still to be freed). */
+tsf_status tsf_rd_dsc_load(tsf_ds_cache **out, const tsf_allocator *a, const char *path,
+                           tsf_dataset_open_stats *st, tsf_error *err);
+/* The summary of path when its entry's identity equals id: 1 (filled; valid until the next lookup or
+ * free), 0 (no such entry), or a status < 0. */
+int tsf_rd_dsc_lookup(tsf_ds_cache *c, const char *path, const tsf_ds_ident *id, tsf_ds_sum *out, tsf_error *err);
+/* Records the summary read from the file as path's entry: 0, 1 when the identity is racy (modified within
+ * the granularity window: left out), -1 when it could not (out of memory: the cache is then not saved). */
+int tsf_rd_dsc_record(tsf_ds_cache *c, const char *path, const tsf_ds_ident *id, const tsf_ds_sum *s);
+/* Writes the cache (the entries looked up or recorded since load) when it changed; errors go to st. */
+void tsf_rd_dsc_save(tsf_ds_cache *c, const char *path, tsf_dataset_open_stats *st);
+void tsf_rd_dsc_free(tsf_ds_cache *c);
+/* Parses a cache image (the fuzz harness): TSF_OK with the number of entries, or TSF_ECORRUPT. With
+ * fix_crc the checksum is recomputed first (in place) so the structure behind it is reached. */
+tsf_status tsf_rd_dsc_check_image(const tsf_allocator *a, uint8_t *img, size_t len, int fix_crc, size_t *entries,
+                                  tsf_error *err);
+
 struct tsf_dataset {
     const tsf_allocator *a;
     tsf_reader_options ropts;
@@ -77,6 +142,7 @@ struct tsf_dataset {
     size_t ndevs, devcap;
     size_t *hash; /* open addressing over device names: index + 1, 0 = empty */
     size_t hcap;
+    tsf_dataset_open_stats ostats;
 };
 
 /* Where a file's bytes come from while a reader reads it. */

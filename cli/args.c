@@ -184,13 +184,23 @@ int cli_is_dataset(const char *const *paths, size_t n)
     return strpbrk(paths[0], "*?[") != NULL;
 }
 
-int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, tsf_dataset **out)
+int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, const char *cache, tsf_dataset **out)
 {
     tsf_error e = {0};
     tsf_dataset_options o;
     tsf_dataset_options_init(&o);
+    o.cache_path = cache;
     tsf_status st = tsf_dataset_open(out, paths, n, &o, &e);
-    if (!st) return CLI_OK;
+    if (!st) {
+        tsf_dataset_open_stats os;
+        memset(&os, 0, sizeof os);
+        os.struct_size = sizeof os;
+        if (cache && !tsf_dataset_get_open_stats(*out, &os, NULL)) {
+            if (os.cache_load.code) cli_err(cmd, "cache %s ignored: %s", cache, os.cache_load.message);
+            if (os.cache_save.code) cli_err(cmd, "cache %s not written: %s", cache, os.cache_save.message);
+        }
+        return CLI_OK;
+    }
     cli_err_file(cmd, paths[0], e.message[0] ? e.message : tsf_status_name(st));
     return cli_exit_code(st);
 }

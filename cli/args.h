@@ -83,9 +83,10 @@ int cli_open_reader_checked(const char *cmd, const char *path, int checked, tsf_
 /* Whether the operands name a dataset rather than one file: several of them, a directory, or a pattern
  * (* ? [) that is no existing file. */
 int cli_is_dataset(const char *const *paths, size_t n);
-/* Opens the dataset of the operands (tsf_dataset_open); on failure prints "tsf CMD: ..." and returns the exit
- * code (0 on success). */
-int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, tsf_dataset **out);
+/* Opens the dataset of the operands (tsf_dataset_open) with the metadata cache file `cache` (--cache; NULL =
+ * none); on failure prints "tsf CMD: ..." and returns the exit code (0 on success). A cache that was ignored
+ * (damaged) or could not be written is said on stderr; the open still succeeds. */
+int cli_open_dataset(const char *cmd, const char *const *paths, size_t n, const char *cache, tsf_dataset **out);
 
 /* Parses a non-negative / signed decimal integer (whole string). 0 on success, -1 otherwise. */
 int cli_parse_u64(const char *s, uint64_t *out);

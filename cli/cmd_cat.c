@@ -35,6 +35,7 @@ typedef struct cat_opts {
     int64_t tmin, tmax;
     int64_t per_second;
     const char *where;
+    const char *cache; /* --cache: the dataset's metadata cache file */
     uint64_t limit; /* UINT64_MAX = none */
     int iso;
     int by_time; /* --order time: rows of every device merged by time */
@@ -714,7 +715,7 @@ static int cat_dataset(cat_opts *c, const char *const *paths, size_t npaths, uns
 {
     tsf_dataset *ds = NULL;
     wide w = {0};
-    int rc = cli_open_dataset(c->cmd, paths, npaths, &ds);
+    int rc = cli_open_dataset(c->cmd, paths, npaths, c->cache, &ds);
     if (!rc) rc = plan_dataset(c, ds, &w);
     if (!rc) put_header(c, &w, f);
     if (rc || !w.n) goto done;
@@ -776,6 +777,8 @@ static void usage(FILE *f, const char *cmd)
             "  --no-check                 trust the file: do not compare decoded pages with their statistics\n"
             "  --threads N                datasets: files decoded at once (default 1)\n"
             "  --files-at-once K          datasets: files open with reads under way (default N)\n"
+            "  --cache FILE               datasets: metadata cache of the files (made when missing, refreshed\n"
+            "                             for changed files; doc/dataset.md)\n"
             "exit codes: 0 ok, 1 usage, 2 damaged file, 3 I/O error, 4 nothing matched\n",
             cmd, head ? "  -n N                       the first N rows (default 10)\n" : "",
             head ? " (same as -n)" : "");
@@ -829,6 +832,8 @@ static int run(int argc, char **argv, int head)
             from = a.val;
         } else if (cli_value(&a, "--to")) {
             to = a.val;
+        } else if (cli_value(&a, "--cache")) {
+            c.cache = a.val;
         } else if (cli_value(&a, "--where")) {
             c.where = a.val;
         } else if (cli_value(&a, "--order")) {

@@ -23,7 +23,9 @@ static const char *HELP =
     "and the compression ratio raw/bytes. Reads only the index and the chunk and page headers.\n"
     "A dataset prints its files (bytes, points, time range, devices) and its series over the files (type,\n"
     "points, time range, files holding it), from each file's index only.\n"
-    "  --json   one JSON object instead of text\n";
+    "  --json         one JSON object instead of text\n"
+    "  --cache FILE   datasets: metadata cache of the files (made when missing, refreshed for changed\n"
+    "                 files; doc/dataset.md)\n";
 
 typedef struct totals {
     uint64_t series, points, chunks, pages, disk, bytes, raw;
@@ -157,10 +159,10 @@ static void json_range(int64_t lo, int64_t hi)
 
 /* `tsf info DATASET`: the files (size, points, time range, devices), then every series over the files
  * (type, points, time range, files holding it); no chunk or page header is read. */
-static int info_dataset(const char *const *paths, size_t n, int json)
+static int info_dataset(const char *const *paths, size_t n, const char *cache, int json)
 {
     tsf_dataset *ds = NULL;
-    int rc = cli_open_dataset("info", paths, n, &ds);
+    int rc = cli_open_dataset("info", paths, n, cache, &ds);
     if (rc) return rc;
     size_t nf = tsf_dataset_file_count(ds), nd = tsf_dataset_device_count(ds), ntab = 0, nser = 0;
     uint64_t size = 0, points = 0;
@@ -261,7 +263,7 @@ static int info_dataset(const char *const *paths, size_t n, int json)
 
 int tsf_cmd_info(int argc, char **argv)
 {
-    const char *path = NULL, *paths[MAX_INFO_PATHS];
+    const char *path = NULL, *paths[MAX_INFO_PATHS], *cache = NULL;
     size_t npaths = 0;
     int json = 0;
     cli_args a;
@@ -272,6 +274,8 @@ int tsf_cmd_info(int argc, char **argv)
             return CLI_OK;
         } else if (cli_is(&a, "--json"))
             json = 1;
+        else if (cli_value(&a, "--cache"))
+            cache = a.val;
         else if (cli_positional(&a)) {
             if (npaths == MAX_INFO_PATHS) {
                 cli_err("info", "more than %d paths (name a directory or a pattern instead)", MAX_INFO_PATHS);
@@ -282,7 +286,7 @@ int tsf_cmd_info(int argc, char **argv)
             return cli_unknown(&a);
     }
     if (cli_file_given(&a, path)) return CLI_USAGE;
-    if (cli_is_dataset(paths, npaths)) return info_dataset(paths, npaths, json);
+    if (cli_is_dataset(paths, npaths)) return info_dataset(paths, npaths, cache, json);
     tsf_reader *r;
     int rc = cli_open_reader("info", path, &r);
     if (rc) return rc;

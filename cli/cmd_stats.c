@@ -17,7 +17,8 @@
 
 static const char *HELP =
     "usage: tsf stats FILE [--series DEV.MEAS,...] [--from T] [--to T] [--window W] [--tz Z] [--format F]\n"
-    "       tsf stats DATASET... [--group-by G] [--threads N] [--files-at-once K] [--from T] [--to T] [--window W]\n"
+    "       tsf stats DATASET... [--group-by G] [--threads N] [--files-at-once K] [--cache FILE] [--from T] [--to T]\n"
+    "                [--window W]\n"
     "Prints count, first and last time, min, max, first, last, sum and mean of each series, answered from\n"
     "chunk and page statistics where possible (only the other pages are decoded; the footer says how much).\n"
     "A DATASET is several files, a directory (its *.tsfile files) or a quoted pattern (\"data/*.tsfile\"),\n"
@@ -27,6 +28,8 @@ static const char *HELP =
     "                      comma-separated TAG column names (a row per distinct tuple of their values)\n"
     "  --threads N         datasets: files decoded at once (default 1)\n"
     "  --files-at-once K   datasets: files open with reads under way (default N)\n"
+    "  --cache FILE        datasets: metadata cache of the files (made when missing, refreshed for changed\n"
+    "                      files; doc/dataset.md)\n"
     "  --series LIST       comma-separated DEVICE.MEASUREMENT or DEVICE (all its series); default all\n"
     "  --from T, --to T    inclusive time range: an integer in the file's unit or ISO-8601 (UTC unless a\n"
     "                      zone is given, e.g. 2024-01-02T03:00:00Z)\n"
@@ -305,6 +308,8 @@ static int parse_args(int argc, char **argv, opts *o)
             }
         } else if (cli_value(&a, "--group-by"))
             o->group_by = a.val;
+        else if (cli_value(&a, "--cache"))
+            o->cache = a.val;
         else if (cli_value(&a, "--threads") || cli_value(&a, "--files-at-once")) {
             uint64_t n;
             int thr = !strcmp(a.arg, "--threads") || !strncmp(a.arg, "--threads=", 10);

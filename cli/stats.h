@@ -14,6 +14,7 @@ typedef struct stats_opts {
     const char *paths[MAX_STATS_PATHS]; /* every FILE / DIR / PATTERN operand; path = paths[0] */
     size_t npaths;
     const char *group_by; /* --group-by (NULL: one file as before, a dataset by device) */
+    const char *cache;    /* --cache: the dataset's metadata cache file */
     unsigned threads, files_at_once;
     int64_t from, to, unit;
     int64_t window;  /* fixed windows: length in the file's unit (0 = one window over the range) */

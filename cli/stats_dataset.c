@@ -378,7 +378,7 @@ int stats_dataset(const stats_opts *o)
     int rc = o->group_by && !gb ? CLI_IO : parse_group(&s, gb);
     tsf_error e = {0};
     tsf_status st;
-    if (!rc) rc = cli_open_dataset("stats", o->paths, o->npaths, &s.ds);
+    if (!rc) rc = cli_open_dataset("stats", o->paths, o->npaths, o->cache, &s.ds);
     if (!rc && (st = run_all(&s, &e))) {
         if (s.progress) fputs("\r\033[K", stderr);
         if (st == TSF_ENOTFOUND && s.ntags)

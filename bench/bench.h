@@ -25,6 +25,7 @@ int bench_index(int argc, char **argv);
 int bench_compress(int argc, char **argv); /* compress.c: AUTO vs Java defaults on ../shared/datasets */
 int bench_filter(int argc, char **argv); /* filter.c: E3 */
 int bench_dataset(int argc, char **argv); /* dataset.c: grouped aggregation over a dataset */
+int bench_dataset_open(int argc, char **argv); /* dataset_open.c: tsf_dataset_open with and without the cache */
 
 /* Monotonic clock in nanoseconds. */
 uint64_t bench_now_ns(void);

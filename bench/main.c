@@ -27,6 +27,8 @@ static const experiment EXPERIMENTS[] = {
      "--keys= --dataset= --threads= --ops= --reps= --only= --json"},
     {"dataset", bench_dataset, "grouped aggregation over 16 files (tsf_dataset_aggregate) vs the scan, threads, sources",
      "--files= --rows= --reps= --slow-reps= --dir= --queries= --sources= --latency-ms= --mbps= --pread --mmap --json"},
+    {"dataset-open", bench_dataset_open, "tsf_dataset_open of 1000 small files: no cache, cold cache, warm cache",
+     "--files= --rows= --reps= --dir= --json"},
     {"compress", bench_compress, "bytes/point of every real series: Java defaults vs AUTO vs each encoding",
      "--data= --compression= --lz4-probe= --reps= --page-points= --budget-kb= --json"},
 };
@@ -81,8 +83,12 @@ int main(int argc, char **argv)
         for (int a = 2; a < argc; a++) /* `tsf-bench EXP --help`: usage, never a run */
             if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
                 printf("usage: tsf-bench %s [options] [--json]\n  %s\n", EXPERIMENTS[i].name, EXPERIMENTS[i].help);
+                char file[32];
+                snprintf(file, sizeof file, "%s", EXPERIMENTS[i].name);
+                for (char *p = file; *p; p++)
+                    if (*p == '-') *p = '_';
                 printf("options: %s\n(what they do: the comment at the top of bench/%s.c)\n", EXPERIMENTS[i].options,
-                       EXPERIMENTS[i].name);
+                       file);
                 return 0;
             }
         if (check_args(&EXPERIMENTS[i], argc, argv)) return 2;

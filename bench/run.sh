@@ -4,7 +4,7 @@
 #
 #   bench/run.sh [--quick] [--write] [--bench PATH] [--out DIR] [EXPERIMENT...]
 #
-# EXPERIMENT: codec write filter read read-A arrow index compress dataset (default: all of them). --quick runs each on
+# EXPERIMENT: codec write filter read read-A arrow index compress dataset dataset-open (default: all of them). --quick runs each on
 # small sizes (a smoke run: it checks that every experiment runs and reports, not how fast it is). The rows
 # are kept in DIR (default build/bench-results/<UTC time>-<commit>/<experiment>.jsonl) next to the
 # rendered section (section.md); --write also puts the section at the top of bench/RESULTS.md, under its
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ ${#exps[@]} -gt 0 ] || exps=(codec write filter read read-A arrow index compress dataset)
+[ ${#exps[@]} -gt 0 ] || exps=(codec write filter read read-A arrow index compress dataset dataset-open)
 [ -x "$bench" ] || { echo "run.sh: $bench is not built (cmake --build build)" >&2; exit 2; }
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
@@ -50,6 +50,8 @@ args() {
         echo "compress --data $data --reps 5" ;;
     dataset) [ $q = 1 ] && echo "dataset --files 2 --rows 5000 --reps 1 --slow-reps 1 --latency-ms 0 --dir $out/dataset-data" ||
         echo "dataset --reps 3 --slow-reps 1" ;;
+    dataset-open) [ $q = 1 ] && echo "dataset-open --files 20 --rows 20 --reps 1 --dir $out/dsopen-data" ||
+        echo "dataset-open --reps 11" ;;
     *) return 1 ;;
     esac
 }

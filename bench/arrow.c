@@ -2,7 +2,7 @@
  * arrow.c - the Arrow C stream export (include/tsf_arrow.h) against the plain query it wraps.
  *
  * usage: tsf-bench arrow [--rows N] [--threads T] [--reps R] [--select F] [--keep FILE] [--clock wall|cpu]
- *                        [--json]
+ *                        [--copy] [--json]
  * The E2 file of `tsf-bench read` (table "e2", 10 devices x 8 INT64 fields, TS_2DIFF + SNAPPY, 10,000-point
  * pages, N rows, default 20M), one reader on TSF_PATH_AUTO, warm cache. Each rep runs both, in alternating
  * order: `simd` - tsf_query over all 8 fields (the consumer reads the last row of every column of each
@@ -11,6 +11,8 @@
  * for only F). p50/p90 of the time of each; the per-rep ratio simd / arrow (1 = the Arrow layer costs
  * nothing; the target is >= 0.9) at its p50 and, as ratio_p90, its 10th percentile (the slow tail).
  * --clock cpu times process CPU instead of wall time (for loaded machines; with threads it sums them).
+ * --copy exports with tsf_arrow_options.zero_copy = 0 (every batch copied into the array's block); the
+ * default hands the query's decode buffers over where it can.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +37,9 @@ static uint64_t clock_ns(int cpu)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static long long run_simd(tsf_reader *r, const tsf_query_options *o, int64_t *sum, tsf_error *e)
+static long long run_simd(tsf_reader *r, const tsf_query_options *o, int copy, int64_t *sum, tsf_error *e)
 {
+    (void)copy;
     tsf_query *q;
     if (tsf_query_open(r, o, &q, e)) return -1;
     long long rows = 0;
@@ -56,11 +59,12 @@ static long long run_simd(tsf_reader *r, const tsf_query_options *o, int64_t *su
     return rows;
 }
 
-static long long run_arrow(tsf_reader *r, const tsf_query_options *o, int64_t *sum, tsf_error *e)
+static long long run_arrow(tsf_reader *r, const tsf_query_options *o, int copy, int64_t *sum, tsf_error *e)
 {
     tsf_arrow_options ao;
     tsf_arrow_options_init(&ao);
     ao.query = o;
+    ao.zero_copy = !copy;
     struct ArrowArrayStream st;
     if (tsf_arrow_stream_open(r, &ao, &st, e)) return -1;
     long long rows = 0;
@@ -85,7 +89,7 @@ int bench_arrow(int argc, char **argv)
 {
     long long nrows = bench_opt_ll(argc, argv, "--rows", 20000000);
     int reps = (int)bench_opt_ll(argc, argv, "--reps", 11), threads = (int)bench_opt_ll(argc, argv, "--threads", 1);
-    int json = bench_flag(argc, argv, "--json");
+    int json = bench_flag(argc, argv, "--json"), copy = bench_flag(argc, argv, "--copy");
     const char *clk = bench_opt(argc, argv, "--clock");
     int cpu = clk && !strcmp(clk, "cpu");
     const char *keep = bench_opt(argc, argv, "--keep"), *sel_s = bench_opt(argc, argv, "--select");
@@ -110,7 +114,7 @@ int bench_arrow(int argc, char **argv)
     if (!json) {
         bench_print_machine(stdout);
         printf("E2 file: %lld rows (10 devices x 8 INT64, TS_2DIFF + SNAPPY); %d threads; %d reps, warm cache, %s "
-               "time\n", nrows, threads, reps, cpu ? "CPU" : "wall");
+               "time; arrow %s\n", nrows, threads, reps, cpu ? "CPU" : "wall", copy ? "copying" : "zero copy");
         printf("%-12s %10s %10s %10s %10s %10s %10s\n", "query", "simd p50", "simd p90", "arrow p50", "arrow p90",
                "ratio p50", "ratio p90");
     }
@@ -133,12 +137,12 @@ int bench_arrow(int argc, char **argv)
         int64_t sum[2] = {0, 0};
         long long rows[2] = {0, 0};
         for (int k = 0; k < 2; k++) /* warm up both */
-            if ((k ? run_arrow : run_simd)(r, &o, &sum[k], &e) < 0) goto fail;
+            if ((k ? run_arrow : run_simd)(r, &o, copy, &sum[k], &e) < 0) goto fail;
         for (int rep = 0; rep < reps; rep++) {
             for (int j = 0; j < 2; j++) {
                 int k = (rep + j) % 2; /* which one runs first alternates */
                 uint64_t t0 = clock_ns(cpu);
-                rows[k] = (k ? run_arrow : run_simd)(r, &o, &sum[k], &e);
+                rows[k] = (k ? run_arrow : run_simd)(r, &o, copy, &sum[k], &e);
                 ms[k][rep] = (double)(clock_ns(cpu) - t0) / 1e6;
                 if (rows[k] < 0) goto fail;
             }
@@ -159,8 +163,9 @@ int bench_arrow(int argc, char **argv)
                    "\"unit\":\"ms\",\"clock\":\"%s\",\"rows\":%lld}\n",
                    q, threads, p[0], p[1], cpu ? "cpu" : "wall", rows[0]);
             printf("{\"bench\":\"arrow\",\"query\":\"%s\",\"path\":\"arrow\",\"threads\":%d,\"p50\":%.3f,\"p90\":%.3f,"
-                   "\"unit\":\"ms\",\"clock\":\"%s\",\"rows\":%lld,\"ratio\":%.4f,\"ratio_p90\":%.4f}\n",
-                   q, threads, p[2], p[3], cpu ? "cpu" : "wall", rows[1], p[4], p[5]);
+                   "\"unit\":\"ms\",\"clock\":\"%s\",\"rows\":%lld,\"ratio\":%.4f,\"ratio_p90\":%.4f,"
+                   "\"zero_copy\":%d}\n",
+                   q, threads, p[2], p[3], cpu ? "cpu" : "wall", rows[1], p[4], p[5], !copy);
         } else {
             printf("%-12s %10.2f %10.2f %10.2f %10.2f %10.3f %10.3f\n", q, p[0], p[1], p[2], p[3], p[4], p[5]);
         }

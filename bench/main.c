@@ -22,7 +22,7 @@ static const experiment EXPERIMENTS[] = {
     {"read", bench_read, "E2: reads (row, batch, SIMD, scan floor), time windows, threads; --case A",
      "--case= --rows= --threads= --reps= --json --keep= --select= --paths= --clock= --check="},
     {"arrow", bench_arrow, "the E2 file exported as an Arrow C stream vs the plain simd query, same run",
-     "--rows= --threads= --reps= --select= --keep= --clock= --json"},
+     "--rows= --threads= --reps= --select= --keep= --clock= --copy --json"},
     {"index", bench_index, "E5: PLTree learned index vs binary search, interpolation, B+-tree",
      "--keys= --dataset= --threads= --ops= --reps= --only= --json"},
     {"dataset", bench_dataset, "grouped aggregation over 16 files (tsf_dataset_aggregate) vs the scan, threads, sources",

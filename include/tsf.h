@@ -703,6 +703,24 @@ TSF_API tsf_status tsf_query_next(tsf_query *q, const tsf_batch **out, tsf_error
 TSF_API void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out);
 TSF_API void tsf_query_close(tsf_query *q);
 
+/** Decode buffers a batch pointed into, taken over from its query (tsf_query_next_owned). */
+typedef struct tsf_batch_owned tsf_batch_owned;
+
+/**
+ * tsf_query_next, and when the batch's buffers can be taken from the query without a copy, *owned: then
+ * b->times and the values of every column that is neither TEXT/STRING/BLOB nor all null stay valid until
+ * tsf_batch_owned_free(*owned) - after later calls, tsf_query_close and tsf_reader_close, on any thread -
+ * while the validity bitmaps and the rest of *b are valid until the next call as usual; the query decodes
+ * its next pages into fresh buffers. *owned = NULL when the batch cannot be taken: rows of its page are
+ * still to come (a batch_size below the rows of a page), a TEXT/STRING/BLOB column (values borrow the page's
+ * bytes), a filter (rows compacted into the filter's buffers) or threads > 1; *b is then valid until the
+ * next call only.
+ */
+TSF_API tsf_status tsf_query_next_owned(tsf_query *q, const tsf_batch **out, tsf_batch_owned **owned,
+                                        tsf_error *err);
+/** Frees the buffers; NULL is a no-op. Any thread, in any order with the query and the reader. */
+TSF_API void tsf_batch_owned_free(tsf_batch_owned *o);
+
 /* ---- page-time index (doc/reader.md "Page-time index") ---------------------------------------- */
 /*
  * An index over page start times -> page locations for one TsFile, kept in a sorted-mode learned index

@@ -8,8 +8,9 @@
  * A stream yields one struct array (format "+s") per batch of the underlying tsf_query (tsf_dataset_query for
  * a dataset): the time column, then (tree model) the device, or (table model) the TAG columns, then the value
  * columns. Every array owns its buffers (one 64-byte aligned allocation per batch, shared by the array and its
- * children through a reference count): arrays, their children and schemas may be released in any order,
- * before or after the stream, from any thread. See doc/arrow.md for the types, the layout and the lifetimes.
+ * children through a reference count, and with zero_copy the decode buffers its fixed-width columns point
+ * into, also reference counted): arrays, their children and schemas may be released in any order, before
+ * or after the stream, from any thread. See doc/arrow.md for the types, the layout and the lifetimes.
  */
 #ifndef TSF_ARROW_H
 #define TSF_ARROW_H
@@ -95,6 +96,12 @@ typedef struct tsf_arrow_options {
     /* Allocator of the stream's state and of every exported buffer and schema (NULL = malloc). The hook
      * table is copied; its functions and ud must stay usable until the last array and schema is released. */
     const tsf_allocator *allocator;
+    /* 1 (default): where the query can hand a batch's decode buffers over (tsf_query_next_owned: a query
+     * without filter and threads, no TEXT/STRING/BLOB column), the time column and the fixed-width value
+     * columns (INT32, INT64, FLOAT, DOUBLE, TIMESTAMP) point into them instead of being copied (aligned to
+     * their element width, not to 64 bytes); the stream reads whole pages and slices them into arrays of
+     * batch_size rows, so the arrays are the same as with 0. 0: every batch copied into its own block. */
+    int zero_copy;
 } tsf_arrow_options;
 
 /** Fills the defaults. */

@@ -52,7 +52,7 @@ ArrowArrayStream._fields_ = [
 
 class ArrowOptions(ctypes.Structure):
     _fields_ = [("struct_size", C.c_size), ("query", C.P(C.QueryOptions)), ("time_unit", C.c_int),
-                ("device_column", C.c_int), ("time_name", C.c_str), ("allocator", C.c_ptr)]
+                ("device_column", C.c_int), ("time_name", C.c_str), ("allocator", C.c_ptr), ("zero_copy", C.c_int)]
 
 
 _UNITS = {"ms": 0, "us": 1, "ns": 2}

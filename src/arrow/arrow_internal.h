@@ -50,14 +50,27 @@ void tsf_ar_columns_free(acols *c, const tsf_allocator *a);
 /* Exports the schema of the columns into *out ("+s", one child per column); TSF_ENOMEM only. */
 tsf_status tsf_ar_schema(const acols *c, const tsf_allocator *a, struct ArrowSchema *out, tsf_error *err);
 
-/* A block shared by an exported struct and its children: released when the last of them is. The hook
- * table is a copy, so the caller's may go away. */
+/* Decode buffers a query handed over (tsf_query_next_owned), shared by the arrays that point into them and
+ * by the stream while it slices their batch: freed with the last reference. */
+typedef struct aowned {
+    atomic_size_t refs;
+    tsf_batch_owned *o;
+    tsf_allocator a;
+    int has_a;
+} aowned;
+
+void tsf_ar_owned_unref(aowned *w);
+
+/* A block shared by an exported struct and its children: released when the last of them is (and then its
+ * reference to `own`, the decode buffers some of its buffers point into, if any). The hook table is a
+ * copy, so the caller's may go away. */
 typedef struct ablock {
     atomic_size_t refs;
     tsf_allocator a;
     int has_a;
     void *raw;
     size_t raw_size;
+    aowned *own;
 } ablock;
 
 /* Allocates size bytes whose start (the ablock) is 64-byte aligned, refs = 1; NULL on ENOMEM. */

@@ -8,6 +8,7 @@
  * The same rules over one reader's metadata or over a dataset's (the union of its files'), through a small
  * catalog of the four look-ups they need. Also the options and the schema export.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,15 +22,17 @@ void tsf_arrow_options_init(tsf_arrow_options *o)
     o->struct_size = sizeof *o;
     o->time_unit = TSF_ARROW_MILLI;
     o->device_column = 1;
+    o->zero_copy = 1;
 }
 
 tsf_status tsf_ar_options(const tsf_arrow_options *in, tsf_arrow_options *o, tsf_error *err)
 {
     tsf_arrow_options_init(o);
-    if (in) {
-        if (in->struct_size != sizeof *o)
+    if (in) { /* this version's size, or the one before zero_copy (which then keeps its default) */
+        if (in->struct_size != sizeof *o && in->struct_size != offsetof(tsf_arrow_options, zero_copy))
             return tsf_err(err, TSF_EINVAL, "tsf_arrow_options.struct_size %zu unknown", in->struct_size);
-        memcpy(o, in, sizeof *o);
+        memcpy(o, in, in->struct_size);
+        o->struct_size = sizeof *o;
     }
     if (o->time_unit != TSF_ARROW_MILLI && o->time_unit != TSF_ARROW_MICRO && o->time_unit != TSF_ARROW_NANO)
         return tsf_err(err, TSF_EINVAL, "tsf_arrow_options.time_unit %d unknown", (int)o->time_unit);
@@ -428,6 +431,7 @@ ablock *tsf_ar_block_new(const tsf_allocator *a, size_t size)
     if (a) b->a = *a;
     b->raw = raw;
     b->raw_size = raw_size;
+    b->own = NULL;
     return b;
 }
 
@@ -435,7 +439,9 @@ void tsf_ar_block_unref(ablock *b)
 {
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1) return;
     tsf_allocator a = b->a;
+    aowned *own = b->own;
     tsf_free(b->has_a ? &a : NULL, b->raw, b->raw_size);
+    if (own) tsf_ar_owned_unref(own);
 }
 
 /* ---- the schema ------------------------------------------------------------------------------ */

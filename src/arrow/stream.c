@@ -14,6 +14,7 @@
  * value or per row.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ typedef struct aplan {
     const uint8_t *rep;              /* AC_DEVICE / AC_TAG: the value repeated on every row */
     size_t rep_len;
     int all_null;
+    const void *ref; /* zero copy: the values buffer, in the batch's owned decode buffers (size1 is then 0) */
 } aplan;
 
 /* A stream over one reader's query (r, q) or over a dataset's (ds, dq). */
@@ -58,6 +60,16 @@ typedef struct astream {
     tsf_filter *where;
     acols cols;
     aplan *plan;
+    /* zero copy (one reader, no filter, one thread): query batches of whole pages, each sliced into arrays
+     * of `batch` rows */
+    int zc;
+    size_t batch;
+    const tsf_batch *cur; /* the query batch being sliced: rows [pos, cur->nrows) are still to export */
+    size_t pos;
+    aowned *own; /* its decode buffers (the stream's reference), NULL when the query kept them */
+    tsf_column_batch *view; /* a slice's columns (cols.nq), its validity bitmaps moved to bit 0 in vbits */
+    uint8_t *vbits;
+    size_t vstride;
     int status; /* errno of the failure (sticky), 0 */
     char msg[TSF_ERROR_MESSAGE_SIZE];
 } astream;
@@ -227,6 +239,7 @@ static tsf_status fill_column(astream *s, const tsf_batch *b, size_t i, const ap
             if (n % 8) valid[n / 8] &= (uint8_t)((1u << (n % 8)) - 1);
         }
     }
+    if (p->ref) return TSF_OK; /* the values stay where the query decoded them */
     if (c->kind == AC_TIME) {
         memcpy(b1, b->times, n * 8);
         return TSF_OK;
@@ -276,9 +289,33 @@ static tsf_status fill_column(astream *s, const tsf_batch *b, size_t i, const ap
     return TSF_OK;
 }
 
-/* Copies batch b (of device dev) into a new array at *out. */
-static tsf_status export_batch(astream *s, const tsf_batch *b, size_t dev, struct ArrowArray *out, tsf_error *err)
+/* With the batch's decode buffers owned: the values buffer column i of batch b can point to instead of a
+ * copy (time and fixed-width values with a row that is not null, aligned to their width), else NULL. */
+static const void *zero_copy_ref(const astream *s, const tsf_batch *b, size_t i, const aplan *p)
 {
+    const acol *c = &s->cols.cols[i];
+    const void *v;
+    size_t w = 8;
+    if (c->kind == AC_TIME) {
+        v = b->times;
+    } else if (c->kind != AC_VALUE || p->all_null || p->nulls == (int64_t)b->nrows) {
+        return NULL; /* an all-null column's values may be the query's constant zeros */
+    } else if (c->type == TSF_INT32 || c->type == TSF_INT64 || c->type == TSF_FLOAT || c->type == TSF_DOUBLE ||
+               c->type == TSF_TIMESTAMP) {
+        v = b->columns[c->src].values;
+        w = width_of(c->type);
+    } else {
+        return NULL;
+    }
+    return (uintptr_t)v % w ? NULL : v;
+}
+
+/* Exports batch b (of device dev) as a new array at *out: copied into one block, except the values that
+ * point into own (the batch's decode buffers; NULL = none). */
+static tsf_status export_batch(astream *s, const tsf_batch *b, size_t dev, aowned *own, struct ArrowArray *out,
+                               tsf_error *err)
+{
+    int refs = 0;
     size_t nc = s->cols.ncols, n = b->nrows;
     size_t head = tsf_ar_align64(sizeof(ablock)) +
                   tsf_ar_align64(nc * (sizeof(struct ArrowArray) + sizeof(struct ArrowArray *)) +
@@ -287,12 +324,20 @@ static tsf_status export_batch(astream *s, const tsf_batch *b, size_t dev, struc
     for (size_t i = 0; i < nc; i++) {
         tsf_status st = plan_column(s, b, dev, i, &s->plan[i], err);
         if (st) return st;
+        if (own && (s->plan[i].ref = zero_copy_ref(s, b, i, &s->plan[i]))) {
+            s->plan[i].size1 = 0;
+            refs = 1;
+        }
         total += tsf_ar_align64(s->plan[i].valid_size) + tsf_ar_align64(s->plan[i].size1) +
                  tsf_ar_align64(s->plan[i].size2);
     }
     ablock *blk = tsf_ar_block_new(A(s), total);
     if (!blk) return tsf_err(err, TSF_ENOMEM, "arrow: out of memory (a batch of %zu rows)", n);
     atomic_store(&blk->refs, 1 + nc);
+    if (refs) {
+        atomic_fetch_add_explicit(&own->refs, 1, memory_order_relaxed);
+        blk->own = own;
+    }
     uint8_t *base = (uint8_t *)blk;
     struct ArrowArray *kids = (struct ArrowArray *)(void *)(base + tsf_ar_align64(sizeof(ablock)));
     struct ArrowArray **kp = (struct ArrowArray **)(kids + nc);
@@ -313,7 +358,7 @@ static tsf_status export_batch(astream *s, const tsf_batch *b, size_t dev, struc
         int var = c->kind == AC_DEVICE || c->kind == AC_TAG || is_var(c->type);
         if (!st) st = fill_column(s, b, i, p, valid, b1, b2, err);
         kb[0] = valid;
-        kb[1] = b1;
+        kb[1] = p->ref ? p->ref : b1;
         kb[2] = b2;
         kids[i] = (struct ArrowArray){
             .length = (int64_t)n,
@@ -362,6 +407,66 @@ static int stream_get_schema(struct ArrowArrayStream *x, struct ArrowSchema *out
     return errno_of(st);
 }
 
+void tsf_ar_owned_unref(aowned *w)
+{
+    if (!w || atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1) return;
+    tsf_allocator a = w->a;
+    tsf_batch_owned_free(w->o);
+    tsf_free(w->has_a ? &a : NULL, w, sizeof *w);
+}
+
+/* Zero copy: the next slice of the current query batch (the next batch first when it is used up) as a
+ * batch of at most s->batch rows in *slice, its columns in s->view; *slice = NULL at the end. */
+static tsf_status next_slice(astream *s, tsf_batch *slice, const tsf_batch **out, tsf_error *err)
+{
+    *out = NULL;
+    if (!s->cur || s->pos >= s->cur->nrows) {
+        tsf_ar_owned_unref(s->own);
+        s->own = NULL;
+        s->cur = NULL;
+        tsf_batch_owned *o;
+        const tsf_batch *b;
+        tsf_status st = tsf_query_next_owned(s->q, &b, &o, err);
+        if (st || !b) return st;
+        if (o) {
+            if (!(s->own = tsf_alloc(A(s), sizeof *s->own))) {
+                tsf_batch_owned_free(o);
+                return tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+            }
+            atomic_init(&s->own->refs, 1);
+            s->own->o = o;
+            s->own->has_a = s->has_a;
+            s->own->a = s->a;
+        }
+        s->cur = b;
+        s->pos = 0;
+    }
+    const tsf_batch *b = s->cur;
+    size_t r0 = s->pos, n = b->nrows - r0 < s->batch ? b->nrows - r0 : s->batch;
+    for (size_t k = 0; k < b->ncolumns; k++) {
+        const tsf_column_batch *c = &b->columns[k];
+        tsf_column_batch *v = &s->view[k];
+        *v = *c;
+        size_t w = tsf_type_size(c->type);
+        v->values = c->type == TSF_VECTOR ? c->values : (const uint8_t *)c->values + r0 * (w ? w : sizeof(tsf_bytes));
+        if (!c->validity || r0 % 8 == 0) {
+            v->validity = c->validity ? c->validity + r0 / 8 : NULL;
+            continue;
+        }
+        /* bits [r0, r0 + n) to bit 0 of a scratch bitmap */
+        uint8_t *d = s->vbits + k * s->vstride;
+        const uint8_t *src = c->validity + r0 / 8;
+        size_t sh = r0 % 8, nb = (n + 7) / 8, have = (b->nrows + 7) / 8 - r0 / 8;
+        for (size_t j = 0; j < nb; j++)
+            d[j] = (uint8_t)(src[j] >> sh | (j + 1 < have ? src[j + 1] << (8 - sh) : 0));
+        v->validity = d;
+    }
+    *slice = (tsf_batch){b->device, n, b->times + r0, b->ncolumns, s->view};
+    s->pos += n;
+    *out = slice;
+    return TSF_OK;
+}
+
 static int stream_get_next(struct ArrowArrayStream *x, struct ArrowArray *out)
 {
     astream *s = x->private_data;
@@ -369,13 +474,16 @@ static int stream_get_next(struct ArrowArrayStream *x, struct ArrowArray *out)
     tsf_error e = {0};
     const tsf_batch *b = NULL;
     const tsf_dataset_batch *db = NULL;
-    tsf_status st = s->dq ? tsf_dataset_query_next(s->dq, &db, &e) : tsf_query_next(s->q, &b, &e);
+    tsf_batch slice;
+    tsf_status st = s->dq ? tsf_dataset_query_next(s->dq, &db, &e)
+                    : s->zc ? next_slice(s, &slice, &b, &e)
+                            : tsf_query_next(s->q, &b, &e);
     if (db) b = &db->rows;
     if (!st && !b) {
         memset(out, 0, sizeof *out); /* the end: a released array */
         return 0;
     }
-    if (!st && (st = export_batch(s, b, db ? db->device : b->device, out, &e)) && db) {
+    if (!st && (st = export_batch(s, b, db ? db->device : b->device, s->zc ? s->own : NULL, out, &e)) && db) {
         tsf_dataset_file_info fi; /* the dataset's own errors name the file; so do the stream's */
         char m[TSF_ERROR_MESSAGE_SIZE];
         snprintf(m, sizeof m, "%s", e.message);
@@ -395,6 +503,9 @@ static void stream_free(astream *s)
     const tsf_allocator *a = A(s);
     tsf_allocator copy = s->a;
     if (s->has_a) a = &copy;
+    tsf_ar_owned_unref(s->own);
+    if (s->view) tsf_free(a, s->view, s->cols.cap * sizeof *s->view);
+    if (s->vbits) tsf_free(a, s->vbits, s->cols.cap * s->vstride);
     tsf_query_close(s->q);
     tsf_dataset_query_close(s->dq);
     tsf_filter_free(s->where);
@@ -425,6 +536,10 @@ static tsf_status filter_copy(const tsf_filter *f, const tsf_allocator *a, tsf_f
     tsf_free(a, text, len + 1);
     return st;
 }
+
+/* Zero copy: rows per query batch (at least a page of the usual sizes; a larger page is sliced alike, its
+ * batches then copied) */
+enum { ZC_QUERY_BATCH = 1 << 15 };
 
 /* A new stream's state with its checked options in *o (columns, query: not yet). */
 static tsf_status stream_new(const tsf_arrow_options *opts, tsf_arrow_options *o, astream **out, tsf_error *err)
@@ -467,6 +582,22 @@ static tsf_status open_stream(tsf_reader *r, int own, const tsf_arrow_options *o
     if ((st = filter_copy(q.where, A(s), &s->where, err))) goto fail;
     q.where = s->where;
     q.columns = s->cols.qnames;
+    if (o.zero_copy && !q.where && q.threads <= 1) {
+        /* whole pages from the query (a batch never spans pages), sliced here into batch_size rows: the
+         * arrays are those of batch_size batches, and every page's buffers can be handed over */
+        s->zc = 1;
+        s->batch = q.batch_size ? q.batch_size : 4096;
+        if (q.batch_size < ZC_QUERY_BATCH) q.batch_size = ZC_QUERY_BATCH;
+        s->view = tsf_calloc(A(s), s->cols.cap, sizeof *s->view);
+        if (s->batch % 8 && s->batch < ZC_QUERY_BATCH) { /* slices then start inside a validity byte */
+            s->vstride = s->batch / 8 + 1;
+            s->vbits = tsf_calloc(A(s), s->cols.cap, s->vstride);
+        }
+        if (!s->view || (s->vstride && !s->vbits)) {
+            st = tsf_err(err, TSF_ENOMEM, "arrow: out of memory");
+            goto fail;
+        }
+    }
     q.ncolumns = s->cols.nq;
     if ((st = tsf_query_open(r, &q, &s->q, err)) || (st = stream_start(s, out, err))) goto fail;
     s->own_reader = own;
@@ -484,7 +615,7 @@ static tsf_status dataset_options(const tsf_dataset_query_options *in, const tsf
     if (in && in->struct_size != sizeof *q)
         return tsf_err(err, TSF_EINVAL, "tsf_dataset_query_options.struct_size %zu unknown", in->struct_size);
     if (in) *q = *in;
-    if (opts && opts->struct_size == sizeof *opts && opts->query)
+    if (opts && opts->struct_size >= offsetof(tsf_arrow_options, time_unit) && opts->query)
         return tsf_err(err, TSF_EINVAL, "a dataset stream takes its query as tsf_dataset_query_options: "
                        "tsf_arrow_options.query must be NULL");
     return TSF_OK;

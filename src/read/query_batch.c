@@ -2,8 +2,8 @@
  * query_batch.c - batches from decoded pages: the rows of an aligned page sliced into batches (value
  * columns expanded from their present values by the page's bitmaps), the columns of a non-aligned
  * device merged by time (outer join: a column without a value at a time is null there), and, for the
- * parallel workers (parallel.c), a returned batch's buffers detached from the query so that it outlives
- * the query's next call.
+ * parallel workers (parallel.c) and for tsf_query_next_owned, a returned batch's buffers detached from the
+ * query so that it outlives the query's next call.
  *
  * A batch points into the query's buffers and never spans pages: with no nulls the decoded values are
  * the batch; a column the device lacks points at a run of zeros with a validity of zeros.
@@ -214,4 +214,45 @@ size_t tsf_rd_query_detach(tsf_query *q, const tsf_batch *b, tsf_rd_buf *spare, 
         }
     }
     return n;
+}
+
+/* ---- batches handed over (tsf_query_next_owned) ------------------------------------------------ */
+
+struct tsf_batch_owned {
+    tsf_allocator a; /* a copy: the reader's may go away first */
+    int has_a;
+    size_t n, cap;
+    tsf_rd_buf bufs[]; /* [cap] */
+};
+
+tsf_status tsf_query_next_owned(tsf_query *q, const tsf_batch **out, tsf_batch_owned **owned, tsf_error *err)
+{
+    if (!owned) return tsf_err(err, TSF_EINVAL, "tsf_query_next_owned: owned is required");
+    *owned = NULL;
+    tsf_status st = tsf_query_next(q, out, err);
+    if (st || !*out || q->par || q->fs || (*out)->ncolumns > 64) return st;
+    size_t cap = 1 + 2 * (*out)->ncolumns;
+    tsf_batch_owned *o = tsf_alloc(q->a, sizeof *o + cap * sizeof(tsf_rd_buf));
+    if (!o) return TSF_OK; /* not taken: the caller copies, as for any batch that cannot be */
+    size_t nspare = 0;
+    size_t n = tsf_rd_query_detach(q, *out, NULL, &nspare, o->bufs);
+    if (n == SIZE_MAX) {
+        tsf_free(q->a, o, sizeof *o + cap * sizeof(tsf_rd_buf));
+        return TSF_OK;
+    }
+    o->has_a = q->a != NULL;
+    if (q->a) o->a = *q->a;
+    o->n = n;
+    o->cap = cap;
+    *owned = o;
+    return TSF_OK;
+}
+
+void tsf_batch_owned_free(tsf_batch_owned *o)
+{
+    if (!o) return;
+    tsf_allocator a = o->a;
+    const tsf_allocator *ap = o->has_a ? &a : NULL;
+    for (size_t i = 0; i < o->n; i++) tsf_rd_buf_free(ap, &o->bufs[i]);
+    tsf_free(ap, o, sizeof *o + o->cap * sizeof(tsf_rd_buf));
 }

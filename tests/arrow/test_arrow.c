@@ -88,8 +88,12 @@ static void check_array(const struct ArrowSchema *s, const struct ArrowArray *a)
         CHECK_EQ_INT(c->n_children, 0);
         CHECK(c->dictionary == NULL);
         CHECK_EQ_INT(c->n_buffers, buffers_for(f));
+        /* buffers of the array's block: 64-byte aligned; fixed-width values may point into the query's decode
+         * buffers (zero copy): aligned to their width */
         for (int64_t k = 0; k < c->n_buffers; k++)
-            if (c->buffers[k]) CHECK(aligned64(c->buffers[k]));
+            if (c->buffers[k])
+                CHECK(k == 1 && fmt_width(f) ? (uintptr_t)c->buffers[k] % (uintptr_t)fmt_width(f) == 0
+                                             : aligned64(c->buffers[k]));
         CHECK(c->buffers[1] != NULL);
         if (c->buffers[0]) {
             CHECK_EQ_INT(c->null_count, bitmap_nulls(c->buffers[0], c->length));
@@ -830,12 +834,13 @@ static void test_open_errors(void)
 
 /* The custom allocator serves the stream and every exported buffer; all of it is given back. */
 typedef struct counting {
-    long long live, calls;
+    long long live, calls, bytes;
 } counting;
 static void *c_alloc(void *ud, size_t n)
 {
     counting *c = ud;
     c->live++, c->calls++;
+    c->bytes += (long long)n;
     return malloc(n);
 }
 static void *c_realloc(void *ud, void *p, size_t o, size_t n)
@@ -859,7 +864,7 @@ static void test_allocator(void)
     gen_buf b;
     tsf_reader *r = open_every(&b, 1200, 0);
     if (!r) return;
-    counting cnt = {0, 0};
+    counting cnt = {0, 0, 0};
     tsf_allocator al = {c_alloc, c_realloc, c_free, &cnt};
     tsf_arrow_options o;
     tsf_arrow_options_init(&o);
@@ -999,6 +1004,166 @@ static void test_golden(void)
     CHECK(nfiles >= 80);
     CHECK(total > 10000);
     CHECK(nsplit > 0);
+}
+
+/* ---- zero copy ---------------------------------------------------------------------------------- */
+
+typedef struct alist {
+    struct ArrowArray *a;
+    size_t n, cap;
+} alist;
+
+/* Every array of a stream of query q on r (zero_copy as given, the counting allocator cnt) into *l; the
+ * schema into *sch. 0 on success. */
+static int collect(tsf_reader *r, const tsf_query_options *q, int zero_copy, counting *cnt, struct ArrowSchema *sch,
+                   alist *l)
+{
+    tsf_allocator al = {c_alloc, c_realloc, c_free, cnt};
+    tsf_arrow_options o;
+    tsf_arrow_options_init(&o);
+    o.query = q;
+    o.zero_copy = zero_copy;
+    o.allocator = &al;
+    struct ArrowArrayStream st;
+    tsf_error e = {0};
+    CHECK_OK(tsf_arrow_stream_open(r, &o, &st, &e), &e);
+    if (!st.release) return -1;
+    CHECK_EQ_INT(st.get_schema(&st, sch), 0);
+    memset(l, 0, sizeof *l);
+    for (;;) {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? 2 * l->cap : 64;
+            l->a = realloc(l->a, l->cap * sizeof *l->a);
+        }
+        int rc = st.get_next(&st, &l->a[l->n]);
+        CHECK_EQ_INT(rc, 0);
+        if (rc || !l->a[l->n].release) break;
+        check_array(sch, &l->a[l->n]);
+        l->n++;
+    }
+    st.release(&st);
+    return 0;
+}
+
+/* Differences between two arrays of one schema: lengths, null counts, bitmaps, every value byte. */
+static int array_diff(const struct ArrowSchema *s, const struct ArrowArray *a, const struct ArrowArray *b)
+{
+    int d = 0;
+    if (a->length != b->length || a->n_children != b->n_children) return 1;
+    size_t n = (size_t)a->length;
+    for (int64_t i = 0; i < a->n_children; i++) {
+        const struct ArrowArray *x = a->children[i], *y = b->children[i];
+        const char *f = s->children[i]->format;
+        d += x->null_count != y->null_count || !x->buffers[0] != !y->buffers[0];
+        if (x->buffers[0] && y->buffers[0]) d += memcmp(x->buffers[0], y->buffers[0], (n + 7) / 8) != 0;
+        size_t bytes = !strcmp(f, "b") ? (n + 7) / 8 : x->n_buffers == 3 ? (n + 1) * 4 : n * (size_t)fmt_width(f);
+        d += memcmp(x->buffers[1], y->buffers[1], bytes) != 0;
+        if (x->n_buffers == 3) {
+            size_t len = (size_t)((const int32_t *)x->buffers[1])[n];
+            d += len && memcmp(x->buffers[2], y->buffers[2], len) != 0;
+        }
+    }
+    return d;
+}
+
+/* Zero copy (the default) gives the arrays of the copy path, byte for byte and batch for batch, with far
+ * fewer bytes allocated; its arrays outlive the stream, the reader and the file's bytes. */
+static void test_zero_copy(void)
+{
+    gen_buf eb, gb = {0};
+    char why[600];
+    tsf_reader *re = open_every(&eb, 3000, 0);
+    CHECK(gen_file(&gb, 3000, 400, 1000, why, sizeof why) == 0);
+    tsf_reader *rg = open_mem(&gb);
+    if (!re || !rg) return;
+    tsf_error e = {0};
+    size_t d1, a1;
+    CHECK_OK(tsf_reader_find_device(rg, "root.sg1.d1", &d1, &e), &e);
+    CHECK_OK(tsf_reader_find_device(rg, "root.sg1.a1", &a1, &e), &e);
+    static const char *EV[] = {"i32", "i64", "f", "d", "ts", "b", "date"};
+    static const char *S1[] = {"s1"}, *S12[] = {"s1", "s2"}, *A1[] = {"i64", "d", "ts", "i32", "f"};
+    struct {
+        tsf_reader *r;
+        const size_t *dev;
+        const char *const *cols;
+        size_t ncols;
+        int fixed; /* only fixed-width columns: most bytes are not copied */
+    } CASES[] = {
+        {re, NULL, EV, 7, 1},  /* aligned table devices, nulls, BOOLEAN and DATE converted */
+        {rg, &d1, S1, 1, 1},   /* a non-aligned series: its decoded page */
+        {rg, &d1, S12, 2, 1},  /* two merged by time */
+        {rg, &a1, A1, 5, 1},   /* an aligned tree device */
+        {re, NULL, NULL, 0, 0} /* TEXT/STRING/BLOB columns: copied */
+    };
+    static const size_t BATCH[] = {4096, 1000, 500, 7, 1};
+    long long checked = 0;
+    for (size_t c = 0; c < sizeof CASES / sizeof CASES[0]; c++)
+        for (size_t k = 0; k < sizeof BATCH / sizeof BATCH[0]; k++) {
+            tsf_query_options q;
+            tsf_query_options_init(&q);
+            q.devices = CASES[c].dev;
+            q.ndevices = CASES[c].dev ? 1 : 0;
+            q.columns = CASES[c].cols;
+            q.ncolumns = CASES[c].ncols;
+            q.batch_size = BATCH[k];
+            cmp_opts co = {&q, -1, TSF_ARROW_MILLI};
+            CHECK(compare_stream(CASES[c].r, &co) >= 3000);
+            counting cz = {0, 0, 0}, cc = {0, 0, 0};
+            struct ArrowSchema sz, sc;
+            alist lz, lc;
+            if (collect(CASES[c].r, &q, 1, &cz, &sz, &lz) || collect(CASES[c].r, &q, 0, &cc, &sc, &lc)) continue;
+            CHECK_EQ_INT(lz.n, lc.n);
+            int diff = 0;
+            for (size_t i = 0; i < lz.n && i < lc.n; i++) diff += array_diff(&sz, &lz.a[i], &lc.a[i]);
+            CHECK_EQ_INT(diff, 0);
+            /* at least the time column of every row is not copied */
+            long long rows = 0;
+            for (size_t i = 0; i < lz.n; i++) rows += lz.a[i].length;
+            if (CASES[c].fixed) CHECK(cc.bytes - cz.bytes >= 8 * rows);
+            /* released in turns, newest first, the zero-copy ones' children moved out first */
+            for (size_t i = lz.n; i-- > 0;) {
+                struct ArrowArray kid = *lz.a[i].children[0];
+                lz.a[i].children[0]->release = NULL;
+                lz.a[i].release(&lz.a[i]);
+                lc.a[i].release(&lc.a[i]);
+                kid.release(&kid);
+            }
+            checked += (long long)lz.n;
+            free(lz.a);
+            free(lc.a);
+            sz.release(&sz);
+            sc.release(&sc);
+            CHECK_EQ_INT(cz.live, 0);
+            CHECK_EQ_INT(cc.live, 0);
+        }
+    /* arrays that outlive the stream, the reader and the bytes of the file */
+    tsf_query_options q;
+    tsf_query_options_init(&q);
+    q.columns = EV;
+    q.ncolumns = 7;
+    q.batch_size = 700;
+    counting cz = {0, 0, 0}, cc = {0, 0, 0};
+    struct ArrowSchema sz, sc;
+    alist lz = {0}, lc = {0};
+    CHECK(collect(re, &q, 1, &cz, &sz, &lz) == 0 && collect(re, &q, 0, &cc, &sc, &lc) == 0);
+    tsf_reader_close(re);
+    tsf_reader_close(rg);
+    memset(eb.p, 0xa5, eb.n);
+    free(eb.p);
+    free(gb.p);
+    CHECK_EQ_INT(lz.n, lc.n);
+    CHECK(lz.n > 12);
+    int diff = 0;
+    for (size_t i = 0; i < lz.n && i < lc.n; i++) diff += array_diff(&sz, &lz.a[i], &lc.a[i]);
+    CHECK_EQ_INT(diff, 0);
+    for (size_t i = 0; i < lz.n; i++) lz.a[i].release(&lz.a[i]);
+    for (size_t i = 0; i < lc.n; i++) lc.a[i].release(&lc.a[i]);
+    free(lz.a);
+    free(lc.a);
+    sz.release(&sz);
+    sc.release(&sc);
+    CHECK_EQ_INT(cz.live, 0);
+    printf("zero copy: %lld arrays compared\n", checked);
 }
 
 /* ---- datasets: many files as one stream ------------------------------------------------------- */
@@ -1330,7 +1495,7 @@ static void test_dataset_lifetimes(void)
     if (make_table_dataset()) return;
     tsf_dataset *ds = open_ds("tab");
     if (!ds) return;
-    counting cnt = {0, 0};
+    counting cnt = {0, 0, 0};
     tsf_allocator al = {c_alloc, c_realloc, c_free, &cnt};
     tsf_arrow_options o;
     tsf_arrow_options_init(&o);
@@ -1491,6 +1656,7 @@ int main(void)
     TSF_RUN(test_allocator);
     TSF_RUN(test_threaded_release);
     TSF_RUN(test_golden);
+    TSF_RUN(test_zero_copy);
     TSF_RUN(test_dataset_table);
     TSF_RUN(test_dataset_tree);
     TSF_RUN(test_dataset_lifetimes);

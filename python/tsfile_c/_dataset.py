@@ -319,17 +319,39 @@ class Dataset(_Closing, _Catalog):
         with _filter(qo, where, tags):
             check(C.lib.tsf_dataset_aggregate(self._handle(), ctypes.byref(qo), ctypes.byref(ao), ctypes.byref(res),
                                               ctypes.byref(err)), err, "stats")
-        rows = []
         try:
-            for k in range(C.lib.tsf_dataset_agg_result_count(res)):
-                r = C.lib.tsf_dataset_agg_result_row(res, k).contents
-                dev = None if r.device == ctypes.c_size_t(-1).value else self.devices[r.device].name
-                rows.append((dev, None if r.window_start == C.INT64_MIN else r.window_start,
-                             r.column.decode("utf-8", "surrogateescape"), r.count, r.sum, r.min, r.max, r.mean,
-                             r.first, r.last, r.first_time, r.last_time))
+            return _agg_frame(res, [d.name for d in self.devices])
         finally:
             C.lib.tsf_dataset_agg_result_free(res)
-        return stats_frame(rows)
+
+
+# the result rows (tsf_dataset_agg_row, an array in the library) read as one NumPy record array
+_AGG_ROW = np.dtype([(name, {C.c_size: np.uintp, C.c_i64: np.int64, C.c_str: np.uintp, C.c_u64: np.uint64,
+                             C.c_dbl: np.float64}[typ]) for name, typ in C.DatasetAggRow._fields_], align=True)
+assert _AGG_ROW.itemsize == ctypes.sizeof(C.DatasetAggRow)
+
+
+def _agg_frame(res, device_names):
+    """The stats DataFrame of a tsf_dataset_agg_result, its rows in the library's order, read in one pass
+    over the row array (columns decoded once per distinct name)."""
+    import pandas as pd
+    n = C.lib.tsf_dataset_agg_result_count(res)
+    if n == 0:
+        return stats_frame([])
+    first = C.lib.tsf_dataset_agg_result_row(res, 0)
+    rows = np.frombuffer((ctypes.c_char * (n * _AGG_ROW.itemsize)).from_address(ctypes.addressof(first.contents)),
+                         _AGG_ROW)
+    names = np.array(list(device_names) + [None], dtype=object)
+    dev = rows["device"]
+    dev = names[np.where(dev == np.uintp(ctypes.c_size_t(-1).value), len(device_names), dev).astype(np.intp)]
+    ptrs, inverse = np.unique(rows["column"], return_inverse=True)
+    cols = np.array([ctypes.string_at(int(p)).decode("utf-8", "surrogateescape") for p in ptrs], dtype=object)
+    win = rows["window_start"]
+    data = {"device": dev, "window_start": pd.arrays.IntegerArray(win.copy(), win == C.INT64_MIN),
+            "column": cols[inverse]}
+    for c in STATS_COLUMNS[3:]:
+        data[c] = rows[c].copy()
+    return pd.DataFrame(data).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
 
 
 class DatasetStream:

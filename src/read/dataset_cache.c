@@ -33,6 +33,7 @@
 #include <zlib.h>
 
 #include "../common/bytes.h"
+#include "../common/tmpfile.h"
 #include "dataset_internal.h"
 
 #define DSC_MAGIC "TSFDSC\n\x1a"
@@ -588,44 +589,24 @@ static int ref_cmp(const void *x, const void *y)
     return strcmp(((const ref *)x)->path, ((const ref *)y)->path);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes img to a new file next to path, then renames it over path. */
+/* Writes img to a temporary beside path, synced, then renamed over path (common/tmpfile.h). */
 static tsf_status replace_file(const tsf_ds_cache *k, const char *path, const uint8_t *img, size_t len,
                                tsf_error *err)
 {
-    size_t pl = strlen(path);
-    char *tmp = tsf_alloc(k->a, pl + 64);
-    if (!tmp) return tsf_err(err, TSF_ENOMEM, "dataset cache: out of memory");
-    int fd = -1;
-    for (unsigned i = 0; fd < 0 && i < 16; i++) {
-        snprintf(tmp, pl + 64, "%s.tmp-%ld-%lld-%u", path, (long)getpid(), (long long)k->now_ns, i);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
+    tsf_tmp t;
+    tsf_status st = tsf_tmp_create("dataset cache", path, k->a, 1, &t, err);
+    if (st) return st;
+    for (size_t done = 0; done < len;) {
+        ssize_t w = write(t.fd, img + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            st = tsf_err(err, TSF_EIO, "dataset cache %s: cannot write (%s)", path, strerror(errno));
+            tsf_tmp_discard(&t, k->a);
+            return st;
+        }
+        done += (size_t)w;
     }
-    tsf_status st = TSF_OK;
-    if (fd < 0)
-        st = tsf_err(err, TSF_EIO, "dataset cache %s: cannot create a file beside it (%s)", path,
-                     strerror(errno));
-    else if (write_all(fd, img, len) || fsync(fd))
-        st = tsf_err(err, TSF_EIO, "dataset cache %s: cannot write (%s)", path, strerror(errno));
-    if (fd >= 0 && close(fd) && !st)
-        st = tsf_err(err, TSF_EIO, "dataset cache %s: cannot write (%s)", path, strerror(errno));
-    if (fd >= 0 && !st && rename(tmp, path))
-        st = tsf_err(err, TSF_EIO, "dataset cache %s: cannot replace it (%s)", path, strerror(errno));
-    if (fd >= 0 && st) unlink(tmp);
-    tsf_free(k->a, tmp, pl + 64);
-    return st;
+    return tsf_tmp_commit("dataset cache", &t, path, 1, k->a, err);
 }
 
 void tsf_rd_dsc_save(tsf_ds_cache *k, const char *path, tsf_dataset_open_stats *st)

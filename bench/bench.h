@@ -59,6 +59,8 @@ long long bench_opt_ll(int argc, char **argv, const char *name, long long def);
 
 /* Reads and discards a large buffer so earlier data leaves the caches. */
 void bench_flush_caches(void);
+/* Drops the file's pages from the page cache (written back first, then posix_fadvise DONTNEED). */
+void bench_drop_file(const char *path);
 
 /* A short description of the machine for the table header ("AMD EPYC ..., 2 cpus"). */
 void bench_print_machine(FILE *out);

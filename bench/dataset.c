@@ -248,11 +248,7 @@ static void drop_cache(tsf_dataset *ds)
     for (size_t i = 0; i < tsf_dataset_file_count(ds); i++) {
         tsf_dataset_file_info fi;
         tsf_error e = {0};
-        if (tsf_dataset_file(ds, i, &fi, &e)) continue;
-        int fd = open(fi.path, O_RDONLY);
-        if (fd < 0) continue;
-        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        close(fd);
+        if (!tsf_dataset_file(ds, i, &fi, &e)) bench_drop_file(fi.path);
     }
 }
 

@@ -120,23 +120,14 @@ static int generate(const do_cfg *c, int *made)
     return 0;
 }
 
-static void drop_file(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return;
-    (void)fdatasync(fd);
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    close(fd);
-}
-
 static void drop_pages(const do_cfg *c)
 {
     char path[600];
     for (int i = 0; i < c->files; i++) {
         snprintf(path, sizeof path, "%s/part-%04d.tsfile", c->dir, i);
-        drop_file(path);
+        bench_drop_file(path);
     }
-    drop_file(c->cache);
+    bench_drop_file(c->cache);
 }
 
 enum { M_NONE, M_COLD, M_WARM, M_NONE_DROPPED, M_WARM_DROPPED, M_N };

@@ -1,4 +1,5 @@
 /* util.c - timing, percentiles, generators and option parsing for tsf-bench. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -137,6 +138,15 @@ void bench_flush_caches(void)
     for (size_t i = 0; i < n; i += 64) s ^= p[i];
     (void)s;
     free((void *)p);
+}
+
+void bench_drop_file(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return;
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
 }
 
 void bench_print_machine(FILE *out)

@@ -240,6 +240,21 @@ def test_aggregate_statistics_selection(client, tmp_path):
     assert slow["pages_from_stats"] == slow["chunks_from_stats"] == 0 and slow["pages_decoded"] > fast["pages_decoded"]
 
 
+
+def test_aggregate_column_null_in_first_file(client, tmp_path):
+    """A column without values in the first file leaves that file's partial with count 0; the next file's
+    partial then replaces it whole (as the library's merge does), never adds to its zeros."""
+    n = 50
+    for i in range(3):
+        f = pd.array([None] * n if i == 0 else list(np.arange(n) * 1.5 + i), dtype="Float64")
+        df = pd.DataFrame({"time": np.arange(n, dtype=np.int64) * 10 + i * 1000, "device": ["d1"] * n, "f": f,
+                           "g": np.arange(n, dtype=np.int64)})
+        tsfile_c.write_dataframe(df, str(tmp_path / ("p%d.tsfile" % i)), table="t", tags=["device"])
+    got = tdd.aggregate(str(tmp_path)).compute()
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats()
+    assert got.equals(want) and got.loc[got["column"] == "f", "first_time"].item() == 1000
+
 def test_to_tsfile_round_trip(client, tmp_path):
     src, dst = tmp_path / "src", tmp_path / "dst"
     src.mkdir()

@@ -301,7 +301,7 @@ def _merge_partials(partials, device_order):
         if empty.any():
             for c in acc:
                 acc[c][gg[empty]] = new[c][empty]
-            idx, gg, new = idx[~empty], gg[~empty], {c: v[~empty] for c, v in new.items()}
+            gg, new = gg[~empty], {c: v[~empty] for c, v in new.items()}
         acc["count"][gg] += new["count"]
         acc["sum"][gg] += new["sum"]
         cur = acc["min"][gg]

@@ -721,6 +721,49 @@ TSF_API tsf_status tsf_query_next_owned(tsf_query *q, const tsf_batch **out, tsf
 /** Frees the buffers; NULL is a no-op. Any thread, in any order with the query and the reader. */
 TSF_API void tsf_batch_owned_free(tsf_batch_owned *o);
 
+/* Rows gathered into arrays the caller owns (tsf_query_collect), e.g. the columns of a data frame. */
+typedef struct tsf_collect_column {
+    tsf_type type;     /* in: the fixed-width type the values array holds (TEXT/STRING/BLOB: TSF_ENOTSUP) */
+    void *values;      /* in: room for cap values of that type; a null row holds zero */
+    uint8_t *present;  /* in: room for cap bytes; written (1 = value, 0 = null) only for the rows from first_null
+                        * on, so that a column without nulls never touches it */
+    size_t first_null; /* in/out: SIZE_MAX until a null is met (set it so before the first call); then the first
+                        * row of the batch that held it (the caller sets present[0, first_null) to 1) */
+} tsf_collect_column;
+
+typedef struct tsf_collect {
+    size_t struct_size;          /* sizeof(tsf_collect) */
+    size_t cap;                  /* rows every array has room for */
+    size_t nrows;                /* in/out: rows filled; the next row goes there */
+    int64_t *times;              /* room for cap times */
+    void *devices;               /* room for cap device codes of device_width bytes each, or NULL */
+    size_t ncolumns;             /* the query's tsf_query_options.ncolumns (columns must be named) */
+    tsf_collect_column *columns; /* [ncolumns], in the order of tsf_query_options.columns */
+    int done;                    /* out: 1 = the query has no more rows; 0 = the arrays are full (grow them, keeping
+                                  * rows [0, nrows), and call again) */
+    uint64_t cells_in_place;     /* in/out: cells (times and values) decoded straight into the arrays */
+    uint64_t cells_copied;       /* in/out: cells copied or filled in (nulls, absent columns) */
+    /* A row's device code: device_codes[tsf_batch.device] (a table the caller makes, e.g. categorical codes of
+     * a tag), or with device_codes NULL the device index; stored as a signed integer of device_width bytes
+     * (1, 2 or 4; 0 = 4). */
+    const int32_t *device_codes; /* [the reader's device count] */
+    unsigned device_width;
+    int64_t time_min, time_max;  /* in/out: the least and greatest time collected (INT64_MAX / INT64_MIN before) */
+} tsf_collect;
+
+/** Zeroes *c and sets struct_size, time_min = INT64_MAX and time_max = INT64_MIN. */
+TSF_API void tsf_collect_init(tsf_collect *c);
+
+/**
+ * Appends the query's next rows to the caller's arrays, until the query ends or the next batch does not fit
+ * (it is then the first one of the next call). A page whose rows all go to the arrays (no time range or
+ * filter cutting it, no nulls in the column, room for all of it) is decoded straight into them, with no copy
+ * (doc/reader.md "Collecting into arrays"); the other rows are copied. A column of another type than its
+ * array's in some device: TSF_ENOTSUP, and the query is then at no defined position (close it). The rows
+ * are those tsf_query_next returns.
+ */
+TSF_API tsf_status tsf_query_collect(tsf_query *q, tsf_collect *c, tsf_error *err);
+
 /* ---- page-time index (doc/reader.md "Page-time index") ---------------------------------------- */
 /*
  * An index over page start times -> page locations for one TsFile, kept in a sorted-mode learned index

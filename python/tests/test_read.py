@@ -127,3 +127,71 @@ def test_closing_the_file_ends_queries():
     with pytest.raises(tsfile_c.TsfError) as e:
         next(it)
     assert e.value.status_name == "TSF_ESTATE"
+
+
+def _frame_of_batches(f, **kw):
+    """The rows of f.query(**kw) as {"time": int64, "dev": device names, column: MaskedArray}."""
+    batches = list(f.query(**kw))
+    out = {"time": np.concatenate([b.time for b in batches]),
+           "dev": np.concatenate([np.full(len(b), b.device.split(".")[-1], dtype=object) for b in batches])}
+    for name in batches[0].columns:
+        out[name] = np.ma.concatenate([np.ma.asarray(b.columns[name]) for b in batches])
+    return out
+
+
+def test_collected_columns_equal_the_batches(tmp_path, monkeypatch):
+    """to_pandas fills its arrays through tsf_query_collect (whole pages decoded in place) when every column
+    has one fixed-width type: the same rows as the query's batches, with nulls after present rows, time
+    ranges cutting pages, a filter, two threads, and arrays grown past a short estimate."""
+    n = 3000
+    rng = np.random.default_rng(7)
+    k = np.arange(3 * n)
+    c = pd.array(rng.integers(0, 100, 3 * n), dtype="Int32")
+    c[k % 17 == 9] = pd.NA
+    e = pd.array(k % 3 == 0, dtype="boolean")
+    e[(k >= 2 * n + 500) & (k % 5 == 0)] = pd.NA  # nulls only in the last device, from its 500th row
+    df = pd.DataFrame({"time": np.tile(np.arange(n, dtype=np.int64) * 10, 3), "dev": np.repeat(["d0", "d1", "d2"], n),
+                       "a": rng.integers(-10**12, 10**12, 3 * n), "b": rng.standard_normal(3 * n), "c": c, "e": e})
+    p = str(tmp_path / "collect.tsfile")
+    tsfile_c.write_dataframe(df, p, table="t", tags=["dev"], time_unit="ms", page_max_points=100)
+    cases = [{}, {"start": 1555, "end": 23333}, {"columns": ["c", "a"]}, {"columns": ["e", "b"], "start": 15},
+             {"where": "a > 0"}, {"threads": 2}]
+    with tsfile_c.open(p) as f:
+        for grow in (False, True):
+            if grow:  # estimates of one row: the arrays grow between collect calls
+                monkeypatch.setattr(tsfile_c._reader, "_rows_in", lambda s, t0, t1: 1)
+            for kw in cases:
+                got = f.to_pandas(table="t", time="int", **kw)
+                stats = f.last_query_stats
+                ref = _frame_of_batches(f, table="t", **kw)
+                assert list(got.columns) == ["time", "dev"] + list(ref)[2:], kw
+                assert np.array_equal(got["time"].to_numpy(), ref["time"]), kw
+                assert np.array_equal(got["dev"].astype(object).to_numpy(), ref["dev"]), kw
+                for name in list(ref)[2:]:
+                    want, col = ref[name], got[name]
+                    assert np.array_equal(col.isna().to_numpy(), np.ma.getmaskarray(want)), (kw, name)
+                    ok = ~np.ma.getmaskarray(want)
+                    assert np.array_equal(col.to_numpy()[ok].astype(want.dtype), want.data[ok]), (kw, name)
+                assert stats["cells_in_place"] + stats["cells_copied"] == len(got) * (len(ref) - 1), kw
+                if not kw and not grow:  # times, a and b of whole pages go in place
+                    assert stats["cells_in_place"] >= 3 * len(got), stats
+                if "where" in kw or "threads" in kw:
+                    assert stats["cells_in_place"] == 0, kw
+
+
+def test_collected_time_bounds(tmp_path):
+    """The least and greatest time the library reports while collecting decide whether the times fit
+    datetime64[ns]: one row past it raises OverflowError, wherever it is."""
+    for where in (0, 1, 2):
+        t = np.array([1000, 2000, 3000], dtype=np.int64)
+        t[where] = (-1 if where == 0 else 1) * 10 ** 14 * (where + 1)  # ms: out of datetime64[ns]
+        t.sort()
+        df = pd.DataFrame({"time": t, "dev": ["x"] * 3, "a": np.arange(3, dtype=np.int64)})
+        p = str(tmp_path / ("b%d.tsfile" % where))
+        tsfile_c.write_dataframe(df, p, table="t", tags=["dev"], time_unit="ms")
+        with tsfile_c.open(p) as f:
+            with pytest.raises(OverflowError):
+                f.to_pandas(table="t", columns=["a"])
+            assert "cells_in_place" in f.last_query_stats
+            ok = f.to_pandas(table="t", columns=["a"], start=-10 ** 13, end=10 ** 13)
+            assert list(ok["time"].astype("int64") // 10 ** 6) == [x for x in t if abs(x) < 10 ** 13]

@@ -104,6 +104,17 @@ class Batch(ctypes.Structure):
                 ("columns", P(ColumnBatch))]
 
 
+class CollectColumn(ctypes.Structure):
+    _fields_ = [("type", c_int), ("values", c_ptr), ("present", c_ptr), ("first_null", c_size)]
+
+
+class Collect(ctypes.Structure):
+    _fields_ = [("struct_size", c_size), ("cap", c_size), ("nrows", c_size), ("times", c_ptr), ("devices", c_ptr),
+                ("ncolumns", c_size), ("columns", P(CollectColumn)), ("done", c_int), ("cells_in_place", c_u64),
+                ("cells_copied", c_u64), ("device_codes", P(c_i32)), ("device_width", ctypes.c_uint),
+                ("time_min", c_i64), ("time_max", c_i64)]
+
+
 class AggOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("time_min", c_i64), ("time_max", c_i64), ("window", c_i64),
                 ("window_origin", c_i64), ("force_decode", c_int), ("checked", c_int)]
@@ -204,6 +215,8 @@ _SIGNATURES = {
     "tsf_query_options_init": (None, [P(QueryOptions)]),
     "tsf_query_open": (c_int, [c_ptr, P(QueryOptions), P(c_ptr), PE]),
     "tsf_query_next": (c_int, [c_ptr, P(P(Batch)), PE]),
+    "tsf_collect_init": (None, [P(Collect)]),
+    "tsf_query_collect": (c_int, [c_ptr, P(Collect), PE]),
     "tsf_query_close": (None, [c_ptr]),
     "tsf_query_get_stats": (None, [c_ptr, P(QueryStats)]),
     "tsf_filter_parse": (c_int, [P(c_ptr), c_str, PE]),

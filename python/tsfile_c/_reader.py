@@ -383,15 +383,49 @@ class TsFile(_Closing, _Catalog):
         for d in devs:
             counts = [_rows_in(s, t0, t1) for s in d.series if wanted is None or s.name in wanted]
             est += (max(counts) if d.aligned else sum(counts)) if counts else 0
-        q = Query(self, devs, table, columns, t0, t1, where, tags, 1 << 16, threads)
+        plan = self._fixed_plan(devs, columns, table)
+        q = Query(self, devs, table, columns if plan is None else plan[0], t0, t1, where, tags, 1 << 16, threads)
         try:
-            res = _Collector(max(est, 1), columns, len(self.devices)).run(q)
+            if plan is None:
+                res = _Collector(max(est, 1), columns, len(self.devices)).run(q)
+            else:  # one TAG column: the library writes each row's categorical code of it
+                maps = _tag_maps(self._table_by_name[table], len(self.devices)) if table is not None else []
+                res = _Collector(max(est, 1), plan[0], len(self.devices)).collect(q, plan[1],
+                                                                                  maps[0][1] if len(maps) == 1 else None)
         finally:
             q.close()
             self.last_query_stats = q.stats
+        if plan is not None and q.stats is not None:  # cells decoded straight into the arrays, cells copied
+            self.last_query_stats = dict(q.stats, cells_in_place=res.in_place, cells_copied=res.copied)
         res.table = self._table_by_name.get(table) if table else None
         res.devices = self.devices
         return res
+
+    def _fixed_plan(self, devs, columns, table):
+        """(names, type codes) when every selected column has one fixed-width type in the selected devices, so
+        that the query can fill the result's arrays itself (tsf_query_collect, pages decoded in place); None
+        otherwise. Without columns: a table's FIELD columns that some selected device has."""
+        if columns is None:
+            if table is None or self.model != "table":
+                return None
+            have = {s.name for d in devs for s in d.series}
+            names = [c.name for c in self._table_by_name[table].columns if c.category == "FIELD" and c.name in have]
+        else:
+            names = list(columns)
+        if not names or len(set(names)) != len(names):
+            return None
+        types, wanted = {}, set(names)
+        for d in devs:
+            for sr in d.series:
+                if sr.name in wanted:
+                    types.setdefault(sr.name, set()).add(C.TYPE_CODES.get(sr.type))
+        codes = []
+        for name in names:
+            ts = types.get(name, ())
+            if len(ts) != 1 or next(iter(ts)) not in _FIXED:
+                return None
+            codes.append(next(iter(ts)))
+        return names, codes
 
     def to_numpy(self, columns=None, start=None, end=None, where=None, table=None, devices=None, tags=None,
                  threads=None, time_unit="ms"):
@@ -427,7 +461,7 @@ class TsFile(_Closing, _Catalog):
         if time_unit not in _UNITS:
             raise ValueError("time_unit must be one of %s, got %r" % (", ".join(_UNITS), time_unit))
         res = self._collect(columns, start, end, where, table, devices, tags, threads, time_unit)
-        data = {"time": _pd_time(res.time, None, time, time_unit, "time")}
+        data = {"time": _pd_time(res.time, None, time, time_unit, "time", getattr(res, "time_bounds", None))}
         if res.table is not None and res.table.columns:
             for tname, codes, cats in _tag_codes(res):
                 data[tname] = pd.Categorical.from_codes(codes, categories=cats)
@@ -522,20 +556,29 @@ def _used_codes(codes, names):
     return remap[codes], [n for n, u in zip(names, used) if u]
 
 
-def _tag_codes(res):
-    """(tag name, codes per row, categories) for each TAG column of the result's table (-1 = null tag)."""
-    tags = [c.name for c in res.table.columns if c.category == "TAG"]
+def _tag_maps(table, ndevices):
+    """(tag name, code per device index (-1 = null tag; the type pandas keeps the codes in), categories)
+    for each TAG column of the table."""
+    tags = [c.name for c in table.columns if c.category == "TAG"]
     out = []
     for k, tname in enumerate(tags):
-        cats, index, per_dev = [], {}, np.full(len(res.devices) + 1, -1, dtype=np.int32)
-        for d in res.table.devices:
+        cats, index, per_dev = [], {}, np.full(ndevices + 1, -1, dtype=np.int32)
+        for d in table.devices:
             v = d.segments[k + 1] if k + 1 < len(d.segments) else None
             if v is not None:
                 per_dev[d.index] = index.setdefault(v, len(cats))
                 if per_dev[d.index] == len(cats):
                     cats.append(v)
-        out.append((tname, per_dev.astype(_code_dtype(len(cats)))[res.dev], cats))
+        out.append((tname, per_dev.astype(_code_dtype(len(cats))), cats))
     return out
+
+
+def _tag_codes(res):
+    """(tag name, codes per row, categories) for each TAG column of the result's table (-1 = null tag)."""
+    maps = _tag_maps(res.table, len(res.devices))
+    if getattr(res, "codes", None) is not None:  # collected as the codes of the only tag
+        return [(maps[0][0], res.codes, maps[0][2])]
+    return [(tname, per_dev[res.dev], cats) for tname, per_dev, cats in maps]
 
 
 def _code_dtype(n):
@@ -543,15 +586,16 @@ def _code_dtype(n):
     return np.int8 if n < 127 else np.int16 if n < 32767 else np.int32
 
 
-def _pd_time(vals, present, mode, unit, what):
-    """datetime64 of integer times (present: None or the bool mask of present cells)."""
+def _pd_time(vals, present, mode, unit, what, bounds=None):
+    """datetime64 of integer times (present: None or the bool mask of present cells; bounds: their least and
+    greatest value when known)."""
     import pandas as pd
     if mode == "int":
         return vals if present is None else pd.arrays.IntegerArray(vals, ~present)
     target = unit if int(pd.__version__.split(".")[0]) >= 2 else "ns"
     live = vals if present is None else vals[present]
     if len(live):
-        lo, hi = int(live.min()), int(live.max())
+        lo, hi = (int(live.min()), int(live.max())) if bounds is None else bounds
         limit = C.INT64_MAX // (_UNITS[target] // _UNITS[unit])
         if lo < -limit or hi > limit or lo == C.INT64_MIN:
             raise OverflowError("%s: values %d..%d (%s) do not fit datetime64[%s]; pass time='int'"
@@ -723,6 +767,53 @@ class _Collector:
                 cols[name] = _Col(self.cap)
         self.time.resize(self.n, refcheck=False)
         self.dev.resize(self.n, refcheck=False)
+        return self
+
+    def collect(self, q, types, dev_codes=None):
+        """Fills the columns (every one of the fixed-width type given, in the query's column order) through
+        tsf_query_collect: the library writes rows straight into these arrays, decoding whole pages in place.
+        dev_codes (int array per device): each row's code of its device, kept in self.codes instead of the
+        device index in self.dev."""
+        names = list(self.cols)
+        vals = [np.empty(self.cap, _FIXED[t]) for t in types]
+        pres = [np.empty(self.cap, np.bool_) for _ in types]  # touched only from a column's first null on
+        k = C.Collect()
+        C.lib.tsf_collect_init(ctypes.byref(k))
+        if dev_codes is not None:
+            self.dev = np.empty(self.cap, dev_codes.dtype)
+            table = np.ascontiguousarray(dev_codes, np.int32)
+            k.device_codes = table.ctypes.data_as(ctypes.POINTER(C.c_i32))
+            k.device_width = self.dev.itemsize
+        else:
+            self.dev = np.empty(self.cap, np.int32)
+        cc = (C.CollectColumn * len(types))()
+        for i, t in enumerate(types):
+            cc[i].type, cc[i].first_null = t, (1 << (8 * ctypes.sizeof(C.c_size))) - 1
+        k.ncolumns, k.columns = len(types), cc
+        err = new_error()
+        while not q._empty:
+            k.cap, k.times, k.devices = self.cap, self.time.ctypes.data, self.dev.ctypes.data
+            for i in range(len(types)):
+                cc[i].values, cc[i].present = vals[i].ctypes.data, pres[i].ctypes.data
+            check(C.lib.tsf_query_collect(q._q, ctypes.byref(k), ctypes.byref(err)), err, "query")
+            if k.done:
+                break
+            self.cap = max(2 * self.cap, k.nrows + (1 << 16))
+            for a in [self.time, self.dev] + vals + pres:
+                a.resize(self.cap, refcheck=False)
+        self.n = n = k.nrows
+        self.time.resize(n, refcheck=False)
+        self.dev.resize(n, refcheck=False)
+        for i, name in enumerate(names):
+            col = self.cols[name] = _Col(self.cap)
+            col.type, col.kind, col.vals, col.filled = types[i], "fixed", vals[i], n
+            if cc[i].first_null <= n:
+                pres[i][:cc[i].first_null] = True
+                col.present = pres[i]
+        self.in_place, self.copied = k.cells_in_place, k.cells_copied
+        self.time_bounds = (k.time_min, k.time_max) if n else None
+        if dev_codes is not None:
+            self.codes, self.dev = self.dev, None
         return self
 
     def _grow(self, cap):

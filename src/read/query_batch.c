@@ -34,7 +34,7 @@ tsf_status tsf_rd_query_al_emit(tsf_query *q, tsf_error *err)
         }
         uint32_t have = tsf_fmt_bitmap_count(c->bitmap, r0 + m) - (uint32_t)c->k;
         if (have == m) { /* no nulls here: the decoded values are the batch */
-            set_column(q, i, c->vals.p + c->k * c->esz, q->ones.p);
+            set_column(q, i, c->vpage + c->k * c->esz, q->ones.p);
             c->k += m;
             continue;
         }
@@ -43,7 +43,7 @@ tsf_status tsf_rd_query_al_emit(tsf_query *q, tsf_error *err)
         if (st) return st;
         uint8_t *ov = c->out_vals.p, *vb = c->out_valid.p;
         memset(vb, 0, m / 8 + 1);
-        const uint8_t *src = c->vals.p;
+        const uint8_t *src = c->vpage;
         size_t esz = c->esz, k = c->k;
         for (size_t j = 0; j < m; j++) {
             if (tsf_fmt_bitmap_get(c->bitmap, r0 + j) && k < c->present) {
@@ -255,4 +255,129 @@ void tsf_batch_owned_free(tsf_batch_owned *o)
     const tsf_allocator *ap = o->has_a ? &a : NULL;
     for (size_t i = 0; i < o->n; i++) tsf_rd_buf_free(ap, &o->bufs[i]);
     tsf_free(ap, o, sizeof *o + o->cap * sizeof(tsf_rd_buf));
+}
+
+/* ---- rows gathered into the caller's arrays (tsf_query_collect) --------------------------------- */
+
+/* Every column of b has its array's type (or is absent from b's device). */
+static tsf_status collect_types(const tsf_collect *c, const tsf_batch *b, tsf_error *err)
+{
+    for (size_t i = 0; i < c->ncolumns; i++) {
+        tsf_type t = b->columns[i].type, want = c->columns[i].type;
+        if (t != want && t != TSF_VECTOR)
+            return tsf_err(err, TSF_ENOTSUP, "tsf_query_collect: column %s is %s in device %zu, its array holds %s",
+                           b->columns[i].name, tsf_type_name(t) ? tsf_type_name(t) : "?", b->device,
+                           tsf_type_name(want) ? tsf_type_name(want) : "?");
+    }
+    return TSF_OK;
+}
+
+/* Appends batch b at row c->nrows (it fits; its types checked). Values a page decoded straight into the arrays are already in
+ * place, or lie further on in them (a page cut by the time range): memmove. */
+static void collect_put(tsf_collect *c, const tsf_batch *b)
+{
+    size_t n = b->nrows, at = c->nrows;
+    if (b->times != c->times + at) {
+        memmove(c->times + at, b->times, n * sizeof(int64_t));
+        c->cells_copied += n;
+    } else {
+        c->cells_in_place += n;
+    }
+    if (n && b->times[0] < c->time_min) c->time_min = b->times[0]; /* a batch's times ascend */
+    if (n && b->times[n - 1] > c->time_max) c->time_max = b->times[n - 1];
+    if (c->devices) {
+        int32_t code = c->device_codes ? c->device_codes[b->device] : (int32_t)b->device;
+        if (c->device_width == 1) {
+            memset((int8_t *)c->devices + at, (int8_t)code, n);
+        } else if (c->device_width == 2) {
+            int16_t *d = (int16_t *)c->devices + at;
+            for (size_t j = 0; j < n; j++) d[j] = (int16_t)code;
+        } else {
+            int32_t *d = (int32_t *)c->devices + at;
+            for (size_t j = 0; j < n; j++) d[j] = code;
+        }
+    }
+    for (size_t i = 0; i < c->ncolumns; i++) {
+        const tsf_column_batch *cb = &b->columns[i];
+        tsf_collect_column *k = &c->columns[i];
+        size_t esz = tsf_rd_cell_size(k->type);
+        uint8_t *dst = (uint8_t *)k->values + at * esz;
+        const uint8_t *v = cb->validity;
+        if (cb->type == TSF_VECTOR) { /* the device has no such column */
+            memset(dst, 0, n * esz);
+            v = NULL;
+            c->cells_copied += n;
+        } else if (cb->values != dst) {
+            memmove(dst, cb->values, n * esz);
+            c->cells_copied += n;
+        } else {
+            c->cells_in_place += n;
+        }
+        size_t full = 0; /* leading rows all present */
+        if (v) {
+            while (full + 8 <= n && v[full >> 3] == 0xFF) full += 8;
+            while (full < n && (v[full >> 3] >> (full & 7) & 1)) full++;
+        }
+        if (full == n) {
+            if (k->first_null != SIZE_MAX) memset(k->present + at, 1, n);
+            continue;
+        }
+        if (k->first_null == SIZE_MAX) k->first_null = at;
+        memset(k->present + at, 1, full);
+        for (size_t j = full; j < n; j++) {
+            int on = v && (v[j >> 3] >> (j & 7) & 1);
+            k->present[at + j] = (uint8_t)on;
+            if (!on) memset(dst + j * esz, 0, esz);
+        }
+    }
+    c->nrows = at + n;
+}
+
+void tsf_collect_init(tsf_collect *c)
+{
+    if (!c) return;
+    memset(c, 0, sizeof *c);
+    c->struct_size = sizeof *c;
+    c->time_min = INT64_MAX;
+    c->time_max = INT64_MIN;
+}
+
+tsf_status tsf_query_collect(tsf_query *q, tsf_collect *c, tsf_error *err)
+{
+    if (!q || !c || c->struct_size < sizeof *c || !c->times || (c->ncolumns && !c->columns) || c->nrows > c->cap)
+        return tsf_err(err, TSF_EINVAL, "tsf_query_collect: query, a tsf_collect with struct_size set, times, "
+                       "columns and nrows <= cap are required");
+    if (c->device_width != 0 && c->device_width != 1 && c->device_width != 2 && c->device_width != 4)
+        return tsf_err(err, TSF_EINVAL, "tsf_query_collect: device_width %u is not 1, 2 or 4", c->device_width);
+    if (!q->names || c->ncolumns != q->nnames)
+        return tsf_err(err, TSF_EINVAL, "tsf_query_collect: the query must name its columns (%zu), one array each "
+                       "(%zu given)", q->nnames, c->ncolumns);
+    for (size_t i = 0; i < c->ncolumns; i++) {
+        tsf_type t = c->columns[i].type;
+        if (t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB || t == TSF_VECTOR || !tsf_type_name(t))
+            return tsf_err(err, TSF_ENOTSUP, "tsf_query_collect: column %zu: type %d has no fixed-width array", i,
+                           (int)t);
+        if (!c->columns[i].values || !c->columns[i].present)
+            return tsf_err(err, TSF_EINVAL, "tsf_query_collect: column %zu: values and present are required", i);
+    }
+    tsf_status st = TSF_OK;
+    c->done = 0;
+    q->sink = q->par ? NULL : c; /* parallel workers decode into their own buffers */
+    for (;;) {
+        const tsf_batch *b = q->pending;
+        q->pending = NULL;
+        if (!b && (st = tsf_query_next(q, &b, err))) break;
+        if (!b) {
+            c->done = 1;
+            break;
+        }
+        if ((st = collect_types(c, b, err))) break;
+        if (b->nrows > c->cap - c->nrows) {
+            q->pending = b;
+            break;
+        }
+        collect_put(c, b);
+    }
+    q->sink = NULL;
+    return st;
 }

@@ -37,6 +37,8 @@ typedef struct qcol {
     const int64_t *t;
     const uint8_t *v;
     size_t n, pos;
+    const int64_t *tpage; /* the decoded page: its times and values (in the buffers above, or in a collection) */
+    const uint8_t *vpage;
     /* aligned value page */
     int null_page;
     const uint8_t *bitmap;
@@ -72,6 +74,8 @@ struct tsf_query {
     tsf_page_index *pix; /* page-time index of the reader's file (page_index.c) or NULL */
     int checked;         /* decoded pages are compared with their statistics (check.h) */
     int level;           /* kernel level of those checks (tsf_rd_check_level) */
+    tsf_collect *sink;   /* the collection being filled (tsf_query_collect; pages may decode into it) or NULL */
+    const tsf_batch *pending; /* a batch that did not fit the collection: the next call's first */
 };
 
 /* query_scan.c: loads the next ChunkMetadata of c's series into its lookahead (c->cm_have = 0 at the end). */

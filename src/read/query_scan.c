@@ -162,6 +162,22 @@ static int implausible(size_t n, size_t len)
     return n > len * 8 + 64;
 }
 
+/* Where n values decoded from c's current page go (its times, or its values) when the query is filling a
+ * collection (tsf_query_collect) that takes each of them as one row from its next row on: into the
+ * collection's array at that row; NULL: into c's own buffer. A filter compacts rows and the columns of a
+ * non-aligned device merge, so neither decodes there. */
+static void *sink_target(const tsf_query *q, const qcol *c, int times, size_t n)
+{
+    tsf_collect *k = q->sink;
+    if (!k || q->fs || !n || n > k->cap - k->nrows) return NULL;
+    if (!q->dev->aligned && q->ncols != 1) return NULL;
+    if (times) return q->dev->aligned && c != &q->tcol ? NULL : k->times + k->nrows;
+    if (c == &q->tcol) return NULL;
+    size_t i = (size_t)(c - q->cols);
+    if (i >= q->nvis || i >= k->ncolumns || k->columns[i].type != c->type) return NULL;
+    return (uint8_t *)k->columns[i].values + k->nrows * c->esz;
+}
+
 /*
  * Decodes the timestamps of a page that can matter: all of them, or with a partly covered TS_2DIFF
  * page only the blocks that meet the window. Sets c->t / c->n to the decoded rows in the window,
@@ -210,8 +226,12 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
                            (unsigned long long)c->body_off, tot, len);
         ndec = tot;
     }
-    if ((st = tsf_rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
-    int64_t *t = (int64_t *)c->times.p;
+    int64_t *t = sink_target(q, c, 1, ndec);
+    if (!t) {
+        if ((st = tsf_rd_buf_reserve(q->a, &c->times, (ndec ? ndec : 1) * sizeof(int64_t), err))) return st;
+        t = (int64_t *)c->times.p;
+    }
+    c->tpage = t;
     if (ndec && q->checked && enc == TSF_ENC_TS_2DIFF && ndec == tot) {
         st = tsf_ts2diff_decode_i64_sum(q->r->codec, src, srclen, t, ndec, TSF_SUM_ASCENDING, &c->tsum, NULL, err);
         if (st) return st;
@@ -245,20 +265,27 @@ static tsf_status decode_times(tsf_query *q, qcol *c, tsf_encoding enc, const ui
     return TSF_OK;
 }
 
-/* Decodes n values of the column's type into c->vals. */
-static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t len, size_t n, tsf_error *err)
+/* Decodes n values of the column's type into c->vals, or straight into the collection being filled when
+ * they are the page's rows one to one (whole: no nulls) and it takes them (sink_target). */
+static tsf_status decode_values(tsf_query *q, qcol *c, const uint8_t *p, size_t len, size_t n, int whole,
+                                tsf_error *err)
 {
-    tsf_status st = tsf_rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
+    tsf_status st = TSF_OK;
+    uint8_t *out = whole ? sink_target(q, c, 0, n) : NULL;
+    if (!out) {
+        st = tsf_rd_buf_reserve(q->a, &c->vals, (n ? n : 1) * c->esz, err);
+        out = c->vals.p;
+    }
+    c->vpage = out;
     c->vsum.what = 0;
     if (st) return st;
     if (!n) return TSF_OK;
     if (q->checked && c->ch.encoding == TSF_ENC_TS_2DIFF && (c->type == TSF_INT64 || c->type == TSF_TIMESTAMP))
-        st = tsf_ts2diff_decode_i64_sum(q->r->codec, p, len, (int64_t *)c->vals.p, n, TSF_SUM_VALUES, &c->vsum, NULL,
-                                        err);
+        st = tsf_ts2diff_decode_i64_sum(q->r->codec, p, len, (int64_t *)out, n, TSF_SUM_VALUES, &c->vsum, NULL, err);
     else if (q->checked && c->ch.encoding == TSF_ENC_GORILLA && c->type == TSF_DOUBLE)
-        st = tsf_gorilla_decode_f64_sum(q->r->codec, p, len, (double *)c->vals.p, n, &c->vsum, NULL, err);
+        st = tsf_gorilla_decode_f64_sum(q->r->codec, p, len, (double *)out, n, &c->vsum, NULL, err);
     else
-        st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, c->vals.p, n, NULL, err);
+        st = tsf_codec_decode(q->r->codec, c->type, c->ch.encoding, p, len, out, n, NULL, err);
     if (st && err && st == TSF_ECORRUPT) {
         char m[TSF_ERROR_MESSAGE_SIZE];
         snprintf(m, sizeof m, "%s", err->message);
@@ -362,7 +389,7 @@ static tsf_status check_values(const tsf_query *q, const qcol *c, int64_t t0, in
 {
     char why[200];
     const tsf_fmt_stats *s = tsf_rd_page_stats(&c->ch, &c->ph, &c->cs);
-    if (!s || !tsf_rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vals.p, n, &c->vsum, why,
+    if (!s || !tsf_rd_check_values(q->level, c->type, c->ch.encoding, s, t0, t1, c->vpage, n, &c->vsum, why,
                                  sizeof why))
         return TSF_OK;
     return tsf_rd_check_error(&c->ph, c->body_off - c->ph.header_len, c->chunk_off, why, err);
@@ -427,12 +454,12 @@ tsf_status tsf_rd_query_na_page(tsf_query *q, qcol *c, tsf_error *err)
         if ((st = decode_times(q, c, TSF_ENC_TS_2DIFF, pg.time, pg.time_len, partial && !q->checked, &row0, &total,
                                err)))
             return st;
-        const int64_t *pt = (const int64_t *)c->times.p;
+        const int64_t *pt = c->tpage;
         if (q->checked && (st = check_times(q, c, pt, total, err))) return st;
         if (c->n == 0) continue;
-        if ((st = decode_values(q, c, pg.values, pg.values_len, total, err))) return st;
+        if ((st = decode_values(q, c, pg.values, pg.values_len, total, 1, err))) return st;
         if (q->checked && (st = check_values(q, c, pt[0], pt[total - 1], total, err))) return st;
-        c->v = c->vals.p + row0 * c->esz;
+        c->v = c->vpage + row0 * c->esz;
         return TSF_OK;
     }
 }
@@ -490,7 +517,7 @@ static tsf_status al_value_pages(tsf_query *q, size_t row0, size_t total, const 
         if (vp.row_count != total)
             return tsf_err(err, TSF_ECORRUPT, "value page at %llu: %u rows but its time page at %llu has %zu",
                            (unsigned long long)c->body_off, vp.row_count, (unsigned long long)tc->body_off, total);
-        if ((st = decode_values(q, c, vp.values, vp.values_len, vp.present, err))) return st;
+        if ((st = decode_values(q, c, vp.values, vp.values_len, vp.present, vp.present == total, err))) return st;
         if (q->checked) {
             size_t r0 = 0, r1 = total; /* the first and last present rows */
             while (r0 < total && !tsf_fmt_bitmap_get(vp.bitmap, r0)) r0++;
@@ -577,7 +604,7 @@ tsf_status tsf_rd_query_al_page(tsf_query *q, tsf_error *err)
         if ((st = load_body(q, tc, &p, &len, err))) return st;
         if ((st = decode_times(q, tc, tc->ch.encoding, p, len, partial && !q->checked, &row0, &total, err)))
             return st;
-        const int64_t *pt = (const int64_t *)tc->times.p; /* the whole page when checked */
+        const int64_t *pt = tc->tpage; /* the whole page when checked */
         if (q->checked && (st = check_times(q, tc, pt, total, err))) return st;
         if (tc->n == 0) {
             for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;

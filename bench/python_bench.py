@@ -15,6 +15,12 @@ Rows printed (JSON, one per line; p50/p90 over the reps, ms; ratio = Python p50 
   write_case_a       write_dataframe of case A's shape (1 device x 100 DOUBLE, non-aligned, GORILLA + LZ4,
                      1000 ms steps, random walks) vs `tsf-bench write --case A --path column --pregen`, in
                      M points/s (ratio = Python / C speed)
+                     Every read row also has minor_faults_p50 (page faults of the process per to_pandas
+                     call: new pages), fill_p50 (in the same process, before the to_pandas reps: the time
+                     to allocate the DataFrame's bytes as one NumPy array, write one byte per 4 KiB and free
+                     it, i.e. to fault in that much memory as any NumPy program would), and net_ratio = (p50 - fill_p50) /
+                     the C p50: what is left once the cost of new pages, which the C query (it reuses its
+                     buffers) never pays, is taken out
   e2_peak_memory     peak RSS growth of a fresh process running the full to_pandas, against the
                      DataFrame's own size (DataFrame.memory_usage)
 The E2 file is made by `tsf-bench read --keep FILE` (20M rows: 10 devices x 8 INT64 fields, TS_2DIFF +
@@ -53,8 +59,7 @@ def c_read(bench, path, rows, select, reps):
 def py_read_worker(path, rows, select, reps):
     """Runs in a subprocess (its own malloc settings): prints the to_pandas times (ms) and the row count."""
     import tsfile_c
-    ms, n = py_read(tsfile_c, path, rows, select, reps)
-    print(json.dumps([ms, n]))
+    print(json.dumps(py_read(tsfile_c, path, rows, select, reps)))
 
 
 def py_read_sub(path, rows, select, reps, reuse):
@@ -63,8 +68,8 @@ def py_read_sub(path, rows, select, reps, reuse):
         env.update(MALLOC_MMAP_MAX_="0", MALLOC_TRIM_THRESHOLD_=str(1 << 40))
     out = subprocess.run([sys.executable, __file__, "--worker", path, str(rows), str(select), str(reps + 1)],
                          check=True, capture_output=True, text=True, env=env).stdout
-    ms, n = json.loads(out)
-    return ms[1:], n  # the first rep warms up (lazy imports; with reuse, the pages malloc keeps)
+    ms, n, fill, faults = json.loads(out)
+    return ms[1:], n, fill[1:], faults[1:]  # the first rep warms up (lazy imports; with reuse, the pages malloc keeps)
 
 
 def py_read(tsfile_c, path, rows, select, reps):
@@ -75,15 +80,27 @@ def py_read(tsfile_c, path, rows, select, reps):
         lo = (per - k) // 2
         kw = {"start": T0 + lo * 1000 - 500, "end": T0 + (lo + k - 1) * 1000 + 500}
     cols = ["f%d" % i for i in range(8)]
-    ms, n = [], 0
+    import resource
+    ms, n, fill, faults = [], 0, [], []
     with tsfile_c.open(path) as f:
+        df = f.to_pandas(table="e2", columns=cols, **kw)
+        nbytes = len(df) * 8 * (1 + len(cols)) + len(df)  # time, fields, tag codes
+        del df
+        for _ in range(reps):  # first: one NumPy allocation of as many bytes, one byte per page written, freed
+            t = time.perf_counter()
+            m = np.empty(nbytes, np.uint8)
+            m[::4096] = 1
+            fill.append((time.perf_counter() - t) * 1e3)
+            del m
         for _ in range(reps):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t = time.perf_counter()
             df = f.to_pandas(table="e2", columns=cols, **kw)
             ms.append((time.perf_counter() - t) * 1e3)
+            faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
             n = len(df)
             del df
-    return ms, n
+    return ms, n, fill, faults
 
 
 def peak_memory(path):
@@ -125,13 +142,15 @@ def main():
             (0.01, "e2_to_pandas_1_reuse", 1)]
     for sel, name, reuse in runs if a.only != "write" else []:
         c_ms, _ = c_read(bench, a.e2, a.rows, sel, a.reps)
-        py_ms, n = py_read_sub(a.e2, a.rows, sel, a.reps, reuse)
+        py_ms, n, fill, faults = py_read_sub(a.e2, a.rows, sel, a.reps, reuse)
         c2_ms, _ = c_read(bench, a.e2, a.rows, sel, a.reps)  # before and after: the load moves
         c_p50 = (c_ms + c2_ms) / 2
         print(json.dumps({"bench": "python", "query": name, "rows": n, "p50": round(pct(py_ms, 50), 3),
                           "p90": round(pct(py_ms, 90), 3), "unit": "ms", "c_simd_p50": round(c_p50, 3),
                           "ratio": round(pct(py_ms, 50) / c_p50, 3),
-                          "gap_ms": round(pct(py_ms, 50) - c_p50, 3)}), flush=True)
+                          "gap_ms": round(pct(py_ms, 50) - c_p50, 3), "fill_p50": round(pct(fill, 50), 3),
+                          "minor_faults_p50": int(pct(faults, 50)),
+                          "net_ratio": round((pct(py_ms, 50) - pct(fill, 50)) / c_p50, 3)}), flush=True)
     if a.only != "write":
         grow, size = peak_memory(a.e2)
         print(json.dumps({"bench": "python", "query": "e2_peak_memory", "p50": grow, "p90": grow, "unit": "bytes",

@@ -730,6 +730,21 @@ class _Col:
         return arr, (None if present.all() else present)
 
 
+def _block(cap, dtypes):
+    """Arrays of cap elements of each dtype, carved out of one allocation (each 64-byte aligned): a result
+    past a few MB is then one allocation, which NumPy advises the kernel to back with huge pages. New
+    memory is the dominant cost of a result that does not reuse freed pages (bench/RESULTS.md: on the
+    benchmark VM a new 4 KiB page costs about 25 us, a 2 MiB huge page far less per byte). The columns share
+    that memory: it is freed when the last of them is."""
+    sizes = [(cap * dt.itemsize + 63) & ~63 for dt in dtypes]
+    raw = np.empty(sum(sizes) + 64, np.uint8)
+    off, out = (-raw.ctypes.data) % 64, []
+    for dt, size in zip(dtypes, sizes):
+        out.append(raw[off:off + cap * dt.itemsize].view(dt))
+        off += size
+    return out
+
+
 class _Collector:
     """Runs a query and gathers its batches into whole columns."""
 
@@ -773,42 +788,45 @@ class _Collector:
         """Fills the columns (every one of the fixed-width type given, in the query's column order) through
         tsf_query_collect: the library writes rows straight into these arrays, decoding whole pages in place.
         dev_codes (int array per device): each row's code of its device, kept in self.codes instead of the
-        device index in self.dev."""
+        device index in self.dev. Time, devices and values share one allocation (_block)."""
         names = list(self.cols)
-        vals = [np.empty(self.cap, _FIXED[t]) for t in types]
+        dts = [np.dtype(np.int64), np.dtype(np.int32 if dev_codes is None else dev_codes.dtype)]
+        dts += [np.dtype(_FIXED[t]) for t in types]
+        arrays = _block(self.cap, dts)
         pres = [np.empty(self.cap, np.bool_) for _ in types]  # touched only from a column's first null on
         k = C.Collect()
         C.lib.tsf_collect_init(ctypes.byref(k))
         if dev_codes is not None:
-            self.dev = np.empty(self.cap, dev_codes.dtype)
             table = np.ascontiguousarray(dev_codes, np.int32)
             k.device_codes = table.ctypes.data_as(ctypes.POINTER(C.c_i32))
-            k.device_width = self.dev.itemsize
-        else:
-            self.dev = np.empty(self.cap, np.int32)
+            k.device_width = dts[1].itemsize
         cc = (C.CollectColumn * len(types))()
         for i, t in enumerate(types):
             cc[i].type, cc[i].first_null = t, (1 << (8 * ctypes.sizeof(C.c_size))) - 1
         k.ncolumns, k.columns = len(types), cc
         err = new_error()
         while not q._empty:
-            k.cap, k.times, k.devices = self.cap, self.time.ctypes.data, self.dev.ctypes.data
+            k.cap, k.times, k.devices = self.cap, arrays[0].ctypes.data, arrays[1].ctypes.data
             for i in range(len(types)):
-                cc[i].values, cc[i].present = vals[i].ctypes.data, pres[i].ctypes.data
+                cc[i].values, cc[i].present = arrays[2 + i].ctypes.data, pres[i].ctypes.data
             check(C.lib.tsf_query_collect(q._q, ctypes.byref(k), ctypes.byref(err)), err, "query")
             if k.done:
                 break
             self.cap = max(2 * self.cap, k.nrows + (1 << 16))
-            for a in [self.time, self.dev] + vals + pres:
+            grown = _block(self.cap, dts)
+            for old, new in zip(arrays, grown):
+                new[:k.nrows] = old[:k.nrows]
+            arrays = grown
+            for a in pres:
                 a.resize(self.cap, refcheck=False)
         self.n = n = k.nrows
-        self.time.resize(n, refcheck=False)
-        self.dev.resize(n, refcheck=False)
+        self.time, self.dev = arrays[0][:n], arrays[1][:n]
         for i, name in enumerate(names):
-            col = self.cols[name] = _Col(self.cap)
-            col.type, col.kind, col.vals, col.filled = types[i], "fixed", vals[i], n
+            col = self.cols[name] = _Col(n)
+            col.type, col.kind, col.vals, col.filled = types[i], "fixed", arrays[2 + i][:n], n
             if cc[i].first_null <= n:
                 pres[i][:cc[i].first_null] = True
+                pres[i].resize(n, refcheck=False)
                 col.present = pres[i]
         self.in_place, self.copied = k.cells_in_place, k.cells_copied
         self.time_bounds = (k.time_min, k.time_max) if n else None

@@ -36,8 +36,19 @@ const char *tsfx_duck_type_name(duckdb_type t);
 void tsfx_bind_error(duckdb_bind_info info, const char *fn, const char *fmt, ...);
 void tsfx_function_error(duckdb_function_info info, const char *fn, const char *fmt, ...);
 
+/* The readers read_tsfile keeps open between queries (doc/duckdb.md "Reader cache"): one tsf_reader_pool per
+ * database, held by the table functions that use it as their extra info (each holds a reference; the database
+ * destroys its functions when it closes, and the last reference frees the pool). */
+typedef struct tsfx_cache tsfx_cache;
+/* A new cache with one reference (NULL when out of memory). */
+tsfx_cache *tsfx_cache_new(void);
+tsf_reader_pool *tsfx_cache_pool(const tsfx_cache *c);
+void tsfx_cache_ref(tsfx_cache *c);
+/* Drops a reference (a duckdb_delete_callback_t). */
+void tsfx_cache_unref(void *c);
+
 /* Registration (each file's table functions); 0 or -1. */
-int tsfx_register_read(duckdb_connection con);
-int tsfx_register_metadata(duckdb_connection con);
+int tsfx_register_read(duckdb_connection con, tsfx_cache *cache);
+int tsfx_register_metadata(duckdb_connection con, tsfx_cache *cache);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #define DUCKDB_EXTENSION_NAME tsfile
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,49 @@ bool tsfile_init_c_api(duckdb_extension_info info, struct duckdb_extension_acces
 DUCKDB_EXTENSION_ENTRYPOINT(duckdb_connection connection, duckdb_extension_info info,
                             struct duckdb_extension_access *access)
 {
-    if (tsfx_register_read(connection) || tsfx_register_metadata(connection)) {
+    tsfx_cache *cache = tsfx_cache_new();
+    int bad = !cache || tsfx_register_read(connection, cache) || tsfx_register_metadata(connection, cache);
+    tsfx_cache_unref(cache); /* the functions hold theirs */
+    if (bad) {
         access->set_error(info, "tsfile: registering the table functions failed");
         return false;
     }
     return true;
+}
+
+struct tsfx_cache {
+    atomic_size_t refs;
+    tsf_reader_pool *pool;
+};
+
+tsfx_cache *tsfx_cache_new(void)
+{
+    tsfx_cache *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (tsf_reader_pool_create(&c->pool, NULL, NULL)) {
+        free(c);
+        return NULL;
+    }
+    atomic_init(&c->refs, 1);
+    return c;
+}
+
+tsf_reader_pool *tsfx_cache_pool(const tsfx_cache *c)
+{
+    return c ? c->pool : NULL;
+}
+
+void tsfx_cache_ref(tsfx_cache *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+void tsfx_cache_unref(void *p)
+{
+    tsfx_cache *c = p;
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1) return;
+    tsf_reader_pool_free(c->pool);
+    free(c);
 }
 
 static void set_list(tsfx_paths *out, char *s)

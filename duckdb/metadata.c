@@ -300,7 +300,74 @@ static int register_one(duckdb_connection con, const char *name, duckdb_table_fu
     return st == DuckDBSuccess ? 0 : -1;
 }
 
-int tsfx_register_metadata(duckdb_connection con)
+static const mcol CACHE_COLS[] = {
+    {"max_readers", DUCKDB_TYPE_BIGINT}, {"open", DUCKDB_TYPE_BIGINT},   {"kept", DUCKDB_TYPE_BIGINT},
+    {"hits", DUCKDB_TYPE_BIGINT},        {"misses", DUCKDB_TYPE_BIGINT}, {"stale", DUCKDB_TYPE_BIGINT},
+    {"racy", DUCKDB_TYPE_BIGINT},        {"evicted", DUCKDB_TYPE_BIGINT},
+};
+
+/* tsfile_reader_cache(max_readers := n, clear := true): sets the bound / closes the kept readers first, then
+ * one row of the cache's counters. */
+static void cache_bind(duckdb_bind_info info)
 {
-    return register_one(con, "tsfile_metadata", metadata_bind) || register_one(con, "tsfile_schema", schema_bind);
+    static const char *fn = "tsfile_reader_cache";
+    tsf_reader_pool *p = tsfx_cache_pool(duckdb_bind_get_extra_info(info));
+    duckdb_value v = duckdb_bind_get_named_parameter(info, "max_readers");
+    if (v && !duckdb_is_null_value(v)) {
+        int64_t m = duckdb_get_int64(v);
+        if (m < 0) {
+            duckdb_destroy_value(&v);
+            tsfx_bind_error(info, fn, "max_readers := %lld: 0 or more", (long long)m);
+            return;
+        }
+        tsf_reader_pool_set_max(p, (size_t)m);
+    }
+    duckdb_destroy_value(&v);
+    v = duckdb_bind_get_named_parameter(info, "clear");
+    if (v && !duckdb_is_null_value(v) && duckdb_get_bool(v)) tsf_reader_pool_clear(p);
+    duckdb_destroy_value(&v);
+    tsf_reader_pool_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    tsf_error e = {0};
+    mtable *t = calloc(1, sizeof *t);
+    if (!t || tsf_reader_pool_get_stats(p, &st, &e)) {
+        free(t);
+        tsfx_bind_error(info, fn, "%s", t ? e.message : "out of memory");
+        return;
+    }
+    t->cols = CACHE_COLS;
+    t->ncols = sizeof CACHE_COLS / sizeof CACHE_COLS[0];
+    mval *r = row_add(t);
+    if (r) {
+        const uint64_t n[] = {st.max_readers, st.open, st.kept, st.hits, st.misses, st.stale, st.racy, st.evicted};
+        for (size_t c = 0; c < t->ncols; c++) put_i(&r[c], (int64_t)n[c]);
+    }
+    publish(info, fn, t);
+}
+
+static int register_cache(duckdb_connection con, tsfx_cache *cache)
+{
+    duckdb_table_function f = duckdb_create_table_function();
+    duckdb_table_function_set_name(f, "tsfile_reader_cache");
+    duckdb_logical_type i64 = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+    duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+    duckdb_table_function_add_named_parameter(f, "max_readers", i64);
+    duckdb_table_function_add_named_parameter(f, "clear", boolean);
+    tsfx_cache_ref(cache);
+    duckdb_table_function_set_extra_info(f, cache, tsfx_cache_unref);
+    duckdb_table_function_set_bind(f, cache_bind);
+    duckdb_table_function_set_init(f, mscan_init);
+    duckdb_table_function_set_function(f, mscan_fn);
+    duckdb_state st = duckdb_register_table_function(con, f);
+    duckdb_destroy_logical_type(&i64);
+    duckdb_destroy_logical_type(&boolean);
+    duckdb_destroy_table_function(&f);
+    return st == DuckDBSuccess ? 0 : -1;
+}
+
+int tsfx_register_metadata(duckdb_connection con, tsfx_cache *cache)
+{
+    return register_one(con, "tsfile_metadata", metadata_bind) || register_one(con, "tsfile_schema", schema_bind) ||
+           register_cache(con, cache);
 }

@@ -114,6 +114,16 @@ static int named_i64(duckdb_bind_info info, const char *name, int64_t *out)
     return given;
 }
 
+/* A named BOOLEAN parameter, def when not given (or NULL). */
+static int named_bool(duckdb_bind_info info, const char *name, int def)
+{
+    duckdb_value v = duckdb_bind_get_named_parameter(info, name);
+    if (!v) return def;
+    int r = duckdb_is_null_value(v) ? def : duckdb_get_bool(v);
+    duckdb_destroy_value(&v);
+    return r;
+}
+
 /* A named VARCHAR parameter (malloc'd copy, NULL when not given). */
 static char *named_str(duckdb_bind_info info, const char *name)
 {
@@ -310,7 +320,10 @@ static void read_bind(duckdb_bind_info info)
         tsfx_bind_error(info, FN, "parts := %lld: from 1 to %d", (long long)bd->parts, MAX_PARTS);
         goto fail;
     }
-    if (tsf_dataset_open(&bd->ds, (const char *const *)paths.v, paths.n, NULL, &e)) {
+    tsf_dataset_options dso;
+    tsf_dataset_options_init(&dso);
+    if (named_bool(info, "reader_cache", 1)) dso.reader_pool = tsfx_cache_pool(duckdb_bind_get_extra_info(info));
+    if (tsf_dataset_open(&bd->ds, (const char *const *)paths.v, paths.n, &dso, &e)) {
         tsfx_bind_error(info, FN, "%s", e.message);
         goto fail;
     }
@@ -718,7 +731,7 @@ static void read_scan(duckdb_function_info info, duckdb_data_chunk out)
     duckdb_data_chunk_set_size(out, fill);
 }
 
-int tsfx_register_read(duckdb_connection con)
+int tsfx_register_read(duckdb_connection con, tsfx_cache *cache)
 {
     duckdb_table_function f = duckdb_create_table_function();
     duckdb_table_function_set_name(f, FN);
@@ -731,6 +744,11 @@ int tsfx_register_read(duckdb_connection con)
     duckdb_table_function_add_named_parameter(f, "start_time", i64);
     duckdb_table_function_add_named_parameter(f, "end_time", i64);
     duckdb_table_function_add_named_parameter(f, "parts", i64);
+    duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+    duckdb_table_function_add_named_parameter(f, "reader_cache", boolean);
+    duckdb_destroy_logical_type(&boolean);
+    tsfx_cache_ref(cache);
+    duckdb_table_function_set_extra_info(f, cache, tsfx_cache_unref);
     duckdb_table_function_set_bind(f, read_bind);
     duckdb_table_function_set_init(f, read_init);
     duckdb_table_function_set_local_init(f, read_local_init);

@@ -930,6 +930,54 @@ TSF_API void tsf_agg_result_free(tsf_agg_result *res);
 TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, int64_t *time, tsf_value *value,
                                   int *found, tsf_error *err);
 
+/* ---- reader pool: open readers kept between queries (doc/reader.md "Reader pool") ----------------- */
+/*
+ * A pool keeps readers open after their queries (with their loaded index, page directories and buffers), keyed
+ * by path and reader options and validated by the file's identity (size, mtime and ctime in nanoseconds,
+ * inode, device; stat before and after the open) on every acquire: a file changed or replaced under its path
+ * is opened afresh, never read through the old reader. A file modified or changed (mtime or ctime) less than 2 s
+ * before its open is read but its reader not kept (a later write within the file system's timestamp
+ * granularity could go unseen).
+ * Readers no query holds are kept up to max_readers, the least recently used closed first. Thread-safe;
+ * acquired readers may be shared by several threads (as any tsf_reader). A dataset uses one through
+ * tsf_dataset_options.reader_pool.
+ */
+typedef struct tsf_reader_pool tsf_reader_pool;
+
+typedef struct tsf_reader_pool_options {
+    size_t struct_size; /* sizeof(tsf_reader_pool_options) */
+    size_t max_readers; /* readers kept open while no query holds them (default 16; 0 = none kept) */
+} tsf_reader_pool_options;
+
+typedef struct tsf_reader_pool_stats {
+    size_t struct_size; /* sizeof(tsf_reader_pool_stats), set by the caller */
+    uint64_t hits;      /* acquires served by a kept, still valid reader */
+    uint64_t misses;    /* acquires that opened a reader */
+    uint64_t stale;     /* of misses: a kept reader of the path was dropped because the file changed */
+    uint64_t racy;      /* readers not kept: the file was modified or changed less than 2 s before their open */
+    uint64_t evicted;   /* kept readers closed to stay within max_readers */
+    size_t open;        /* readers open now (held by queries or kept) */
+    size_t kept;        /* of open: held by no query */
+    size_t max_readers; /* the bound on kept */
+} tsf_reader_pool_stats;
+
+TSF_API void tsf_reader_pool_options_init(tsf_reader_pool_options *o);
+TSF_API tsf_status tsf_reader_pool_create(tsf_reader_pool **out, const tsf_reader_pool_options *opts,
+                                          tsf_error *err);
+/** Closes every kept reader and frees the pool; NULL is a no-op. Every acquired reader must be released
+ *  first (every dataset query using it closed). */
+TSF_API void tsf_reader_pool_free(tsf_reader_pool *p);
+/** A reader of path with options opts (NULL = defaults; use_pread -1 reads with pread): a kept one when the
+ *  file is unchanged, else a new one. Release it with tsf_reader_pool_release, never tsf_reader_close. */
+TSF_API tsf_status tsf_reader_pool_acquire(tsf_reader_pool *p, const char *path, const tsf_reader_options *opts,
+                                           tsf_reader **out, tsf_error *err);
+TSF_API void tsf_reader_pool_release(tsf_reader_pool *p, tsf_reader *r);
+/** Sets max_readers (closing kept readers beyond it). */
+TSF_API void tsf_reader_pool_set_max(tsf_reader_pool *p, size_t max_readers);
+/** Closes the readers no query holds. */
+TSF_API void tsf_reader_pool_clear(tsf_reader_pool *p);
+TSF_API tsf_status tsf_reader_pool_get_stats(tsf_reader_pool *p, tsf_reader_pool_stats *out, tsf_error *err);
+
 /* ---- datasets: many files as one (doc/dataset.md) ------------------------------------------- */
 /*
  * A dataset is an ordered list of TsFiles read as one: one schema over all files (tree-model series matched
@@ -961,6 +1009,11 @@ typedef struct tsf_dataset_options {
      * Not with open_source (TSF_EINVAL): a source gives no identity to validate an entry with. */
     const char *cache_path;
     int cache_mode; /* TSF_DATASET_CACHE_READ_WRITE (0) or TSF_DATASET_CACHE_READ_ONLY (never written) */
+    /* Readers from this pool (borrowed; must outlive the dataset) for the open's metadata reads and for queries,
+     * instead of a reader opened and closed per file and query: queries after the first find the files' index
+     * and page directories loaded. Not with open_source (TSF_EINVAL). Queries whose files_at_once exceeds
+     * threads open their own readers (their reads go through the dataset's scheduling). NULL = none. */
+    tsf_reader_pool *reader_pool;
 } tsf_dataset_options;
 
 enum { TSF_DATASET_CACHE_READ_WRITE = 0, TSF_DATASET_CACHE_READ_ONLY = 1 };

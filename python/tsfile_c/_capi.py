@@ -145,7 +145,8 @@ class WriterOptions(ctypes.Structure):
 
 class DatasetOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("reader", P(ReaderOptions)), ("open_source", c_ptr),
-                ("close_source", c_ptr), ("source_ctx", c_ptr), ("cache_path", c_str), ("cache_mode", c_int)]
+                ("close_source", c_ptr), ("source_ctx", c_ptr), ("cache_path", c_str), ("cache_mode", c_int),
+                ("reader_pool", c_ptr)]
 
 
 class DatasetOpenStats(ctypes.Structure):

@@ -108,6 +108,10 @@ tsf_status tsf_rd_ds_open_file(const tsf_dataset *ds, const char *path, const ts
             return tsf_err(err, TSF_EIO, "%s: the dataset's source cannot open it", path);
         src->cb = cb;
         src->user = 1;
+    } else if (!wrap && ds->pool) {
+        tsf_status st = tsf_reader_pool_acquire(ds->pool, path, ro, r, err);
+        src->pooled = !st;
+        return st;
     } else if (!wrap) {
         tsf_reader_options o; /* by use: a reader for one query or one metadata read reads with pread */
         if (ro) o = *ro;
@@ -136,7 +140,9 @@ tsf_status tsf_rd_ds_open_file(const tsf_dataset *ds, const char *path, const ts
 
 void tsf_rd_ds_close_file(const tsf_dataset *ds, tsf_ds_src *src, tsf_reader *r)
 {
-    tsf_reader_close(r);
+    if (src->pooled) tsf_reader_pool_release(ds->pool, r);
+    else tsf_reader_close(r);
+    src->pooled = 0;
     if (src->user && ds->close_source) ds->close_source(ds->source_ctx, src->cb.ud);
     if (src->fd >= 0) close(src->fd);
     src->user = 0;
@@ -609,7 +615,9 @@ static tsf_status open_file(tsf_dataset *ds, size_t f, const tsf_reader_options 
     }
     tsf_ds_src src;
     tsf_reader *r = NULL;
-    tsf_status st = tsf_rd_ds_open_file(ds, path, meta, NULL, NULL, &src, &r, err);
+    /* a pooled reader is the one later queries use: opened with the queries' options (the page-time index is
+     * only looked for by a query) */
+    tsf_status st = tsf_rd_ds_open_file(ds, path, ds->pool ? &ds->ropts : meta, NULL, NULL, &src, &r, err);
     if (!st) st = summarize(ds, r, sb, &sum, err);
     if (!st) st = add_file(ds, f, &sum, err);
     /* a file whose size changed since the stat is left out: it is being written */
@@ -630,13 +638,16 @@ tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t 
     tsf_dataset_options o;
     tsf_dataset_options_init(&o);
     if (opts) {
-        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_options, cache_path))
+        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_options, cache_path) &&
+            opts->struct_size != offsetof(tsf_dataset_options, reader_pool))
             return tsf_err(err, TSF_EINVAL, "tsf_dataset_options.struct_size %zu unknown", opts->struct_size);
         memcpy(&o, opts, opts->struct_size);
         o.struct_size = sizeof o;
     }
     if (o.cache_path && o.open_source)
         return tsf_err(err, TSF_EINVAL, "tsf_dataset_options: cache_path needs files, not open_source");
+    if (o.reader_pool && o.open_source)
+        return tsf_err(err, TSF_EINVAL, "tsf_dataset_options: reader_pool needs files, not open_source");
     if (o.cache_mode != TSF_DATASET_CACHE_READ_WRITE && o.cache_mode != TSF_DATASET_CACHE_READ_ONLY)
         return tsf_err(err, TSF_EINVAL, "tsf_dataset_options.cache_mode %d unknown", o.cache_mode);
     tsf_reader_options ro;
@@ -655,6 +666,7 @@ tsf_status tsf_dataset_open(tsf_dataset **out, const char *const *paths, size_t 
     ds->open_source = o.open_source;
     ds->close_source = o.close_source;
     ds->source_ctx = o.source_ctx;
+    ds->pool = o.reader_pool;
     tsf_status st = TSF_OK;
     for (size_t i = 0; i < n && !st; i++) {
         if (!paths[i])

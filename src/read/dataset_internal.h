@@ -133,6 +133,7 @@ struct tsf_dataset {
     int (*open_source)(void *ctx, const char *path, tsf_read_callbacks *cb);
     void (*close_source)(void *ctx, void *ud);
     void *source_ctx;
+    tsf_reader_pool *pool; /* tsf_dataset_options.reader_pool (borrowed), or NULL */
     struct tsf_ds_arena *arena; /* names and paths */
     tsf_ds_file *files;
     size_t nfiles, filecap;
@@ -150,9 +151,11 @@ typedef struct tsf_ds_src {
     tsf_read_callbacks cb; /* a user source's callbacks, or pread on fd */
     int fd;                /* the file system's file read through cb (-1: none) */
     int user;              /* 1: cb came from open_source (close_source is owed) */
+    int pooled;            /* 1: the reader came from the dataset's reader pool (released, not closed) */
 } tsf_ds_src;
 
-/* Opens a reader on path: through the dataset's source when it has one, else the file system. With wrap,
+/* Opens a reader on path: through the dataset's source when it has one, else the dataset's reader pool when
+ * it has one and there is no wrap, else the file system. With wrap,
  * the reader reads through wrap(wctx, &src->cb) instead (a file of the file system then through pread
  * callbacks); the callbacks it returns must stay valid until tsf_rd_ds_close_file. */
 tsf_status tsf_rd_ds_open_file(const tsf_dataset *ds, const char *path, const tsf_reader_options *ro,

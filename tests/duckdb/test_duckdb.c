@@ -10,12 +10,18 @@
  *  - COPY ... TO Parquet and back gives every value back;
  *  - damaged files (a file cut short, a flipped byte, every prefix of a small file) give a DuckDB error that
  *    carries the library's message, never a crash;
- *  - tsfile_metadata and tsfile_schema agree with the reader's metadata.
+ *  - tsfile_metadata and tsfile_schema agree with the reader's metadata;
+ *  - the reader cache (tsfile_reader_cache) gives the answers of reader_cache := false, on 2 threads and from
+ *    two connections at once, stays within its bound over more files than it keeps, and never serves a file
+ *    rewritten under its path (renamed over, or rewritten in place with the same size and mtime).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../format/golden_csv.h"
@@ -1003,6 +1009,246 @@ static void test_readme(void)
                  1);
 }
 
+/* ---- the reader cache ---- */
+
+/* ndev aligned devices root.c.d<k> x nrows rows at times t0 + i of INT64 f0..f3 = i * mult + k + j, PLAIN and
+ * uncompressed (the file's size depends on ndev, nrows and page_points only), pages of page_points rows. */
+static int write_plain(const char *path, int ndev, int nrows, int64_t mult, uint32_t page_points, int64_t t0)
+{
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_max_points = page_points;
+    o.time_compression = TSF_UNCOMPRESSED;
+    tsf_writer *w = NULL;
+    tsf_error e = {0};
+    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    const tsf_column_schema cs[4] = {{"f0", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+                                     {"f1", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+                                     {"f2", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+                                     {"f3", TSF_INT64, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD}};
+    char dev[32];
+    for (int k = 0; k < ndev && !st; k++) {
+        snprintf(dev, sizeof dev, "root.c.d%d", k);
+        st = tsf_writer_register_aligned(w, dev, cs, 4, &e);
+    }
+    for (int k = 0; k < ndev && !st; k++) {
+        snprintf(dev, sizeof dev, "root.c.d%d", k);
+        for (int64_t i = 0; i < nrows && !st; i++) {
+            tsf_value v[4];
+            for (int j = 0; j < 4; j++) v[j] = (tsf_value){.v.i64 = i * mult + k + j};
+            st = tsf_writer_write_row(w, dev, t0 + i, NULL, v, 4, &e);
+        }
+    }
+    if (w) {
+        tsf_status c = tsf_writer_close(w, &e);
+        if (!st) st = c;
+    }
+    if (st) fprintf(stderr, "write %s: %s\n", path, e.message);
+    return st ? -1 : 0;
+}
+
+/* Sets path's mtime to when (seconds since the epoch). */
+static int set_mtime(const char *path, time_t when)
+{
+    struct timespec ts[2] = {{when, 0}, {when, 0}};
+    return utimensat(AT_FDCWD, path, ts, 0);
+}
+
+/* The first row of sql as text ("a|b|...|"), "" when the query fails. */
+static void first_row(duckdb_connection con, const char *sql, char *out, size_t cap)
+{
+    duckdb_result r;
+    out[0] = '\0';
+    if (duckdb_query(con, sql, &r) != DuckDBSuccess) {
+        fprintf(stderr, "query failed: %.300s\n  %s\n", sql, duckdb_result_error(&r));
+        duckdb_destroy_result(&r);
+        return;
+    }
+    size_t o = 0;
+    for (idx_t c = 0; c < duckdb_column_count(&r) && o < cap; c++) {
+        char *v = duckdb_value_varchar(&r, c, 0);
+        o += (size_t)snprintf(out + o, cap - o, "%s|", v ? v : "NULL");
+        duckdb_free(v);
+    }
+    duckdb_destroy_result(&r);
+}
+
+/* The counter col of tsfile_reader_cache(). */
+static int64_t cache_stat(const char *col)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT %s FROM tsfile_reader_cache()", col);
+    return scalar_i64(sql);
+}
+
+#define RC_AGG "count(*), sum(f0)::BIGINT, min(f1), max(f2), sum(f3)::BIGINT"
+
+typedef struct rc_thread {
+    const char *sql, *want;
+    int bad;
+} rc_thread;
+
+/* One connection of its own running sql 10 times; bad counts answers other than want. */
+static void *rc_worker(void *arg)
+{
+    rc_thread *t = arg;
+    duckdb_connection con;
+    if (duckdb_connect(g_db, &con) != DuckDBSuccess) {
+        t->bad = 1;
+        return NULL;
+    }
+    char got[512];
+    for (int i = 0; i < 10; i++) {
+        first_row(con, t->sql, got, sizeof got);
+        if (strcmp(got, t->want)) t->bad++;
+    }
+    duckdb_disconnect(&con);
+    return NULL;
+}
+
+/* After path changed: the cached query answers as an uncached one, which differs from the answer before (old),
+ * and the cache dropped a stale reader (its stale counter was stale0). */
+static void follows_new(const char *path, const char *old, int64_t stale0)
+{
+    char sql[512], off[512], on[512];
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s', reader_cache := false)", path);
+    first_row(g_con, sql, off, sizeof off);
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s')", path);
+    first_row(g_con, sql, on, sizeof on);
+    CHECK(off[0] && strcmp(off, old) != 0 && strcmp(on, off) == 0);
+    CHECK(cache_stat("stale") > stale0);
+}
+
+static void test_reader_cache(void)
+{
+    char f1[256], f2[256], src[256], dir[256], p[320], sql[1024], off[512], on[512], old[512];
+    int pid = (int)getpid();
+    snprintf(f1, sizeof f1, "/tmp/tsf_duckdb_rc1_%d.tsfile", pid);
+    snprintf(f2, sizeof f2, "/tmp/tsf_duckdb_rc2_%d.tsfile", pid);
+    snprintf(src, sizeof src, "/tmp/tsf_duckdb_rc3_%d.tsfile", pid);
+    snprintf(dir, sizeof dir, "/tmp/tsf_duckdb_rcdir_%d", pid);
+    CHECK(mkdir(dir, 0700) == 0);
+    time_t past = time(NULL) - 1000;
+    /* a cached reader is one whose file was last changed more than 2 s before its open: the files are written,
+     * dated back, and left alone for that long */
+    CHECK(write_plain(f1, 3, 3000, 3, 100, 0) == 0 && set_mtime(f1, past) == 0);
+    CHECK(write_plain(f2, 3, 3000, 3, 100, 0) == 0 && set_mtime(f2, past) == 0);
+    CHECK(write_plain(src, 3, 3000, 7, 100, 100000) == 0);
+    for (int i = 0; i < 40; i++) {
+        snprintf(p, sizeof p, "%s/f%02d.tsfile", dir, i);
+        CHECK(write_plain(p, 1, 50 + i, 1 + i, 20, 0) == 0 && set_mtime(p, past) == 0);
+    }
+    struct stat a, b;
+    CHECK(stat(f1, &a) == 0 && stat(src, &b) == 0 && a.st_size == b.st_size);
+    usleep(2300000);
+    exec("SELECT * FROM tsfile_reader_cache(clear := true)");
+    int64_t hits0 = cache_stat("hits"), racy0 = cache_stat("racy");
+
+    /* the same answers with and without the cache, first (readers opened) and later (readers kept) queries */
+    static const char *const qs[] = {
+        "SELECT " RC_AGG " FROM read_tsfile('%s'%s)",
+        "SELECT " RC_AGG " FROM read_tsfile('%s', start_time := 1234, end_time := 1299%s)",
+        "SELECT * FROM read_tsfile('%s', start_time := 2000, end_time := 2100%s)",
+        "SELECT device, f2 FROM read_tsfile('%s', filter := 'f1 > 7000', parts := 5%s)",
+    };
+    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+        gcsv want = {0};
+        snprintf(sql, sizeof sql, qs[i], f1, ", reader_cache := false");
+        CHECK(sql_rows(sql, &want) == 0);
+        CHECK(want.n > 0);
+        for (int rep = 0; rep < 2; rep++) {
+            gcsv got = {0};
+            snprintf(sql, sizeof sql, qs[i], f1, "");
+            CHECK(sql_rows(sql, &got) == 0);
+            if (same_rows(&got, &want, sql)) tsf_test_failures++;
+            gcsv_free(&got);
+        }
+        gcsv_free(&want);
+    }
+    CHECK(cache_stat("hits") > hits0);
+    CHECK_EQ_INT(cache_stat("racy"), racy0); /* the files were old enough to be kept */
+
+    /* 2 threads on 8 parts of one kept reader, and two connections at once */
+    exec("SET threads = 2");
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s', start_time := 100, end_time := 2900, "
+             "parts := 8, reader_cache := false)", f1);
+    first_row(g_con, sql, off, sizeof off);
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s', start_time := 100, end_time := 2900, "
+             "parts := 8)", f1);
+    for (int rep = 0; rep < 3; rep++) {
+        first_row(g_con, sql, on, sizeof on);
+        CHECK(off[0] && strcmp(on, off) == 0);
+    }
+    rc_thread th[2] = {{sql, off, 0}, {sql, off, 0}};
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&tid[i], NULL, rc_worker, &th[i]) == 0);
+    for (int i = 0; i < 2; i++) pthread_join(tid[i], NULL);
+    CHECK_EQ_INT(th[0].bad + th[1].bad, 0);
+    exec("RESET threads");
+
+    /* more files than the cache keeps */
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s/*.tsfile', reader_cache := false)", dir);
+    first_row(g_con, sql, off, sizeof off);
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s/*.tsfile')", dir);
+    int64_t max = cache_stat("max_readers"), ev0 = cache_stat("evicted");
+    CHECK(max > 0 && max < 40);
+    for (int rep = 0; rep < 2; rep++) {
+        first_row(g_con, sql, on, sizeof on);
+        CHECK(off[0] && strcmp(on, off) == 0);
+        CHECK(cache_stat("kept") <= max);
+    }
+    CHECK(cache_stat("evicted") >= ev0 + 40 - max);
+    CHECK_EQ_INT(scalar_i64("SELECT max_readers FROM tsfile_reader_cache(max_readers := 4)"), 4);
+    first_row(g_con, sql, on, sizeof on);
+    CHECK(strcmp(on, off) == 0);
+    CHECK(cache_stat("kept") <= 4 && cache_stat("open") <= 4);
+    CHECK_EQ_INT(scalar_i64("SELECT kept + open FROM tsfile_reader_cache(clear := true)"), 0);
+    snprintf(sql, sizeof sql, "SELECT max_readers FROM tsfile_reader_cache(max_readers := %lld)", (long long)max);
+    CHECK_EQ_INT(scalar_i64(sql), max);
+
+    /* a file replaced under its path (a new file renamed over it, dated back to the same mtime) */
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s')", f2);
+    first_row(g_con, sql, old, sizeof old);
+    first_row(g_con, sql, on, sizeof on);
+    CHECK(old[0] && strcmp(on, old) == 0);
+    int64_t stale0 = cache_stat("stale");
+    CHECK(write_plain(f2, 3, 3000, 5, 100, 0) == 0 && set_mtime(f2, past) == 0);
+    follows_new(f2, old, stale0);
+
+    /* a file rewritten in place: same inode, same size, the old mtime put back (only ctime tells); its times
+     * moved by 100,000, so a reader with the old index would plan the old range and find no row */
+    snprintf(sql, sizeof sql, "SELECT " RC_AGG " FROM read_tsfile('%s')", f1);
+    first_row(g_con, sql, old, sizeof old);
+    stale0 = cache_stat("stale");
+    FILE *in = fopen(src, "rb");
+    int fd = open(f1, O_WRONLY);
+    CHECK(in && fd >= 0);
+    if (in && fd >= 0) {
+        char buf[65536];
+        size_t n;
+        off_t at = 0;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+            CHECK(pwrite(fd, buf, n, at) == (ssize_t)n);
+            at += (off_t)n;
+        }
+    }
+    if (in) fclose(in);
+    if (fd >= 0) close(fd);
+    CHECK(set_mtime(f1, past) == 0);
+    struct stat c;
+    CHECK(stat(f1, &c) == 0 && c.st_ino == a.st_ino && c.st_size == a.st_size && c.st_mtime == a.st_mtime);
+    follows_new(f1, old, stale0);
+
+    unlink(f1);
+    unlink(f2);
+    unlink(src);
+    for (int i = 0; i < 40; i++) {
+        snprintf(p, sizeof p, "%s/f%02d.tsfile", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 int main(void)
 {
     if (open_db()) {
@@ -1017,6 +1263,7 @@ int main(void)
     TSF_RUN(test_metadata);
     TSF_RUN(test_readme);
     TSF_RUN(test_write_via_import);
+    TSF_RUN(test_reader_cache);
     duckdb_disconnect(&g_con);
     duckdb_close(&g_db);
     return tsf_test_finish();

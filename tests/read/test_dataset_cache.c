@@ -6,6 +6,10 @@
  * the dataset, racy (just written) files are not cached, type conflicts give the same error, and damaged,
  * truncated, foreign and hostile (valid checksum, bad counts) cache files are ignored and rebuilt, never
  * misread; an unwritable cache leaves the open successful and says why.
+ * The reader pool (tsf_dataset_options.reader_pool, tsf_reader_pool_*): a dataset with a pool gives the same
+ * dataset and rows, kept readers are handed out again while their file is unchanged, a file rewritten in place
+ * (same size, mtime put back) or renamed over gets a new reader, at most max_readers stay kept, racy files are
+ * not kept, and options are checked.
  *
  * Data: table-model files (TAGs region, site, rack with a null site in the middle of some device ids;
  * FIELDs v INT64, w DOUBLE with nulls) and tree-model files (a non-aligned and an aligned device), written
@@ -684,6 +688,151 @@ static void test_options(void)
     CHECK(tsf_dataset_open(&ds, g_pp, NFILES, &o, &e) == TSF_EINVAL);
 }
 
+/* Waits until every file of the main set was last changed (ctime) more than 2.2 s ago: the pool keeps no
+ * reader of a file changed within 2 s of its open. */
+static void settle(const char *const *paths, size_t n)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wait = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (stat(paths[i], &sb)) continue;
+        double w = (double)sb.st_ctim.tv_sec + sb.st_ctim.tv_nsec / 1e9 + 2.2 - ((double)now.tv_sec + now.tv_nsec / 1e9);
+        if (w > wait) wait = w;
+    }
+    if (wait > 0) usleep((useconds_t)(wait * 1e6));
+}
+
+static tsf_reader_pool_stats pool_stats(tsf_reader_pool *p)
+{
+    tsf_reader_pool_stats st;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK_OK(tsf_reader_pool_get_stats(p, &st, NULL), NULL);
+    return st;
+}
+
+static void test_reader_pool(void)
+{
+    if (!ready()) return;
+    char x[256];
+    path_of(x, sizeof x, "pool.tsfile");
+    CHECK(write_table(x, 100, 20, "02", 0) == 0 && age(x, 3600, 0) == 0);
+    settle(g_pp, NFILES);
+    const char *one[1] = {x};
+    settle(one, 1);
+    tsf_reader_pool_options po;
+    tsf_reader_pool_options_init(&po);
+    CHECK_EQ_INT(po.max_readers, 16);
+    po.max_readers = NFILES;
+    tsf_reader_pool *p = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_pool_create(&p, &po, &e), &e);
+    if (!p) return;
+    /* a dataset through the pool: the same dataset and rows, the queries served by the readers the open kept */
+    tsf_dataset_options o;
+    tsf_dataset_options_init(&o);
+    o.reader_pool = p;
+    tsf_dataset *plain = open_ds(g_pp, NFILES, NULL, 0, NULL), *pooled = NULL;
+    CHECK_OK(tsf_dataset_open(&pooled, g_pp, NFILES, &o, &e), &e);
+    if (plain && pooled) {
+        check_same(plain, pooled);
+        CHECK(query_hash(plain) == query_hash(pooled));
+        CHECK(query_hash(plain) == query_hash(pooled));
+    }
+    tsf_reader_pool_stats st = pool_stats(p);
+    CHECK_EQ_INT(st.kept, NFILES);
+    CHECK_EQ_INT(st.misses, NFILES);
+    CHECK(st.hits >= 2 * NFILES);
+    CHECK_EQ_INT(st.racy, 0);
+    CHECK_EQ_INT(st.evicted, 0);
+    /* a smaller bound closes the least recently used */
+    tsf_reader_pool_set_max(p, 2);
+    st = pool_stats(p);
+    CHECK_EQ_INT(st.kept, 2);
+    CHECK_EQ_INT(st.open, 2);
+    CHECK_EQ_INT(st.evicted, NFILES - 2);
+    CHECK_EQ_INT(st.max_readers, 2);
+    if (pooled) CHECK(query_hash(plain) == query_hash(pooled)); /* 6 files through 2 kept readers */
+    CHECK(pool_stats(p).kept <= 2);
+    tsf_dataset_close(pooled);
+    tsf_dataset_close(plain);
+    tsf_reader_pool_clear(p);
+    CHECK_EQ_INT(pool_stats(p).open, 0);
+    /* kept and shared while unchanged */
+    tsf_reader *r1 = NULL, *r2 = NULL, *r3 = NULL;
+    CHECK_OK(tsf_reader_pool_acquire(p, x, NULL, &r1, &e), &e);
+    CHECK_OK(tsf_reader_pool_acquire(p, x, NULL, &r2, &e), &e);
+    CHECK(r1 && r1 == r2);
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.checked = 0; /* other options: another reader */
+    CHECK_OK(tsf_reader_pool_acquire(p, x, &ro, &r3, &e), &e);
+    CHECK(r3 && r3 != r1);
+    tsf_reader_pool_release(p, r3);
+    tsf_reader_pool_release(p, r2);
+    /* rewritten in place with the same size and the old mtime put back (only ctime differs): a new reader, while
+     * the holder of the old one still reads it */
+    struct stat before, after;
+    CHECK(stat(x, &before) == 0);
+    size_t len = 0;
+    uint8_t *bytes = tsf_test_read_file(x, &len);
+    int fd = open(x, O_WRONLY);
+    CHECK(bytes && fd >= 0 && len == (size_t)before.st_size && write(fd, bytes, len) == (ssize_t)len);
+    if (fd >= 0) close(fd);
+    free(bytes);
+    struct timespec t[2] = {before.st_atim, before.st_mtim};
+    CHECK(utimensat(AT_FDCWD, x, t, 0) == 0);
+    CHECK(stat(x, &after) == 0 && after.st_ino == before.st_ino && after.st_size == before.st_size &&
+          after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    uint64_t stale0 = pool_stats(p).stale;
+    CHECK_OK(tsf_reader_pool_acquire(p, x, NULL, &r2, &e), &e);
+    CHECK(r2 && r2 != r1);
+    st = pool_stats(p);
+    CHECK_EQ_INT(st.stale, stale0 + 1);
+    CHECK_EQ_INT(st.racy, 1); /* changed just now: used, not kept */
+    tsf_series_info si;
+    if (r2) CHECK_OK(tsf_reader_series(r2, 0, 0, &si, &e), &e); /* the old reader still answers */
+    tsf_reader_pool_release(p, r2);
+    tsf_reader_pool_release(p, r1);
+    CHECK_EQ_INT(pool_stats(p).open, 1); /* r3 */
+    /* renamed over (the reader kept 2 s after the change): another reader again */
+    char y[256];
+    path_of(y, sizeof y, "pool2.tsfile");
+    CHECK(write_table(y, 100, 20, "02", 1) == 0);
+    settle(one, 1);
+    CHECK_OK(tsf_reader_pool_acquire(p, x, NULL, &r1, &e), &e);
+    tsf_reader_pool_release(p, r1);
+    st = pool_stats(p);
+    CHECK(rename(y, x) == 0 && utimensat(AT_FDCWD, x, t, 0) == 0);
+    CHECK_OK(tsf_reader_pool_acquire(p, x, NULL, &r2, &e), &e);
+    CHECK_EQ_INT(pool_stats(p).stale, st.stale + 1);
+    CHECK_EQ_INT(pool_stats(p).misses, st.misses + 1);
+    int64_t tmin = 0;
+    if (r2) {
+        tsf_series_info s0;
+        CHECK_OK(tsf_reader_series(r2, 0, 0, &s0, &e), &e);
+        tmin = s0.stats.start_time;
+    }
+    CHECK_EQ_INT(tmin, 101); /* the new file's times (variant 1) */
+    tsf_reader_pool_release(p, r2);
+    tsf_reader_pool_set_max(p, 0);
+    CHECK_EQ_INT(pool_stats(p).open, 0);
+    /* errors */
+    CHECK(tsf_reader_pool_acquire(p, "/nonexistent/x.tsfile", NULL, &r1, &e) != TSF_OK && r1 == NULL);
+    po.struct_size = 4;
+    tsf_reader_pool *q = NULL;
+    CHECK(tsf_reader_pool_create(&q, &po, &e) == TSF_EINVAL && !q);
+    o.open_source = src_open;
+    tsf_dataset *ds = NULL;
+    CHECK(tsf_dataset_open(&ds, g_pp, NFILES, &o, &e) == TSF_EINVAL);
+    tsf_reader_pool_release(p, NULL);
+    tsf_reader_pool_free(p);
+    tsf_reader_pool_free(NULL);
+    unlink(x);
+}
+
 int main(void)
 {
     TSF_RUN(test_warm_equals_uncached);
@@ -694,6 +843,7 @@ int main(void)
     TSF_RUN(test_damaged);
     TSF_RUN(test_unwritable);
     TSF_RUN(test_options);
+    TSF_RUN(test_reader_pool);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

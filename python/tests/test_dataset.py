@@ -111,6 +111,31 @@ def test_stats_equal_pandas_reference(tmp_path, window):
         assert np.allclose(mine["sum"].to_numpy(), sums, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("window", [None, 1000])
+@pytest.mark.parametrize("null_file", [1, 2])
+def test_stats_column_null_throughout_a_later_file(tmp_path, window, null_file):
+    """A column null throughout a later file (a key without values there: count 0) changes nothing of the
+    earlier files' aggregates of it, first and first_time included (values 5.. at times 100..)."""
+    n = 50
+    for i in range(3):
+        f = pd.array([None] * n if i == null_file else list(np.arange(n) * 1.5 + 5 + i), dtype="Float64")
+        df = pd.DataFrame({"time": np.arange(n, dtype=np.int64) * 10 + 100 + i * 300, "device": ["d1"] * n,
+                           "f": f, "g": np.arange(n, dtype=np.int64)})
+        tsfile_c.write_dataframe(df, str(tmp_path / ("p%d.tsfile" % i)), table="t", tags=["device"])
+    with tsfile_c.open(str(tmp_path)) as ds:
+        got = ds.stats(window=window, columns=["f"])
+    rows = pd.concat(reference(sorted(str(p) for p in tmp_path.iterdir()), time="int"), ignore_index=True)
+    rows["w"] = 0 if window is None else rows["time"] // window * window
+    sub = rows[rows["f"].notna()]
+    want = sub.groupby("w", sort=True)["f"].agg(["count", "min", "max", "first", "last"])
+    want["first_time"] = sub.groupby("w", sort=True)["time"].min()
+    want["last_time"] = sub.groupby("w", sort=True)["time"].max()
+    mine = got[got["count"] > 0]
+    assert len(mine) == len(want)
+    for k in want.columns:
+        assert np.array_equal(mine[k].to_numpy(np.float64), want[k].to_numpy(np.float64)), k
+
+
 def test_errors(tmp_path):
     make_dataset(str(tmp_path), nfiles=2)
     with pytest.raises(tsfile_c.TsfError) as e:

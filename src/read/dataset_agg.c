@@ -499,6 +499,7 @@ static int acc_merge(void *ctx, void *into, void *from)
             *s = *src;
             continue;
         }
+        if (!src->count) continue; /* a key without values in that file (a column null there): nothing */
         s->count += src->count;
         s->sum += src->sum;
         if (src->min < s->min) s->min = src->min;

@@ -255,6 +255,129 @@ def test_aggregate_column_null_in_first_file(client, tmp_path):
         want = ds.stats()
     assert got.equals(want) and got.loc[got["column"] == "f", "first_time"].item() == 1000
 
+
+def make_overlapping(folder, nfiles=7, rows=300):
+    """Files over the same time range (every key of a window meets every file), devices d0..d2 (d3 only in
+    files 2 and 5), g DOUBLE of magnitudes 1e-3..1e20 (so the order of additions shows in the bits), f INT64
+    null throughout file 3 and throughout the second half of file 4's range, and a column h null throughout
+    the last file."""
+    rng = np.random.default_rng(11)
+    for k in range(nfiles):
+        ndev = 4 if k in (2, 5) else 3
+        t = np.repeat(np.arange(rows, dtype=np.int64) * 10 + k, ndev)
+        n = len(t)
+        f = pd.array(rng.integers(-10 ** 6, 10 ** 6, n), dtype="Int64")
+        if k == 3:
+            f[:] = pd.NA
+        if k == 4:
+            f[t >= rows * 5] = pd.NA
+        h = pd.array(rng.normal(size=n), dtype="Float64")
+        if k == nfiles - 1:
+            h[:] = pd.NA
+        df = pd.DataFrame({"time": t, "device": ["d%d" % (i % ndev) for i in range(n)], "f": f,
+                           "g": rng.normal(size=n) * 10.0 ** (rng.integers(-3, 13, n) + 4 * (k % 3)), "h": h})
+        tsfile_c.write_dataframe(df, os.path.join(folder, "o-%02d.tsfile" % k), table="t", tags=["device"])
+
+
+@pytest.mark.parametrize("split_every", [2, 3, 8])
+@pytest.mark.parametrize("window,group_by", [(None, None), (1000, "device"), (None, "device")])
+def test_aggregate_tree_bit_identical(client, tmp_path, split_every, window, group_by):
+    """The merge tree (split_every parts at a time; 7 files: odd counts at every level) gives Dataset.stats
+    bit for bit when every key meets every file, so each key's sums are the same chain of additions; keys
+    with a column null throughout a file (count-0 partials in the middle and at the end) included."""
+    make_overlapping(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(group_by=group_by, window=window)
+    assert (want["count"] == 0).sum() == 0 and (want["column"] == "h").any()
+    for split in ("file", "files:2", "files:3"):
+        got = tdd.aggregate(str(tmp_path), group_by=group_by, window=window, split=split,
+                            split_every=split_every).compute()
+        assert got.equals(want), split
+        assert np.array_equal(got["sum"].to_numpy().view(np.int64), want["sum"].to_numpy().view(np.int64))
+
+
+def test_aggregate_tree_order_matters(client, tmp_path):
+    """The data of the tree test is one where adding a key's partial sums in another order changes bits: the
+    file-order fold of the per-file sums gives Dataset.stats, a pairwise tree over them does not (for some
+    keys), so a merge tree that folded in every merge would fail the tree test."""
+    make_overlapping(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(window=1000).set_index(["device", "window_start", "column"])["sum"]
+        per_file = []
+        for f in ds.files:
+            with tsfile_c.open([f.path]) as one:
+                per_file.append(one.stats(window=1000).set_index(["device", "window_start", "column"]))
+
+    def pairwise(xs):
+        return xs[0] if len(xs) == 1 else pairwise(xs[:len(xs) // 2]) + pairwise(xs[len(xs) // 2:])
+    differ = 0
+    for key in want.index[want.index.get_level_values("column") == "g"]:
+        sums = [p.loc[key, "sum"] for p in per_file if key in p.index and p.loc[key, "count"] > 0]
+        seq = sums[0]
+        for x in sums[1:]:
+            seq += x
+        assert seq == want[key]
+        differ += pairwise(sums) != seq
+    assert differ > 0
+
+
+def test_aggregate_empty_parts_and_selection(client, tmp_path):
+    """Files without the selected device (the first one among them) give empty partials."""
+    make_overlapping(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(devices=["t.d3"], window=700)
+    assert len(want) and set(want["device"]) == {"t.d3"}
+    for split_every in (2, 8):
+        got = tdd.aggregate(str(tmp_path), devices=["t.d3"], window=700, split_every=split_every).compute()
+        assert got.equals(want)
+    got = tdd.aggregate(str(tmp_path), tags={"device": "d3"}, window=700, split_every=2).compute()
+    assert got.equals(want)
+
+
+@pytest.mark.parametrize("split,nparts", [("chunk-group", 23), ("chunk-groups:2", 14), ("time:1s", 3),
+                                          ("time:2000ms", 2), ("files:3", 3)])
+def test_aggregate_split(client, tmp_path, split, nparts):
+    """aggregate(split=...) makes read_dataset's fragments into tasks (chunk-group: one per device of each
+    file; time: one per interval, the files meeting it) and gives Dataset.stats bit for bit."""
+    make_overlapping(str(tmp_path), rows=250)  # times 0..2496: intervals of 1 s meet 3, of 2 s meet 2
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(window=500)
+        assert len(tdd.fragments(ds, split=split)) == nparts
+    job = tdd.aggregate(str(tmp_path), window=500, split=split, split_every=3)
+    assert sum(isinstance(k, str) and k.startswith("tsfile-partial-agg") for k in job.dask) == nparts
+    assert job.compute().equals(want)
+
+
+def test_aggregate_split_refused(client, tmp_path):
+    """Splits that would add a key's values in another order than the library are refused."""
+    make_overlapping(str(tmp_path), nfiles=2, rows=100)
+    with pytest.raises(ValueError, match="group_by='device'"):
+        tdd.aggregate(str(tmp_path), group_by=None, split="chunk-group")
+    with pytest.raises(ValueError, match="window"):
+        tdd.aggregate(str(tmp_path), window=300, split="time:1s")
+    with pytest.raises(ValueError, match="window"):
+        tdd.aggregate(str(tmp_path), split="time:1s")
+    with pytest.raises(ValueError, match="origin"):
+        tdd.aggregate(str(tmp_path), window=500, origin=7, split="time:1s")
+    with pytest.raises(ValueError, match="split_every"):
+        tdd.aggregate(str(tmp_path), split_every=1)
+
+
+def test_aggregate_column_null_throughout(client, tmp_path):
+    """A column null in every file: its keys have count 0 in every partial; the result has them as the library
+    has them (count 0, mean 0)."""
+    n = 40
+    for i in range(3):
+        df = pd.DataFrame({"time": np.arange(n, dtype=np.int64) * 10 + i * 1000, "device": ["d1"] * n,
+                           "f": pd.array([None] * n, dtype="Float64"), "g": np.arange(n, dtype=np.int64)})
+        tsfile_c.write_dataframe(df, str(tmp_path / ("p%d.tsfile" % i)), table="t", tags=["device"])
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats()
+    for split_every in (2, 8):
+        got = tdd.aggregate(str(tmp_path), split_every=split_every).compute()
+        assert got.equals(want)
+
+
 def test_to_tsfile_round_trip(client, tmp_path):
     src, dst = tmp_path / "src", tmp_path / "dst"
     src.mkdir()

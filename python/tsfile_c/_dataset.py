@@ -304,6 +304,30 @@ class Dataset(_Closing, _Catalog):
         the non-null values (numbers and booleans). Sums are added per file, then in file order, so the
         result does not depend on threads or files_at_once. window: length in file time units (None = one
         window)."""
+        res, keep = self._agg_result(group_by, window, origin, columns, start, end, where, table, devices, tags,
+                                     threads, files_at_once, time_unit)
+        try:
+            return _agg_frame(res, [d.name for d in self.devices])
+        finally:
+            C.lib.tsf_dataset_agg_result_free(res)
+
+    def _stats_arrays(self, group_by="device", window=None, origin=0, columns=None, start=None, end=None,
+                      where=None, table=None, devices=None, tags=None, threads=None, files_at_once=None,
+                      time_unit="ms"):
+        """stats() as columns (agg_arrays: integer-coded keys, NumPy arrays of the aggregates) with the
+        names the codes stand for: (arrays, device names (this dataset's, by index), column names)."""
+        res, keep = self._agg_result(group_by, window, origin, columns, start, end, where, table, devices, tags,
+                                     threads, files_at_once, time_unit)
+        try:
+            arrays, names = agg_arrays(res)
+            return arrays, [d.name for d in self.devices], names
+        finally:
+            C.lib.tsf_dataset_agg_result_free(res)
+
+    def _agg_result(self, group_by, window, origin, columns, start, end, where, table, devices, tags, threads,
+                    files_at_once, time_unit):
+        """The tsf_dataset_agg_result of a stats() query (the caller frees it) and what its column names point
+        into (the options' names: keep it alive while reading the rows)."""
         if group_by not in ("device", None):
             raise ValueError("group_by must be 'device' or None, got %r" % (group_by,))
         keep = []
@@ -319,39 +343,66 @@ class Dataset(_Closing, _Catalog):
         with _filter(qo, where, tags):
             check(C.lib.tsf_dataset_aggregate(self._handle(), ctypes.byref(qo), ctypes.byref(ao), ctypes.byref(res),
                                               ctypes.byref(err)), err, "stats")
-        try:
-            return _agg_frame(res, [d.name for d in self.devices])
-        finally:
-            C.lib.tsf_dataset_agg_result_free(res)
+        return res, keep
 
 
 # the result rows (tsf_dataset_agg_row, an array in the library) read as one NumPy record array
 _AGG_ROW = np.dtype([(name, {C.c_size: np.uintp, C.c_i64: np.int64, C.c_str: np.uintp, C.c_u64: np.uint64,
                              C.c_dbl: np.float64}[typ]) for name, typ in C.DatasetAggRow._fields_], align=True)
 assert _AGG_ROW.itemsize == ctypes.sizeof(C.DatasetAggRow)
+# the aggregates of agg_arrays, after the keys dev, win, col
+AGG_VALUES = ("count", "sum", "min", "max", "mean", "first", "last", "first_time", "last_time")
 
 
-def _agg_frame(res, device_names):
-    """The stats DataFrame of a tsf_dataset_agg_result, its rows in the library's order, read in one pass
-    over the row array (columns decoded once per distinct name)."""
-    import pandas as pd
+def agg_arrays(res):
+    """The rows of a tsf_dataset_agg_result in the library's order as columns, read in one pass over the row
+    array: dev (the device's index in the dataset, -1 without one), win (the window's start, INT64_MIN with
+    one window), col (an index into the column names returned with them, sorted) and AGG_VALUES, each a
+    contiguous NumPy array; and the column names."""
     n = C.lib.tsf_dataset_agg_result_count(res)
     if n == 0:
-        return stats_frame([])
+        return {k: np.zeros(0, t) for k, t in AGG_ARRAY_DTYPES.items()}, []
     first = C.lib.tsf_dataset_agg_result_row(res, 0)
     rows = np.frombuffer((ctypes.c_char * (n * _AGG_ROW.itemsize)).from_address(ctypes.addressof(first.contents)),
                          _AGG_ROW)
-    names = np.array(list(device_names) + [None], dtype=object)
     dev = rows["device"]
-    dev = names[np.where(dev == np.uintp(ctypes.c_size_t(-1).value), len(device_names), dev).astype(np.intp)]
+    dev = np.where(dev == np.uintp(ctypes.c_size_t(-1).value), -1, dev.astype(np.int64))
     ptrs, inverse = np.unique(rows["column"], return_inverse=True)
-    cols = np.array([ctypes.string_at(int(p)).decode("utf-8", "surrogateescape") for p in ptrs], dtype=object)
-    win = rows["window_start"]
-    data = {"device": dev, "window_start": pd.arrays.IntegerArray(win.copy(), win == C.INT64_MIN),
-            "column": cols[inverse]}
+    names = [ctypes.string_at(int(p)).decode("utf-8", "surrogateescape") for p in ptrs]
+    by_name = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), np.int64)
+    rank[by_name] = np.arange(len(names))
+    out = {"dev": dev, "win": rows["window_start"].copy(), "col": rank[inverse]}
+    for c in AGG_VALUES:
+        out[c] = rows[c].copy()
+    return out, [names[i] for i in by_name]
+
+
+AGG_ARRAY_DTYPES = {"dev": np.int64, "win": np.int64, "col": np.int64, "count": np.uint64, "sum": np.float64,
+                    "min": np.float64, "max": np.float64, "mean": np.float64, "first": np.float64,
+                    "last": np.float64, "first_time": np.int64, "last_time": np.int64}
+
+
+def agg_frame_of(arrays, device_names, column_names):
+    """The stats DataFrame of agg_arrays-shaped columns (device_names / column_names: what dev / col index)."""
+    import pandas as pd
+    if len(arrays["dev"]) == 0:
+        return stats_frame([])
+    names = np.array(list(device_names) + [None], dtype=object)
+    dev = arrays["dev"]
+    win = arrays["win"]
+    data = {"device": names[np.where(dev < 0, len(device_names), dev)],
+            "window_start": pd.arrays.IntegerArray(win.copy(), win == C.INT64_MIN),
+            "column": np.array(column_names, dtype=object)[arrays["col"]]}
     for c in STATS_COLUMNS[3:]:
-        data[c] = rows[c].copy()
+        data[c] = arrays[c]
     return pd.DataFrame(data).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
+
+
+def _agg_frame(res, device_names):
+    """The stats DataFrame of a tsf_dataset_agg_result, its rows in the library's order."""
+    arrays, names = agg_arrays(res)
+    return agg_frame_of(arrays, device_names, names)
 
 
 class DatasetStream:

@@ -5,6 +5,7 @@ a dataset (one TsFile per partition).
     ddf = tdd.read_dataset("data/", columns=["f0"], start=0, end=10**12, split="file")
     agg = tdd.aggregate("data/", group_by="device", window=3_600_000).compute()
     daily = tdd.aggregate("data/", window=86_400_000, statistics=True).compute()  # chunks from statistics
+    few = tdd.aggregate("big/", window=3_600_000, split="chunk-groups:4").compute()  # 4 devices of a file a task
     per_device = tdd.read_dataset("big.tsfile", split="chunk-group")  # a partition per device of a file
     tdd.to_tsfile(ddf, "copy/", table="t", tags=["device"])
 
@@ -21,7 +22,7 @@ import re
 
 import numpy as np
 
-from ._dataset import STATS_COLUMNS, STATS_DTYPES, Dataset, concat_frames, file_selection, stats_frame
+from ._dataset import AGG_ARRAY_DTYPES, Dataset, agg_frame_of, concat_frames, file_selection, stats_frame
 from ._errors import TsfError
 from ._reader import TsFile, _stats_values, _to_time
 
@@ -199,31 +200,46 @@ def read_dataset(paths, columns=None, start=None, end=None, where=None, tags=Non
 
 
 # ---- aggregation ---------------------------------------------------------------------------------------
+#
+# A task aggregates each file of its fragment alone (the library's aggregation of that file, which is what the
+# dataset aggregation makes of each file before merging) into a Part: the rows as columns (NumPy arrays:
+# integer-coded keys, then the aggregates) and the names the codes stand for. Parts are merged in the
+# workers along a tree of consecutive parts (split_every at a time), and only the root's frame travels to
+# the client. The library merges its per-file accumulators in file order, and a floating-point sum depends on
+# the order of its additions, so a merge folds a key's rows into one only where that fold is the library's:
+# in the parts that begin with the first file (a prefix of the file order). Every other merge sorts the rows
+# by key and keeps each file's row of a key, in file order, for the prefix merge above it to fold.
 
-def _partial(path, group_by, window, origin, columns, start, end, where, table, devices, tags, time_unit, checked):
-    """One file's aggregate rows (Dataset.stats of that file alone), tagged with nothing else: rows come in
-    the library's order and the partitions in file order, which fixes the order of every addition."""
-    with _naming(path), Dataset([path], checked=checked) as ds:
-        args = file_selection(ds, table, devices)
-        if args is None:
-            return stats_frame([])
-        return ds.stats(group_by, window, origin, columns, start, end, where, args[0], args[1], tags,
-                        time_unit=time_unit)
-
-
-# The library's counters of the statistics path (tsf_agg_info), carried as extra columns of the partial
-# frames (a file's totals on its first row) and summed into the result's attrs["tsfile_agg_info"].
+# The library's counters of the statistics path (tsf_agg_info), summed over the files into the result's
+# attrs["tsfile_agg_info"].
 AGG_INFO = ("chunks_from_stats", "pages_from_stats", "pages_decoded", "points_from_stats", "points_decoded")
 _NUMERIC = ("BOOLEAN", "INT32", "DATE", "INT64", "TIMESTAMP", "FLOAT", "DOUBLE")
+_PART_DTYPES = {k: t for k, t in AGG_ARRAY_DTYPES.items() if k != "mean"}
+_NO_WINDOW = -(1 << 63)  # win of the rows of an aggregation with one window (the library's INT64_MIN)
+
+Part = collections.namedtuple("Part", "arrays devices columns info")
+Part.__doc__ = ("A partial aggregate: arrays (dev, win, col, count, sum, min, max, first, last, first_time, "
+                "last_time: NumPy arrays of one length, rows sorted by key with a key's rows in file order), "
+                "devices (the names dev indexes, -1 = no device; None: dev is the device's index in the "
+                "dataset), columns (the names col indexes, sorted) and info (the statistics path's counters, "
+                "else None).")
 
 
-def _with_info(frame, info):
-    for k in AGG_INFO:
-        col = np.zeros(len(frame), dtype=np.uint64)
-        if len(col):
-            col[0] = info.get(k, 0)
-        frame[k] = col
-    return frame
+def _empty_part(info=None):
+    return Part({k: np.zeros(0, t) for k, t in _PART_DTYPES.items()}, None, [], info)
+
+
+def _file_part(path, t0, t1, names, q):
+    """One file's aggregate (Dataset.stats of that file alone, its rows in the library's order) as a Part;
+    names: the devices of a chunk-group fragment (None: the query's selection)."""
+    with _naming(path), Dataset([path], checked=q["checked"]) as ds:
+        args = file_selection(ds, q["table"], q["devices"] if names is None else names)
+        if args is None:
+            return _empty_part()
+        arrays, devs, cols = ds._stats_arrays(q["group_by"], q["window"], q["origin"], q["columns"], t0, t1,
+                                              q["where"], args[0], args[1], q["tags"], time_unit=q["time_unit"])
+        del arrays["mean"]
+        return Part(arrays, devs, cols, None)
 
 
 def _tag_match(f, d, tags):
@@ -239,69 +255,69 @@ def _tag_match(f, d, tags):
     return True
 
 
-def _stats_partial(path, group_by, window, origin, columns, start, end, table, devices, tags, time_unit, checked):
-    """One file's aggregate rows answered by the one-file aggregation (tsf_aggregate: whole chunks and pages
-    inside a window from their statistics, the other pages decoded), one row per device (or per device
-    then merged, group_by=None) x window x column, with the library's counters (AGG_INFO columns)."""
-    with _naming(path), TsFile(path, checked=checked) as f:
-        args = file_selection(f, table, devices)
+def _file_stats_part(path, t0, t1, names, q):
+    """One file's aggregate answered by the one-file aggregation (tsf_aggregate: whole chunks and pages inside
+    a window from their statistics, the other pages decoded): a row per device x window x column (with
+    group_by=None, a device's rows after the previous device's, merged later in that order), with the
+    library's counters."""
+    with _naming(path), TsFile(path, checked=q["checked"]) as f:
+        args = file_selection(f, q["table"], q["devices"] if names is None else names)
         if args is None:
-            return _with_info(stats_frame([]), {})
+            return _empty_part(dict.fromkeys(AGG_INFO, 0))
         devs, _ = f._select_devices(args[0], args[1], None)
-        if tags:
-            devs = [d for d in devs if _tag_match(f, d, tags)]
+        if q["tags"]:
+            devs = [d for d in devs if _tag_match(f, d, q["tags"])]
+        by_dev, window = q["group_by"] == "device", q["window"]
         rows = []
-        for d, ser, w, typ in f._aggregate(devs, columns, start, end, window, origin, time_unit):
+        for d, ser, w, typ in f._aggregate(devs, q["columns"], t0, t1, window, q["origin"], q["time_unit"]):
             st = w.stats
-            vals = [float(v) for v in _stats_values(st, typ)] if ser.type in _NUMERIC else [0.0] * 5
-            mn, mx, fi, la, sm = vals
-            rows.append((d.name if group_by == "device" else None, w.start if window else None, ser.name, st.count,
-                         sm, mn, mx, sm / st.count, fi, la, st.start_time, st.end_time))
-        return _with_info(stats_frame(rows), f.last_stats_info or {})
+            mn, mx, fi, la, sm = [float(v) for v in _stats_values(st, typ)] if ser.type in _NUMERIC else [0.0] * 5
+            rows.append((d.index if by_dev else -1, w.start if window else _NO_WINDOW, ser.name, st.count, sm, mn,
+                         mx, fi, la, st.start_time, st.end_time))
+        info = {k: (f.last_stats_info or {}).get(k, 0) for k in AGG_INFO}
+        if not rows:
+            return _empty_part(info)
+        cols = sorted({r[2] for r in rows})
+        code = {c: i for i, c in enumerate(cols)}
+        fields = list(zip(*rows))
+        fields[2] = [code[c] for c in fields[2]]
+        arrays = {k: np.array(v, dtype=t) for (k, t), v in zip(_PART_DTYPES.items(), fields)}
+        return Part(arrays, [d.name for d in f.devices], cols, info)
 
 
-def combine(partials, device_order=None):
-    """Merges per-file aggregate rows in order, exactly as the library merges per-file accumulators
-    (count and sum added in file order, min/max, first from the earliest time (the earlier file on a tie),
-    last from the latest (the later file on a tie)): the result equals Dataset.stats bit for bit, its rows
-    ordered as the library orders them (device_order: the dataset's device index by name). Vectorized over
-    the keys: the k-th partial of every key is merged in one step, k = 1, 2, ... (each key's partials in
-    file order), so every key's additions are the sequential ones. Partials with the AGG_INFO columns (the
-    statistics path) give a result whose attrs["tsfile_agg_info"] sums them."""
-    info = None
-    if AGG_INFO[0] in partials.columns:
-        info = {k: int(partials[k].sum()) for k in AGG_INFO}
-        partials = partials.drop(columns=list(AGG_INFO))
-    if len(partials) == 0:
-        out = stats_frame([])
-    else:
-        out = _merge_partials(partials, device_order)
-    if info is not None:
-        out.attrs["tsfile_agg_info"] = info
-    return out
-
-
-def _merge_partials(partials, device_order):
-    """combine() of a non-empty frame of partials without counters."""
-    import pandas as pd
-    df = partials.reset_index(drop=True)
-    g = df.groupby(["device", "window_start", "column"], sort=False, dropna=False).ngroup().to_numpy()
-    rank = pd.Series(g).groupby(g).cumcount().to_numpy()
-    ng = int(g.max()) + 1
-    first_row = np.empty(ng, np.int64)
-    r0 = np.flatnonzero(rank == 0)
-    first_row[g[r0]] = r0
-    cols = {c: df[c].to_numpy() for c in ("count", "sum", "min", "max", "first", "last", "first_time", "last_time")}
-    acc = {c: v[first_row].copy() for c, v in cols.items()}
-    for k in range(1, int(rank.max()) + 1):
-        idx = np.flatnonzero(rank == k)
-        gg = g[idx]
-        new = {c: v[idx] for c, v in cols.items()}
-        empty = acc["count"][gg] == 0  # an accumulator without values takes the partial whole
+def _fold(a):
+    """Rows sorted by key, a key's rows in file order, folded into one row per key exactly as the library
+    merges per-file accumulators in file order: count and sum added, min / max (a smaller / larger value
+    replaces), first from the earliest time (the earlier file on a tie), last from the latest (the later file
+    on a tie); an accumulator without values (count 0) takes the next row whole, and a row without values
+    adds nothing to one with values. Vectorized over the keys:
+    the k-th row of every key is merged in one step, k = 1, 2, ..., so each key's additions are the
+    sequential ones."""
+    n = len(a["dev"])
+    if n < 2:
+        return a
+    same = (a["dev"][1:] == a["dev"][:-1]) & (a["win"][1:] == a["win"][:-1]) & (a["col"][1:] == a["col"][:-1])
+    if not same.any():
+        return a
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    key = np.cumsum(np.concatenate(([True], ~same))) - 1  # each row's key (its number in the output)
+    rank = np.arange(n) - starts[key]  # each row's place among its key's rows
+    acc = {c: v[starts] for c, v in a.items()}
+    later = np.flatnonzero(rank)
+    later = later[np.argsort(rank[later], kind="stable")]
+    bounds = np.searchsorted(rank[later], np.arange(1, int(rank.max()) + 2))
+    for k in range(len(bounds) - 1):
+        idx = later[bounds[k]:bounds[k + 1]]
+        gg = key[idx]
+        new = {c: a[c][idx] for c in _PART_DTYPES if c not in ("dev", "win", "col")}
+        empty = acc["count"][gg] == 0  # an accumulator without values takes the row whole
         if empty.any():
-            for c in acc:
+            for c in new:
                 acc[c][gg[empty]] = new[c][empty]
             gg, new = gg[~empty], {c: v[~empty] for c, v in new.items()}
+        has = new["count"] != 0  # a row without values adds nothing
+        if not has.all():
+            gg, new = gg[has], {c: v[has] for c, v in new.items()}
         acc["count"][gg] += new["count"]
         acc["sum"][gg] += new["sum"]
         cur = acc["min"][gg]
@@ -311,29 +327,61 @@ def _merge_partials(partials, device_order):
         earlier = new["first_time"] < acc["first_time"][gg]
         acc["first_time"][gg[earlier]] = new["first_time"][earlier]
         acc["first"][gg[earlier]] = new["first"][earlier]
-        later = new["last_time"] >= acc["last_time"][gg]
-        acc["last_time"][gg[later]] = new["last_time"][later]
-        acc["last"][gg[later]] = new["last"][later]
-    dev = df["device"].to_numpy(object)[first_row]
-    win = df["window_start"].array[first_row]  # Int64, NA with one window
-    col = df["column"].to_numpy(object)[first_row]
-    # the library's row order: device (its index in the dataset, then the name), window (one window first),
-    # column name
-    rank_of = device_order or {}
-    dev_rank = np.fromiter((rank_of.get(d, -1) for d in dev), np.int64, ng)
-    dev_name = pd.factorize(pd.Series([d or "" for d in dev], dtype=object), sort=True)[0]
-    win_na = np.asarray(win.isna())
-    win_val = np.asarray(win.fillna(0).to_numpy(np.int64))
-    col_code = pd.factorize(pd.Series(col, dtype=object), sort=True)[0]
-    order = np.lexsort((col_code, win_val, ~win_na, dev_name, dev_rank))
-    cnt = acc["count"]
+        later_t = new["last_time"] >= acc["last_time"][gg]
+        acc["last_time"][gg[later_t]] = new["last_time"][later_t]
+        acc["last"][gg[later_t]] = new["last"][later_t]
+    return acc
+
+
+def _merge(parts, names, fold):
+    """parts (consecutive, in file order) as one Part whose dev is the device's index in the dataset (names:
+    the dataset's device names in order), rows in the library's order (device index, window, column name)
+    with a key's rows in file order; fold (only for parts that begin with the first file): each key's rows
+    folded into one (_fold)."""
+    cols = sorted(set().union(*(p.columns for p in parts)))
+    code = {c: i for i, c in enumerate(cols)}
+    infos = [p.info for p in parts if p.info is not None]
+    info = {k: sum(i.get(k, 0) for i in infos) for k in AGG_INFO} if infos else None
+    rank, chunks = None, []
+    for p in parts:
+        a = p.arrays
+        if len(a["dev"]) == 0:
+            continue
+        dev = a["dev"]
+        if p.devices is not None:
+            if rank is None:
+                rank = {n: i for i, n in enumerate(names)}
+            dev = np.array([rank.get(n, -1) for n in p.devices] + [-1], np.int64)[dev]  # -1: the last entry
+        col = a["col"] if p.columns == cols else np.array([code[c] for c in p.columns], np.int64)[a["col"]]
+        chunks.append(dict(a, dev=dev, col=col))
+    if not chunks:
+        return Part(_empty_part().arrays, None, cols, info)
+    a = chunks[0] if len(chunks) == 1 else {k: np.concatenate([c[k] for c in chunks]) for k in _PART_DTYPES}
+    order = np.lexsort((a["col"], a["win"], a["dev"]))  # stable: a key's rows stay in file order
+    if (np.diff(order) != 1).any():
+        a = {k: v[order] for k, v in a.items()}
+    return Part(_fold(a) if fold else a, None, cols, info)
+
+
+def _agg_task(leaves, first, names, q):
+    """A task: the files of its fragment (leaves: (path, start, end, device names or None)) aggregated one by
+    one and merged (folded when the fragment begins with the first file)."""
+    leaf = _file_stats_part if q["statistics"] else _file_part
+    return _merge([leaf(p, t0, t1, devs, q) for p, t0, t1, devs in leaves], names, first)
+
+
+def _finish(parts, names):
+    """The root of the merge tree: the result frame (Dataset.stats' layout and order), with the counters of the
+    statistics path in attrs["tsfile_agg_info"]."""
+    p = _merge(parts, names, True)
+    a = dict(p.arrays)
+    cnt = a["count"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(cnt != 0, acc["sum"] / cnt.astype(np.float64), np.nan)
-    data = {"device": dev[order], "window_start": win[order], "column": col[order], "count": cnt[order],
-            "sum": acc["sum"][order], "min": acc["min"][order], "max": acc["max"][order], "mean": mean[order],
-            "first": acc["first"][order], "last": acc["last"][order], "first_time": acc["first_time"][order],
-            "last_time": acc["last_time"][order]}
-    return pd.DataFrame(data).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
+        a["mean"] = np.where(cnt != 0, a["sum"] / cnt.astype(np.float64), 0.0)  # the library's mean
+    out = agg_frame_of(a, names, p.columns)
+    if p.info is not None:
+        out.attrs["tsfile_agg_info"] = p.info
+    return out
 
 
 def _check_statistics_query(ds, table, columns, where, tags):
@@ -354,12 +402,46 @@ def _check_statistics_query(ds, table, columns, where, tags):
                              % (k, v))
 
 
+def _agg_fragments(ds, start, end, split, time_unit, table, devices, group_by, window, origin):
+    """The tasks' leaves for aggregate(split=...): per task, a list of (path, start, end, device names or None),
+    from fragments(). Only splits under which every key's additions stay the library's are taken: a file's
+    rows of one key must come whole from one leaf."""
+    if split.startswith("chunk-group") and group_by is None:
+        raise ValueError("aggregate(split=%r) needs group_by='device': with group_by=None a file's devices add "
+                         "into one sum, which a split by device would add in another order" % (split,))
+    if split.startswith("time:"):
+        step = _interval(split[5:], time_unit)
+        if not window or step % int(window) or int(origin) % int(window):
+            raise ValueError("aggregate(split=%r) needs windows that the intervals do not cut: window= dividing "
+                             "the interval (%d) and origin= a multiple of the window" % (split, step))
+    frs = fragments(ds, start, end, split, time_unit, table, devices)
+    if not split.startswith("chunk-group"):
+        return [[(p, fr.start, fr.end, None) for p in fr.paths] for fr in frs]
+    index = {f.path: i for i, f in enumerate(ds.files)}
+    names = {}
+    out = []
+    for fr in frs:
+        i = index[fr.paths[0]]
+        if i not in names:
+            names[i] = {fd.index: fd.name for fd in ds.file_devices(i)}
+        out.append([(fr.paths[0], fr.start, fr.end, tuple(names[i][k] for k in fr.devices))])
+    return out
+
+
 def aggregate(paths, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
-              table=None, devices=None, tags=None, time_unit="ms", checked=True, statistics=False):
-    """Grouped aggregation on Dask: each file is aggregated by the library in a worker, giving a small
-    partial frame; Dask concatenates the partials in file order and combine() merges them. Returns a
-    one-partition dask DataFrame (compute() it): device, window_start, column, count, sum, min, max, mean,
-    first, last, first_time, last_time.
+              table=None, devices=None, tags=None, time_unit="ms", checked=True, statistics=False, split="file",
+              split_every=8):
+    """Grouped aggregation on Dask: the library aggregates each file in a worker (a partial: a few NumPy
+    arrays), the partials are merged in the workers along a tree, split_every at a time, and the client
+    receives the merged frame. Returns a one-partition dask DataFrame (compute() it): device, window_start,
+    column, count, sum, min, max, mean, first, last, first_time, last_time, as Dataset.stats.
+
+    split: the tasks, as read_dataset's: "file" (a task per file), "files:<n>" (n consecutive files per
+    task), "chunk-group" / "chunk-groups:<n>" (a task per device / n devices of each file: a few large files
+    still use every worker; group_by="device" only), "time:<interval>" (a task per interval, with the files
+    meeting it; window must divide the interval and origin be a multiple of window, so no window is cut).
+    Each file is aggregated alone, and merges fold a key's partials only in file order, so whatever the split
+    and split_every the result is the same.
 
     statistics=False (default): every selected value is decoded (the dataset aggregation of each file), so
     the result equals Dataset.stats bit for bit.
@@ -374,35 +456,38 @@ def aggregate(paths, group_by="device", window=None, origin=0, columns=None, sta
     order). where= is refused (a filter needs the values); tags= selects devices by their TAG values. The
     computed frame's attrs["tsfile_agg_info"] holds the library's counters summed over the files:
     chunks_from_stats, pages_from_stats, pages_decoded, points_from_stats, points_decoded."""
+    import dask
     import dask.dataframe as dd
-    with Dataset(paths, checked=checked) as ds:
-        files = [ds.files[i].path for i in ds.plan(start, end, time_unit)]
-        order = {d.name: i for i, d in enumerate(ds.devices)}
-        if statistics:
-            table = ds._table_of(table) if devices is None else table
-            _check_statistics_query(ds, table, columns, where, tags)
     if group_by not in ("device", None):
         raise ValueError("group_by must be 'device' or None, got %r" % (group_by,))
+    if int(split_every) < 2:
+        raise ValueError("split_every must be at least 2, got %r" % (split_every,))
     if isinstance(devices, str):
         devices = [devices]
     if isinstance(columns, str):
         columns = [columns]
-    if not files:
-        return dd.from_pandas(stats_frame([]), npartitions=1)
-    kw = dict(group_by=group_by, window=window, origin=origin, columns=columns, start=start, end=end, table=table,
-              devices=devices, tags=tags, time_unit=time_unit, checked=checked)
-    if statistics:
-        parts = dd.from_map(_stats_partial, files, meta=_with_info(stats_frame([]), {}),
-                            label="tsfile-stats-partial-agg", enforce_metadata=False, **kw)
-    else:
-        parts = dd.from_map(_partial, files, meta=stats_frame([]), label="tsfile-partial-agg", enforce_metadata=False,
-                            where=where, **kw)
-    return parts.reduction(chunk=_same, aggregate=combine, meta=stats_frame([]), split_every=False,
-                           token="tsfile-combine", aggregate_kwargs={"device_order": order})
-
-
-def _same(x):
-    return x
+    with Dataset(paths, checked=checked) as ds:
+        names = tuple(d.name for d in ds.devices)
+        if statistics:
+            table = ds._table_of(table) if devices is None else table
+            _check_statistics_query(ds, table, columns, where, tags)
+        leaves = _agg_fragments(ds, start, end, split, time_unit, table, devices, group_by, window, origin)
+    meta = stats_frame([])
+    if not leaves:
+        return dd.from_pandas(meta, npartitions=1)
+    q = dict(group_by=group_by, window=window, origin=origin, columns=columns, where=where, table=table,
+             devices=devices, tags=tags, time_unit=time_unit, checked=checked, statistics=statistics)
+    tok = dask.base.tokenize(names, leaves, q, split_every)
+    level = [dask.delayed(_agg_task, pure=True)(lv, i == 0, names, q, dask_key_name="tsfile-partial-agg-%d-%s"
+                                                % (i, tok)) for i, lv in enumerate(leaves)]
+    depth = 0
+    while len(level) > split_every:
+        depth += 1
+        level = [dask.delayed(_merge, pure=True)(level[k:k + split_every], names, k == 0,
+                                                 dask_key_name="tsfile-merge-agg-%d-%d-%s" % (depth, k, tok))
+                 for k in range(0, len(level), split_every)]
+    root = dask.delayed(_finish, pure=True)(level, names, dask_key_name="tsfile-combine-" + tok)
+    return dd.from_delayed([root], meta=meta, verify_meta=False)
 
 
 # ---- writing --------------------------------------------------------------------------------------------

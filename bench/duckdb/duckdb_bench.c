@@ -3,7 +3,7 @@
  * the E2 file of `tsf-bench read` (table e2: 10 devices x N/10 rows x 8 INT64 fields f0..f7, TS_2DIFF +
  * SNAPPY, 10,000-point pages), in one DuckDB process with the same thread count for all.
  *
- * usage: tsf-duckdb-bench [--rows N] [--threads T] [--reps R] [--keep FILE] [--page-index] [--json]
+ * usage: tsf-duckdb-bench [--rows N] [--threads T] [--reps R] [--keep FILE] [--page-index] [--parts P] [--json]
  *
  * Setup (not timed): the E2 file (built, or reused with --keep), then COPY (SELECT * FROM read_tsfile(E2)) TO a
  * Parquet file (DuckDB's defaults: snappy, row groups of 122,880 rows) and CREATE TABLE native AS the same;
@@ -23,7 +23,8 @@
  * source: p50 / p90 of wall milliseconds, the p50 of the per-rep ratio to native (source / native) and of the
  * per-rep speed-up over Parquet (parquet / source). --page-index builds the E2 file's page-time index
  * (FILE.tsfidx, tsf_page_index_build_file) first, which the readers of read_tsfile then use; without it the
- * index is removed, so each run states which it measured.
+ * index is removed, so each run states which it measured. --parts P passes parts := P to read_tsfile (default:
+ * the extension's own unit count).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ enum { S_NATIVE, S_PARQUET, S_PARQUET_MDC, S_TSFILE, S_TSFILE_FIRST, S_TSFILE_NO
 static const char *const SRC[NSRC] = {"native", "parquet", "parquet_mdc", "tsfile", "tsfile_first", "tsfile_nocache"};
 
 static duckdb_connection g_con;
+static long long g_parts; /* --parts: parts := of read_tsfile, 0 = not given */
 
 static int run(const char *sql, char *answer, size_t cap)
 {
@@ -79,9 +81,12 @@ static void query_of(char *sql, size_t cap, int s, const char *e2, const char *p
         snprintf(sql, cap, "SELECT %s FROM native%s", agg, where);
     else if (s == S_PARQUET || s == S_PARQUET_MDC)
         snprintf(sql, cap, "SELECT %s FROM read_parquet('%s')%s", agg, pq, where);
-    else
-        snprintf(sql, cap, "SELECT %s FROM read_tsfile('%s'%s%s)", agg, e2, args,
+    else {
+        char parts[48] = "";
+        if (g_parts > 0) snprintf(parts, sizeof parts, ", parts := %lld", g_parts);
+        snprintf(sql, cap, "SELECT %s FROM read_tsfile('%s'%s%s%s)", agg, e2, args, parts,
                  s == S_TSFILE_NOCACHE ? ", reader_cache := false" : "");
+    }
 }
 
 /* Untimed statements around source s's query. */
@@ -115,6 +120,7 @@ int main(int argc, char **argv)
     long long rows = bench_opt_ll(argc, argv, "--rows", 20000000);
     int threads = (int)bench_opt_ll(argc, argv, "--threads", 2), reps = (int)bench_opt_ll(argc, argv, "--reps", 7);
     int json = bench_flag(argc, argv, "--json");
+    g_parts = bench_opt_ll(argc, argv, "--parts", 0);
     const char *keep = bench_opt(argc, argv, "--keep");
     char e2[512], pq[600], sql[2048];
     if (keep)
@@ -164,8 +170,9 @@ int main(int argc, char **argv)
     int64_t mid = tmin + (tmax - tmin) / 2, half = (tmax - tmin) / 200;
     wait_settled(e2);
     if (!json)
-        printf("E2: %" PRId64 " rows, %lld bytes%s; Parquet %lld bytes; threads %d, reps %d\n", n, (long long)st.st_size,
-               page_index ? " + page-time index" : "", (long long)pst.st_size, threads, reps);
+        printf("E2: %" PRId64 " rows, %lld bytes%s; Parquet %lld bytes; threads %d, reps %d, parts %lld\n", n,
+               (long long)st.st_size, page_index ? " + page-time index" : "", (long long)pst.st_size, threads, reps,
+               g_parts);
 
     static const char *const QN[2] = {"full", "range1"};
     double *ms = calloc((size_t)reps * NSRC, sizeof *ms), *ratio = calloc((size_t)reps * NSRC, sizeof *ratio);
@@ -207,9 +214,9 @@ int main(int argc, char **argv)
             double r50 = bench_percentile(rcol, (size_t)m, 50), v50 = bench_percentile(pcol, (size_t)m, 50);
             if (json)
                 printf("{\"bench\":\"duckdb\",\"query\":\"%s\",\"source\":\"%s\",\"rows\":%" PRId64 ",\"threads\":%d,"
-                       "\"page_index\":%d,\"reps\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"ratio_to_native_p50\":%.3f,"
+                       "\"page_index\":%d,\"parts\":%lld,\"reps\":%d,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"ratio_to_native_p50\":%.3f,"
                        "\"speedup_over_parquet_p50\":%.3f}\n",
-                       QN[q], SRC[s], n, threads, page_index, reps, p50, p90, r50, v50);
+                       QN[q], SRC[s], n, threads, page_index, g_parts, reps, p50, p90, r50, v50);
             else
                 printf("%-7s %-15s p50 %9.2f ms  p90 %9.2f ms  x native %6.2f  parquet / this %6.2f\n", QN[q], SRC[s],
                        p50, p90, r50, v50);

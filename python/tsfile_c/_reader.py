@@ -392,6 +392,7 @@ class TsFile(_Closing, _Catalog):
                 maps = _tag_maps(self._table_by_name[table], len(self.devices)) if table is not None else []
                 res = _Collector(max(est, 1), plan[0], len(self.devices)).collect(q, plan[1],
                                                                                   maps[0][1] if len(maps) == 1 else None)
+                res.tag_maps = maps
         finally:
             q.close()
             self.last_query_stats = q.stats
@@ -575,7 +576,7 @@ def _tag_maps(table, ndevices):
 
 def _tag_codes(res):
     """(tag name, codes per row, categories) for each TAG column of the result's table (-1 = null tag)."""
-    maps = _tag_maps(res.table, len(res.devices))
+    maps = getattr(res, "tag_maps", None) or _tag_maps(res.table, len(res.devices))
     if getattr(res, "codes", None) is not None:  # collected as the codes of the only tag
         return [(maps[0][0], res.codes, maps[0][2])]
     return [(tname, per_dev[res.dev], cats) for tname, per_dev, cats in maps]

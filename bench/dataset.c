@@ -15,7 +15,9 @@
  *   Q1       every row of every file;
  *   Q2       the middle 10 % of the time range, devices d00..d02;
  *   Q3       where f0 > x, x the 99th percentile of a 1-in-16 sample of f0 (about 1 % of the rows);
- *   Q1-tree  Q1 on the tree-model copy.
+ *   Q1-tree  Q1 on the tree-model copy;
+ *   Q4       by device x 1-day windows over every row: whole pages and chunks answered from their statistics;
+ *   Q4-decode  Q4 with force_decode (every value decoded).
  * Local files are read as the dataset reads them by default (tsf_reader_options.use_pread -1: pread); --pread
  * forces pread (use_pread 1), --mmap maps them (use_pread 0).
  * Sources: local-warm (page cache warm), local-cold (each file's pages dropped with posix_fadvise before each
@@ -32,6 +34,8 @@
  *   busy-wN  share of the fold's wall time worker N was busy (file start to its last fold call); ratio =
  *          this share / the largest share
  *   vs-Q1  (Q2 only) Q1's fold / Q2's fold at the same settings, unit x
+ *   vs-decode  (Q4 only) Q4-decode's fold / Q4's fold at the same settings, unit x
+ *   from-stats  share of the values taken from statistics (Q4, Q4-decode); ratio 1
  *   peak-rss  MiB (getrusage; includes the generation when this run generated the files); ratio = / data MiB
  * local-warm runs threads 1 and 2 (files_at_once = threads) and files_at_once 2, 4, 8 at 1 thread; the
  * other sources files_at_once 1, 2, 4, 8 at 1 thread (fold rows only, --slow-reps repetitions, Q1 and Q2:
@@ -52,6 +56,7 @@
 #define DS_FIELDS 8
 #define DS_T0 1600000000000LL
 #define DS_HOUR 3600000LL
+#define DS_DAY (24 * DS_HOUR)
 
 typedef struct ds_cfg {
     int files, reps, slow_reps, json, use_pread;
@@ -301,6 +306,7 @@ typedef struct run_res {
     unsigned workers;
     uint64_t rows;
     int have_scan;
+    double from_stats; /* share of the values taken from statistics (the last repetition) */
 } run_res;
 
 /* CPU time of the process (every thread), ms. */
@@ -356,6 +362,8 @@ static int run_one(const ds_cfg *c, query_def *q, const char *source, unsigned t
             return -1;
         }
         rr->work[r] = (double)st.fold_ns / 1e6;
+        uint64_t pts = st.points_from_stats + st.points_decoded;
+        rr->from_stats = pts ? (double)st.points_from_stats / (double)pts : 0;
         if (!do_scan) rr->rows = st.values / DS_FIELDS;
         if (r == reps / 2) { /* the shares of the middle repetition */
             rr->workers = st.workers;
@@ -380,8 +388,8 @@ static void row(const ds_cfg *c, const char *query, const char *path, unsigned t
 }
 
 /* Runs one query over the settings of one source; q1_fold: Q1's fold p50 per setting (filled for Q1, read
- * for Q2), indexed by the setting's position. */
-static int run_query(const ds_cfg *c, query_def *q, const char *source, double *q1_fold)
+ * for Q2), indexed by the setting's position; q4_fold the same for Q4-decode, read for Q4. */
+static int run_query(const ds_cfg *c, query_def *q, const char *source, double *q1_fold, double *q4_fold)
 {
     int slow = strcmp(source, "local-warm") != 0;
     int reps = slow ? c->slow_reps : c->reps;
@@ -440,6 +448,11 @@ static int run_query(const ds_cfg *c, query_def *q, const char *source, double *
         if (q1_fold && !strcmp(q->name, "Q1")) q1_fold[s] = f50;
         if (q1_fold && !strcmp(q->name, "Q2") && q1_fold[s] > 0)
             row(c, q->name, "vs-Q1", th, k, source, q1_fold[s] / f50, q1_fold[s] / f90, "x", q1_fold[s] / f50);
+        if (!strncmp(q->name, "Q4", 2))
+            row(c, q->name, "from-stats", th, k, source, rr.from_stats, rr.from_stats, "share", 1);
+        if (q4_fold && !strcmp(q->name, "Q4-decode")) q4_fold[s] = f50;
+        if (q4_fold && !strcmp(q->name, "Q4") && q4_fold[s] > 0)
+            row(c, q->name, "vs-decode", th, k, source, q4_fold[s] / f50, q4_fold[s] / f90, "x", q4_fold[s] / f50);
     }
     rc = 0;
 out:
@@ -504,7 +517,7 @@ int bench_dataset(int argc, char **argv)
     c.use_pread = bench_flag(argc, argv, "--pread") ? 1 : bench_flag(argc, argv, "--mmap") ? 0 : -1;
     c.latency_ms = (double)bench_opt_ll(argc, argv, "--latency-ms", 5);
     c.mbps = (double)bench_opt_ll(argc, argv, "--mbps", 200);
-    c.queries = bench_opt(argc, argv, "--queries") ? bench_opt(argc, argv, "--queries") : "Q1,Q2,Q3,Q1-tree";
+    c.queries = bench_opt(argc, argv, "--queries") ? bench_opt(argc, argv, "--queries") : "Q1,Q2,Q3,Q1-tree,Q4-decode,Q4";
     c.sources = bench_opt(argc, argv, "--sources") ? bench_opt(argc, argv, "--sources")
                                                    : "local-warm,local-cold,remote-sim";
     if (c.files < 1 || c.files > 64 || c.rows < 1 || c.reps < 1 || c.slow_reps < 1 || c.mbps <= 0) {
@@ -547,9 +560,9 @@ int bench_dataset(int argc, char **argv)
     const char *srcs[3] = {"local-warm", "local-cold", "remote-sim"};
     for (int s = 0; s < 3; s++) {
         if (!has(c.sources, srcs[s])) continue;
-        double q1_fold[8] = {0};
-        const char *names[4] = {"Q1", "Q2", "Q3", "Q1-tree"};
-        for (int qi = 0; qi < 4; qi++) {
+        double q1_fold[8] = {0}, q4_fold[8] = {0};
+        const char *names[6] = {"Q1", "Q2", "Q3", "Q1-tree", "Q4-decode", "Q4"};
+        for (int qi = 0; qi < 6; qi++) {
             if (!has(c.queries, names[qi])) continue;
             if ((qi == 3 || qi == 2) && s) continue; /* the tree copy, and Q3 (Q1's bytes): warm only */
             query_def q;
@@ -559,7 +572,8 @@ int bench_dataset(int argc, char **argv)
             q.ds = q.tree ? tree : s == 2 ? remote : table;
             tsf_dataset_query_options_init(&q.o);
             tsf_dataset_agg_options_init(&q.ao);
-            q.ao.window = DS_HOUR;
+            q.ao.window = qi >= 4 ? DS_DAY : DS_HOUR;
+            q.ao.force_decode = qi == 4;
             q.o.columns = FIELDS;
             q.o.ncolumns = DS_FIELDS;
             if (qi == 1) {
@@ -582,7 +596,7 @@ int bench_dataset(int argc, char **argv)
                 }
                 q.o.where = q.where;
             }
-            int bad = run_query(&c, &q, srcs[s], q1_fold);
+            int bad = run_query(&c, &q, srcs[s], q1_fold, q4_fold);
             tsf_filter_free(q.where);
             if (bad) goto out;
         }

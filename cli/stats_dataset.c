@@ -116,6 +116,7 @@ static tsf_status run_one(dstate *s, int64_t lo, int64_t hi, int64_t start, tsf_
     ao.by_device = s->by_device;
     ao.group_tags = s->ntags ? s->tags : NULL;
     ao.ngroup_tags = s->ntags;
+    ao.force_decode = o->decode;
     if (!o->months) {
         ao.window = o->window;
         ao.window_origin = o->origin;

@@ -1184,7 +1184,9 @@ TSF_API tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_opt
                                     tsf_dataset_query_stats *stats, tsf_error *err);
 
 /* Grouped aggregation over a dataset, on the fold API: per group (a device, or all devices) x tumbling time
- * window x column, count / sum / min / max / mean / first / last of the decoded values (doc/dataset.md). */
+ * window x column, count / sum / min / max / mean / first / last (doc/dataset.md). Without a value filter, a
+ * whole chunk or page lying in one window and in the query's range is taken from its statistics when they
+ * are usable (not a lossy FLOAT/DOUBLE encoding; integers only when the sum is provably exact). */
 typedef struct tsf_dataset_agg_options {
     size_t struct_size;    /* sizeof(tsf_dataset_agg_options) */
     int by_device;         /* 1 (default): one group per device; 0: one group over every selected device */
@@ -1195,6 +1197,9 @@ typedef struct tsf_dataset_agg_options {
      * with a null value giving null there. Every name must be a TAG column of some table (TSF_ENOTFOUND). */
     const char *const *group_tags;
     size_t ngroup_tags;
+    /* 1: decode every value instead of taking whole chunks and pages from their statistics (the same results,
+     * bit for bit, for files whose statistics follow the writer's rule; cross-checks them). Default 0. */
+    int force_decode;
 } tsf_dataset_agg_options;
 
 TSF_API void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o);
@@ -1204,9 +1209,14 @@ typedef struct tsf_dataset_agg_row {
     int64_t window_start;   /* INT64_MIN with one window */
     const char *column;
     uint64_t count;         /* non-null values */
-    /* numeric and BOOLEAN columns (as doubles; 0 for others): sum in file order (per file in query order, the
-     * files' partial sums added in file order), mean = sum / count, first / last by time (equal times: the
-     * earlier file's first, the later file's last) */
+    /* numeric and BOOLEAN columns (as doubles; 0 for others). sum, min and max follow the rule of the writer's
+     * statistics (doc/dataset.md, "The sum rule"): a page part adds the page's values in the window in row
+     * order from its first value (min / max replaced only on a strict < / >), a chunk part merges its page parts
+     * in order (a merge into nothing copies, else sum += and the same comparisons), a file merges its chunk
+     * parts in query order (device, then time), the result merges the files in file order. Whole chunks and
+     * pages answered from their statistics therefore give the same bits as decoding them, for every threads /
+     * files_at_once. mean = sum / count; first / last by time (equal times: the earlier file's first, the
+     * later file's last) */
     double sum, min, max, mean, first, last;
     int64_t first_time, last_time;
     size_t group;           /* the group: the device, 0 over every device, or the tag tuple (group_tags) */
@@ -1238,6 +1248,10 @@ typedef struct tsf_dataset_agg_stats {
     unsigned workers;              /* threads listed below */
     uint64_t worker_busy_ns[64];
     uint64_t worker_fold_ns[64];
+    /* how the values were taken: whole chunks and pages (per column) answered from their statistics and their
+     * values; chunks and pages (per column) whose values were decoded and folded, and those values */
+    uint64_t chunks_from_stats, pages_from_stats, points_from_stats;
+    uint64_t chunks_decoded, pages_decoded, points_decoded;
 } tsf_dataset_agg_stats;
 
 TSF_API tsf_status tsf_dataset_agg_result_stats(const tsf_dataset_agg_result *res, tsf_dataset_agg_stats *out,

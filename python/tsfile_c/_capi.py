@@ -183,7 +183,7 @@ class DatasetQueryOptions(ctypes.Structure):
 
 class DatasetAggOptions(ctypes.Structure):
     _fields_ = [("struct_size", c_size), ("by_device", c_int), ("window", c_i64), ("window_origin", c_i64),
-                ("group_tags", ctypes.POINTER(c_str)), ("ngroup_tags", c_size)]
+                ("group_tags", ctypes.POINTER(c_str)), ("ngroup_tags", c_size), ("force_decode", c_int)]
 
 
 class DatasetAggRow(ctypes.Structure):

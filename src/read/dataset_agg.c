@@ -20,14 +20,20 @@
 
 #include "../codec/codec.h"
 #include "dataset_internal.h"
+#include "query_internal.h"
 
 typedef struct agg_slot {
     uint64_t group;
     int64_t win;
     uint64_t col;
     uint64_t count;
-    double sum, min, max, first, last;
+    double sum, min, max, first, last; /* sum, min, max: of the closed chunk parts (has: one was merged) */
     int64_t first_t, last_t;
+    /* the open parts of the sum rule: the page part (phas) of page pid in chunk cid and the chunk part (chas)
+     * of chunk cid; file offsets of the page's body and of the chunk's header (pid 0: no page) */
+    uint64_t cid, pid;
+    double psum, pmin, pmax, csum, cmin, cmax;
+    uint8_t has, chas, phas;
 } agg_slot;
 
 typedef struct agg_acc {
@@ -43,6 +49,12 @@ typedef struct agg_acc {
     int folded; /* a fold call ran on it */
     struct agg_run *runs; /* the current batch's runs (acc_fold) */
     size_t runs_cap;
+    /* how values were taken (tsf_dataset_agg_stats): units from statistics, and the chunk and page each
+     * column's values were last decoded from (per column id: a new one counts) */
+    uint64_t chunks_stats, pages_stats, points_stats, chunks_dec, pages_dec;
+    uint64_t *dec_cid, *dec_pid;
+    size_t ndec;
+    int failed; /* out of memory in a statistics answer: the file's fold fails */
 } agg_acc;
 
 /* Rows [a, b) of a batch: strictly ascending times in window win. */
@@ -65,12 +77,14 @@ typedef struct agg_ctx {
     pthread_t thr[AGG_WORKERS_MAX];
     const size_t *dev_group; /* group_tags: group of each dataset device (NULL otherwise) */
     tsf_codec_path path;     /* the INT64 kernels' (the dataset's reader option, resolved) */
+    int force;               /* tsf_dataset_agg_options.force_decode */
+    int64_t tmin, tmax;      /* the query's time range */
 } agg_ctx;
 
 struct tsf_dataset_agg_result {
     const tsf_allocator *a;
     tsf_dataset_agg_row *rows;
-    size_t n;
+    size_t n, rows_cap;
     const char **names;
     size_t nnames, names_cap;
     tsf_dataset_agg_stats stats;
@@ -99,13 +113,21 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void acc_free(void *ctx, void *p);
+
 static void *acc_init(void *ctx)
 {
     agg_ctx *c = ctx;
     agg_acc *acc = tsf_calloc(c->a, 1, sizeof(agg_acc));
-    if (acc) {
-        acc->thr = pthread_self();
-        acc->t_init = acc->t_end = now_ns();
+    if (!acc) return NULL;
+    acc->thr = pthread_self();
+    acc->t_init = acc->t_end = now_ns();
+    acc->ndec = c->nnames + 1;
+    acc->dec_cid = tsf_calloc(c->a, acc->ndec, sizeof *acc->dec_cid);
+    acc->dec_pid = tsf_calloc(c->a, acc->ndec, sizeof *acc->dec_pid);
+    if (!acc->dec_cid || !acc->dec_pid) {
+        acc_free(ctx, acc);
+        return NULL;
     }
     return acc;
 }
@@ -118,6 +140,8 @@ static void acc_free(void *ctx, void *p)
     tsf_free(c->a, acc->slots, acc->cap * sizeof *acc->slots);
     tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
     tsf_free(c->a, acc->runs, acc->runs_cap * sizeof *acc->runs);
+    tsf_free(c->a, acc->dec_cid, acc->ndec * sizeof *acc->dec_cid);
+    tsf_free(c->a, acc->dec_pid, acc->ndec * sizeof *acc->dec_pid);
     tsf_free(c->a, acc, sizeof *acc);
 }
 
@@ -207,44 +231,96 @@ static int name_cmp(const void *x, const void *y)
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* Adds one value (or, with has = 0, one non-numeric value: count only) at time t. */
-static void slot_add(agg_slot *s, int has, double v, int64_t t)
+/* ---- the sum rule: page parts, chunk parts, files ----
+ * A key's sum, min and max are built as the writer builds statistics: a page part starts from its first
+ * value and takes the next values in row order (sum += v; min / max replaced on a strict < / >); a chunk
+ * part merges its page parts in order, the file's aggregate its chunk parts in order (a merge into an empty
+ * part copies, else sum += and the strict comparisons), and the result the files' aggregates in file order
+ * (acc_merge). So a page or chunk answered from its statistics and the same unit decoded give the same bits. */
+
+/* Merges the aggregates (sum, mn, mx) of a unit into a part (*has: the part holds values). */
+static inline void part_merge(uint8_t *has, double *sum, double *mn, double *mx, double usum, double umn,
+                              double umx)
 {
-    if (!s->count) {
-        s->min = s->max = s->first = s->last = has ? v : 0;
-        s->first_t = s->last_t = t;
-    } else {
-        if (has && v < s->min) s->min = v;
-        if (has && v > s->max) s->max = v;
-        if (t < s->first_t) s->first_t = t, s->first = has ? v : 0;
-        if (t >= s->last_t) s->last_t = t, s->last = has ? v : 0;
+    if (!*has) {
+        *sum = usum, *mn = umn, *mx = umx, *has = 1;
+        return;
     }
-    s->count++;
-    if (has) s->sum += v;
+    *sum += usum;
+    if (umn < *mn) *mn = umn;
+    if (umx > *mx) *mx = umx;
 }
 
-/* Rows [a, b) of a run: strictly ascending times in one window, every value present. The first and last row
- * carry the run's first and last time, so the slot's first / last are updated once; sum, min and max go
- * value by value in row order (the same additions and comparisons as slot_add, without a branch). */
+static void close_page(agg_slot *s)
+{
+    if (s->phas) part_merge(&s->chas, &s->csum, &s->cmin, &s->cmax, s->psum, s->pmin, s->pmax);
+    s->phas = 0;
+}
+
+static void close_chunk(agg_slot *s)
+{
+    close_page(s);
+    if (s->chas) part_merge(&s->has, &s->sum, &s->min, &s->max, s->csum, s->cmin, s->cmax);
+    s->chas = 0;
+}
+
+/* Values of page pid of chunk cid follow: the open parts of other units close. */
+static inline void slot_enter(agg_slot *s, uint64_t cid, uint64_t pid)
+{
+    if (s->pid == pid && s->cid == cid) return;
+    if (s->cid != cid)
+        close_chunk(s);
+    else
+        close_page(s);
+    s->cid = cid, s->pid = pid;
+}
+
+/* first / last and the count of n values at times t0 .. t1 (first value vf, last vl). */
+static inline void slot_ends(agg_slot *s, uint64_t n, int64_t t0, double vf, int64_t t1, double vl)
+{
+    if (!s->count) {
+        s->first_t = t0, s->first = vf;
+        s->last_t = t1, s->last = vl;
+    } else {
+        if (t0 < s->first_t) s->first_t = t0, s->first = vf;
+        if (t1 >= s->last_t) s->last_t = t1, s->last = vl;
+    }
+    s->count += n;
+}
+
+/* Adds one value (or, with has = 0, one non-numeric value: count only) at time t to the page part. */
+static void slot_add(agg_slot *s, int has, double v, int64_t t)
+{
+    slot_ends(s, 1, t, has ? v : 0, t, has ? v : 0);
+    if (!has) return;
+    if (!s->phas) {
+        s->psum = s->pmin = s->pmax = v, s->phas = 1;
+        return;
+    }
+    s->psum += v;
+    if (v < s->pmin) s->pmin = v;
+    if (v > s->pmax) s->pmax = v;
+}
+
+/* Rows [a, b) of a run: strictly ascending times in one window and one page, every value present. The first
+ * and last row carry the run's first and last time, so first / last are updated once; the page part's sum, min
+ * and max go value by value in row order (the same additions and comparisons as slot_add, without a branch). */
 #define RUN_KERNEL(NAME, T)                                                                                    \
     static void NAME(agg_slot *s, const T *v, const int64_t *t, size_t a, size_t b)                           \
     {                                                                                                          \
-        if (!s->count) {                                                                                       \
-            slot_add(s, 1, (double)v[a], t[a]);                                                                \
+        slot_ends(s, b - a, t[a], (double)v[a], t[b - 1], (double)v[b - 1]);                                   \
+        if (!s->phas) {                                                                                        \
+            s->psum = s->pmin = s->pmax = (double)v[a], s->phas = 1;                                           \
             a++;                                                                                               \
         }                                                                                                      \
-        if (a == b) return;                                                                                    \
-        double sum = s->sum, mn = s->min, mx = s->max;                                                         \
+        double sum = s->psum, mn = s->pmin, mx = s->pmax;                                                      \
         for (size_t i = a; i < b; i++) {                                                                       \
             double x = (double)v[i];                                                                           \
             sum += x;                                                                                          \
             mn = x < mn ? x : mn;                                                                              \
             mx = x > mx ? x : mx;                                                                              \
         }                                                                                                      \
-        s->sum = sum, s->min = mn, s->max = mx;                                                                \
-        if (t[a] < s->first_t) s->first_t = t[a], s->first = (double)v[a];                                     \
-        if (t[b - 1] >= s->last_t) s->last_t = t[b - 1], s->last = (double)v[b - 1];                           \
-        s->count += b - a;                                                                                     \
+        s->psum = sum, s->pmin = mn, s->pmax = mx;                                                             \
     }
 RUN_KERNEL(run_f64, double)
 RUN_KERNEL(run_i64_seq, int64_t)
@@ -253,14 +329,14 @@ RUN_KERNEL(run_f32, float)
 RUN_KERNEL(run_u8, uint8_t)
 #undef RUN_KERNEL
 
-/* INT64 rows [a, b) of a run. When |sum so far| + (b - a) * max |v| <= 2^52 (a bound), every partial sum of the
- * row-by-row rule is an integer a double holds exactly, so it equals the exact integer sum, which is then
+/* INT64 rows [a, b) of a run. When |page part so far| + (b - a) * max |v| <= 2^52 (a bound), every partial sum
+ * of the row-by-row rule is an integer a double holds exactly, so it equals the exact integer sum, which is then
  * added in integers (no floating-point latency chain); min / max in integers convert to the same doubles,
  * since the conversion is monotonic. Otherwise the row-by-row kernel. The integer min, max and sum (mod 2^64)
  * come from the codec's summary kernels of path p (SIMD or their portable twin). */
 static void run_i64(agg_slot *s, tsf_codec_path p, const int64_t *v, const int64_t *t, size_t a, size_t b)
 {
-    if (!s->count) {
+    if (!s->phas) {
         slot_add(s, 1, (double)v[a], t[a]);
         a++;
     }
@@ -272,29 +348,44 @@ static void run_i64(agg_slot *s, tsf_codec_path p, const int64_t *v, const int64
     uint64_t amn = mn < 0 ? 0 - (uint64_t)mn : (uint64_t)mn, amx = mx < 0 ? 0 - (uint64_t)mx : (uint64_t)mx;
     uint64_t big = amn > amx ? amn : amx;
     const double lim = 9007199254740992.0; /* 2^53 */
-    if (fabs(s->sum) + (double)(b - a) * (double)big > lim / 2) { /* margin for the rounding of the bound */
+    if (fabs(s->psum) + (double)(b - a) * (double)big > lim / 2) { /* margin for the rounding of the bound */
         run_i64_seq(s, v, t, a, b);
         return;
     }
-    s->sum += (double)(int64_t)sm.sum;
-    if ((double)mn < s->min) s->min = (double)mn;
-    if ((double)mx > s->max) s->max = (double)mx;
-    if (t[a] < s->first_t) s->first_t = t[a], s->first = (double)v[a];
-    if (t[b - 1] >= s->last_t) s->last_t = t[b - 1], s->last = (double)v[b - 1];
-    s->count += b - a;
+    slot_ends(s, b - a, t[a], (double)v[a], t[b - 1], (double)v[b - 1]);
+    s->psum += (double)(int64_t)sm.sum;
+    if ((double)mn < s->pmin) s->pmin = (double)mn;
+    if ((double)mx > s->pmax) s->pmax = (double)mx;
 }
 
 /* Rows [a, b) of a run for DOUBLE columns without nulls, AGG_LANES columns at once (s[j] over values v[j]): each
- * column's sum, min and max go row by row in row order exactly as run_f64 (row a as slot_add, then the rest),
- * so every result is the same to the bit; the columns' addition chains are independent, so one core overlaps
- * their latencies instead of waiting on one chain. */
+ * column's page part goes row by row in row order exactly as run_f64, so every result is the same to the bit;
+ * the columns' addition chains are independent, so one core overlaps their latencies instead of waiting on one
+ * chain. */
 #define AGG_LANES 4
 static void run_f64_lanes(agg_slot *const *s, const double *const *v, const int64_t *t, size_t a, size_t b)
 {
-    for (int j = 0; j < AGG_LANES; j++) slot_add(s[j], 1, v[j][a], t[a]);
-    if (++a == b) return;
+    int fresh = 0; /* a page part starts here: row a goes first, value by value (slot_add's first value) */
+    for (int j = 0; j < AGG_LANES; j++) {
+        slot_ends(s[j], b - a, t[a], v[j][a], t[b - 1], v[j][b - 1]);
+        fresh |= !s[j]->phas;
+    }
+    if (fresh) {
+        for (int j = 0; j < AGG_LANES; j++) {
+            agg_slot *o = s[j];
+            double x = v[j][a];
+            if (!o->phas) {
+                o->psum = o->pmin = o->pmax = x, o->phas = 1;
+                continue;
+            }
+            o->psum += x;
+            o->pmin = x < o->pmin ? x : o->pmin;
+            o->pmax = x > o->pmax ? x : o->pmax;
+        }
+        a++;
+    }
     double sum[AGG_LANES], mn[AGG_LANES], mx[AGG_LANES];
-    for (int j = 0; j < AGG_LANES; j++) sum[j] = s[j]->sum, mn[j] = s[j]->min, mx[j] = s[j]->max;
+    for (int j = 0; j < AGG_LANES; j++) sum[j] = s[j]->psum, mn[j] = s[j]->pmin, mx[j] = s[j]->pmax;
     for (size_t i = a; i < b; i++) {
         for (int j = 0; j < AGG_LANES; j++) {
             double x = v[j][i];
@@ -303,12 +394,7 @@ static void run_f64_lanes(agg_slot *const *s, const double *const *v, const int6
             mx[j] = x > mx[j] ? x : mx[j];
         }
     }
-    for (int j = 0; j < AGG_LANES; j++) {
-        agg_slot *o = s[j];
-        o->sum = sum[j], o->min = mn[j], o->max = mx[j];
-        if (t[b - 1] >= o->last_t) o->last_t = t[b - 1], o->last = v[j][b - 1];
-        o->count += b - a;
-    }
+    for (int j = 0; j < AGG_LANES; j++) s[j]->psum = sum[j], s[j]->pmin = mn[j], s[j]->pmax = mx[j];
 }
 
 /* Rows [a, b) of a run, with a validity bitmap or a non-numeric type: row by row. */
@@ -395,9 +481,10 @@ static size_t batch_runs(const agg_ctx *c, agg_acc *acc, const int64_t *t, size_
     return k;
 }
 
-/* The runs of AGG_LANES DOUBLE columns (ids col[], values v[]) of one batch; non-zero on out of memory. */
+/* The runs of AGG_LANES DOUBLE columns (ids col[], values v[], from pages pid[] of chunks cid[]) of one batch;
+ * non-zero on out of memory. */
 static int fold_lanes(const agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t *t, size_t nruns,
-                      const uint64_t *col, const double *const *v)
+                      const uint64_t *col, const double *const *v, const uint64_t *cid, const uint64_t *pid)
 {
     for (size_t i = 0; i < nruns; i++) {
         const agg_run *ru = &acc->runs[i];
@@ -408,23 +495,38 @@ static int fold_lanes(const agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t 
             at[j] = (size_t)(s - acc->slots);
         }
         agg_slot *s[AGG_LANES];
-        for (int j = 0; j < AGG_LANES; j++) s[j] = &acc->slots[at[j]];
+        for (int j = 0; j < AGG_LANES; j++) {
+            s[j] = &acc->slots[at[j]];
+            slot_enter(s[j], cid[j], pid[j]);
+        }
         run_f64_lanes(s, v, t, ru->a, ru->b);
     }
     return 0;
 }
 
-static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
+/* 1 when some row of [0, n) is valid. */
+static int any_valid(const uint8_t *v, size_t n)
+{
+    if (!v) return n > 0;
+    for (size_t i = 0; i < n / 8; i++)
+        if (v[i]) return 1;
+    for (size_t r = n & ~(size_t)7; r < n; r++)
+        if ((v[r / 8] >> (r % 8)) & 1) return 1;
+    return 0;
+}
+
+static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b, const tsf_query *q)
 {
     agg_ctx *c = ctx;
     agg_acc *acc = p;
+    if (acc->failed) goto oom;
     uint64_t t0 = now_ns();
     uint64_t g = c->dev_group ? (uint64_t)c->dev_group[b->device] : c->by_device ? (uint64_t)b->device : 0;
     const int64_t *t = b->rows.times;
     size_t n = b->rows.nrows, nruns = batch_runs(c, acc, t, n);
     if (nruns == (size_t)-1) goto oom;
     /* DOUBLE columns without nulls go AGG_LANES at a time through run_f64_lanes; the others one by one */
-    uint64_t lane_col[AGG_LANES];
+    uint64_t lane_col[AGG_LANES], lane_cid[AGG_LANES], lane_pid[AGG_LANES];
     const double *lane_v[AGG_LANES];
     int lanes = 0;
     for (size_t k = 0; k < b->rows.ncolumns; k++) {
@@ -432,11 +534,18 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
         if (cb->type == TSF_VECTOR) continue; /* a column the device lacks: all null */
         const char **at = bsearch(&cb->name, c->names, c->nnames, sizeof *c->names, name_cmp);
         if (!at) continue;
-        uint64_t col = (uint64_t)(at - c->names);
+        uint64_t col = (uint64_t)(at - c->names), cid, pid;
+        tsf_rd_query_col_unit(q, k, &cid, &pid); /* a batch never spans pages */
+        if ((cid != acc->dec_cid[col] || pid != acc->dec_pid[col]) && any_valid(cb->validity, n)) {
+            acc->chunks_dec += cid != acc->dec_cid[col];
+            acc->pages_dec++;
+            acc->dec_cid[col] = cid, acc->dec_pid[col] = pid;
+        }
         if (cb->type == TSF_DOUBLE && all_valid(cb->validity, 0, n)) {
-            lane_col[lanes] = col;
+            lane_col[lanes] = col, lane_cid[lanes] = cid, lane_pid[lanes] = pid;
             lane_v[lanes++] = cb->values;
-            if (lanes == AGG_LANES && fold_lanes(c, acc, g, t, nruns, lane_col, lane_v)) goto oom;
+            if (lanes == AGG_LANES && fold_lanes(c, acc, g, t, nruns, lane_col, lane_v, lane_cid, lane_pid))
+                goto oom;
             lanes %= AGG_LANES;
             continue;
         }
@@ -445,6 +554,7 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
             const agg_run *ru = &acc->runs[i];
             agg_slot *s = slot_of(c, acc, g, ru->win, col);
             if (!s) goto oom;
+            slot_enter(s, cid, pid);
             run_add(s, c->path, cb, t, ru->a, ru->b, num);
         }
     }
@@ -453,6 +563,7 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b)
             const agg_run *ru = &acc->runs[i];
             agg_slot *s = slot_of(c, acc, g, ru->win, lane_col[j]);
             if (!s) goto oom;
+            slot_enter(s, lane_cid[j], lane_pid[j]);
             run_f64(s, lane_v[j], t, ru->a, ru->b);
         }
     }
@@ -466,11 +577,106 @@ oom:
     return -1;
 }
 
-/* A file's accumulator's timing joins its thread's (merges run one at a time). */
-static void stats_merge(agg_ctx *c, const agg_acc *f)
+static int acc_fold_plain(void *ctx, void *p, const tsf_dataset_batch *b)
 {
-    if (!f->folded) return; /* the result's accumulator, or a file without batches */
+    (void)ctx, (void)p, (void)b;
+    return -1; /* the aggregation folds through tsf_rd_ds_fold's fold_q */
+}
+
+/* Magnitude bound of a unit's integer values: n * max(|min|, |max|) < 2^53 makes every partial sum of the
+ * sum rule exact, so the statistics sum (however the writer added it) is the decoded sum. */
+static int int_exact(uint64_t n, int64_t mn, int64_t mx)
+{
+    uint64_t amn = mn < 0 ? 0 - (uint64_t)mn : (uint64_t)mn, amx = mx < 0 ? 0 - (uint64_t)mx : (uint64_t)mx;
+    uint64_t big = amn > amx ? amn : amx;
+    return (double)n * (double)big < 9007199254740992.0;
+}
+
+/* A whole chunk (page_off 0) or page of `column` of dataset device dev offered by the file's query before it
+ * is read (query_internal.h): taken from its statistics when they are usable (see doc/dataset.md). */
+static int acc_unit(void *ctx, void *p, size_t dev, const char *column, tsf_type type, const tsf_fmt_stats *st,
+                    int enc, uint64_t cid, uint64_t pid)
+{
+    agg_ctx *c = ctx;
+    agg_acc *acc = p;
+    if (c->force || acc->failed || !numeric(type) || st->type != type || !st->count) return TSF_RD_UNIT_DECODE;
+    if (st->start_time > st->end_time || st->start_time < c->tmin || st->end_time > c->tmax)
+        return TSF_RD_UNIT_DECODE;
+    int64_t w = window_of(c, st->start_time);
+    if (w != window_of(c, st->end_time)) return TSF_RD_UNIT_DECODE;
+    double sum, mn, mx, first, last;
+    switch (type) {
+    case TSF_BOOLEAN:
+        if (st->v.b.sum < 0 || (uint64_t)st->v.b.sum > st->count) return TSF_RD_UNIT_DECODE;
+        sum = (double)st->v.b.sum;
+        mn = (uint64_t)st->v.b.sum < st->count ? 0 : 1;
+        mx = st->v.b.sum > 0;
+        first = st->v.b.first != 0, last = st->v.b.last != 0;
+        break;
+    case TSF_INT32:
+    case TSF_DATE:
+        if (!int_exact(st->count, st->v.i32.min, st->v.i32.max)) return TSF_RD_UNIT_DECODE;
+        sum = (double)st->v.i32.sum, mn = st->v.i32.min, mx = st->v.i32.max;
+        first = st->v.i32.first, last = st->v.i32.last;
+        break;
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        if (!int_exact(st->count, st->v.i64.min, st->v.i64.max)) return TSF_RD_UNIT_DECODE;
+        sum = st->v.i64.sum, mn = (double)st->v.i64.min, mx = (double)st->v.i64.max;
+        first = (double)st->v.i64.first, last = (double)st->v.i64.last;
+        break;
+    case TSF_FLOAT:
+    case TSF_DOUBLE:
+        /* statistics of lossy encodings describe the writer's input, not what decodes */
+        if (enc == TSF_RD_ENC_UNKNOWN) return TSF_RD_UNIT_NEED_ENC;
+        if (tsf_rd_lossy(type, (tsf_encoding)enc)) return TSF_RD_UNIT_DECODE;
+        if (type == TSF_FLOAT) {
+            sum = st->v.f32.sum, mn = st->v.f32.min, mx = st->v.f32.max;
+            first = st->v.f32.first, last = st->v.f32.last;
+        } else {
+            sum = st->v.f64.sum, mn = st->v.f64.min, mx = st->v.f64.max;
+            first = st->v.f64.first, last = st->v.f64.last;
+        }
+        break;
+    default:
+        return TSF_RD_UNIT_DECODE;
+    }
+    const char **at = bsearch(&column, c->names, c->nnames, sizeof *c->names, name_cmp);
+    if (!at) return TSF_RD_UNIT_DECODE;
+    uint64_t g = c->dev_group ? (uint64_t)c->dev_group[dev] : c->by_device ? (uint64_t)dev : 0;
+    agg_slot *s = slot_of(c, acc, g, w, (uint64_t)(at - c->names));
+    if (!s) { /* the next fold call or the merge reports it */
+        acc->failed = 1;
+        __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+        return TSF_RD_UNIT_TAKEN;
+    }
+    slot_enter(s, cid, pid);
+    if (pid) {
+        part_merge(&s->phas, &s->psum, &s->pmin, &s->pmax, sum, mn, mx);
+        acc->pages_stats++;
+    } else {
+        close_page(s);
+        part_merge(&s->chas, &s->csum, &s->cmin, &s->cmax, sum, mn, mx);
+        acc->chunks_stats++;
+    }
+    slot_ends(s, st->count, st->start_time, first, st->end_time, last);
+    acc->points_stats += st->count;
+    acc->folded = 1;
+    acc->t_end = now_ns();
+    return TSF_RD_UNIT_TAKEN;
+}
+
+/* A file's accumulator's timing and counters join the result's (merges run one at a time). */
+static void stats_merge(agg_ctx *c, const agg_acc *f, uint64_t points)
+{
     tsf_dataset_agg_stats *st = &c->stats;
+    st->chunks_from_stats += f->chunks_stats;
+    st->pages_from_stats += f->pages_stats;
+    st->points_from_stats += f->points_stats;
+    st->chunks_decoded += f->chunks_dec;
+    st->pages_decoded += f->pages_dec;
+    st->points_decoded += points - f->points_stats;
+    if (!f->folded) return; /* the result's accumulator, or a file without batches */
     st->fold_ns += f->fold_ns;
     st->values += f->values;
     unsigned i = 0;
@@ -483,13 +689,18 @@ static void stats_merge(agg_ctx *c, const agg_acc *f)
     st->worker_fold_ns[i] += f->fold_ns;
 }
 
+/* A file's accumulator into the result: each key's open parts close (its file aggregate is complete), then
+ * the files' aggregates merge in file order. */
 static int acc_merge(void *ctx, void *into, void *from)
 {
     agg_ctx *c = ctx;
     agg_acc *a = into, *f = from;
-    stats_merge(c, f);
+    if (f->failed) return -1;
+    uint64_t points = 0;
     for (size_t i = 0; i < f->n; i++) {
-        const agg_slot *src = &f->slots[i];
+        agg_slot *src = &f->slots[i];
+        close_chunk(src);
+        points += src->count;
         agg_slot *s = slot_of(c, a, src->group, src->win, src->col);
         if (!s) {
             __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
@@ -500,13 +711,10 @@ static int acc_merge(void *ctx, void *into, void *from)
             continue;
         }
         if (!src->count) continue; /* a key without values in that file (a column null there): nothing */
-        s->count += src->count;
-        s->sum += src->sum;
-        if (src->min < s->min) s->min = src->min;
-        if (src->max > s->max) s->max = src->max;
-        if (src->first_t < s->first_t) s->first_t = src->first_t, s->first = src->first;
-        if (src->last_t >= s->last_t) s->last_t = src->last_t, s->last = src->last;
+        if (src->has) part_merge(&s->has, &s->sum, &s->min, &s->max, src->sum, src->min, src->max);
+        slot_ends(s, src->count, src->first_t, src->first, src->last_t, src->last);
     }
+    stats_merge(c, f, points);
     return 0;
 }
 
@@ -641,8 +849,9 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     *out = NULL;
     tsf_dataset_agg_options o;
     tsf_dataset_agg_options_init(&o);
-    if (opts) { /* the first published size ends before group_tags */
-        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_agg_options, group_tags))
+    if (opts) { /* earlier published sizes end before group_tags, before force_decode */
+        if (opts->struct_size != sizeof o && opts->struct_size != offsetof(tsf_dataset_agg_options, group_tags) &&
+            opts->struct_size != offsetof(tsf_dataset_agg_options, force_decode))
             return tsf_err(err, TSF_EINVAL, "tsf_dataset_agg_options.struct_size %zu unknown",
                            opts->struct_size);
         memcpy(&o, opts, opts->struct_size);
@@ -660,6 +869,9 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     c.origin = o.window_origin;
     c.path = tsf_path_resolve(ds->ropts.path);
     c.stats.struct_size = sizeof c.stats;
+    c.force = o.force_decode != 0;
+    c.tmin = qopts ? qopts->time_min : INT64_MIN;
+    c.tmax = qopts ? qopts->time_max : INT64_MAX;
     tsf_dataset_agg_result *r = tsf_calloc(ds->a, 1, sizeof *r);
     size_t *dev_group = NULL;
     if (!r) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
@@ -674,8 +886,9 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     if (!st) st = column_names(ds, qopts, &c, err);
     void *res = NULL;
     if (!st) {
-        tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold, acc_merge, acc_free, &c};
-        st = tsf_dataset_fold(ds, qopts, &cb, &res, NULL, err);
+        tsf_dataset_fold_callbacks cb = {sizeof cb, acc_init, acc_fold_plain, acc_merge, acc_free, &c};
+        tsf_rd_ds_fold_ext ext = {acc_fold, acc_unit};
+        st = tsf_rd_ds_fold(ds, qopts, &cb, &ext, &res, NULL, err);
         if (st == TSF_EIO && __atomic_load_n(&c.oom, __ATOMIC_RELAXED))
             st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
     }
@@ -691,9 +904,11 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
         c.names = NULL;
         for (size_t i = 0; i < acc->n; i++) keys[i].s = &acc->slots[i];
         if (acc->n) qsort(keys, acc->n, sizeof *keys, row_cmp);
+        r->rows_cap = acc->n + 1;
         for (size_t i = 0; i < acc->n; i++) {
             const agg_slot *s = keys[i].s;
-            tsf_dataset_agg_row *row = &r->rows[i];
+            if (!s->count) continue; /* a key whose rows were all null */
+            tsf_dataset_agg_row *row = &r->rows[r->n++];
             row->device = o.by_device && !o.ngroup_tags ? (size_t)s->group : (size_t)-1;
             row->group = (size_t)s->group;
             row->window_start =
@@ -710,11 +925,10 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
             row->first_time = s->first_t;
             row->last_time = s->last_t;
         }
-        r->n = acc->n;
         r->stats = c.stats;
         *out = r;
     } else {
-        r->n = acc ? acc->n : 0;
+        r->rows_cap = acc ? acc->n + 1 : 1;
         tsf_dataset_agg_result_free(r);
     }
     tsf_free(ds->a, keys, ((acc ? acc->n : 0) + 1) * sizeof *keys);
@@ -737,16 +951,20 @@ const tsf_dataset_agg_row *tsf_dataset_agg_result_row(const tsf_dataset_agg_resu
 tsf_status tsf_dataset_agg_result_stats(const tsf_dataset_agg_result *res, tsf_dataset_agg_stats *out,
                                         tsf_error *err)
 {
-    if (!res || !out || out->struct_size != sizeof *out)
+    /* the first published size ends before chunks_from_stats */
+    size_t old = offsetof(tsf_dataset_agg_stats, chunks_from_stats);
+    if (!res || !out || (out->struct_size != sizeof *out && out->struct_size != old))
         return tsf_err(err, TSF_EINVAL, "tsf_dataset_agg_result_stats: result and out (struct_size set) required");
-    *out = res->stats;
+    size_t n = out->struct_size;
+    memcpy(out, &res->stats, n);
+    out->struct_size = n;
     return TSF_OK;
 }
 
 void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res)
 {
     if (!res) return;
-    tsf_free(res->a, res->rows, (res->n + 1) * sizeof *res->rows);
+    tsf_free(res->a, res->rows, res->rows_cap * sizeof *res->rows);
     tsf_free(res->a, (void *)res->names, res->names_cap * sizeof *res->names);
     tsf_free(res->a, res->tags, res->tags_cap * sizeof *res->tags);
     tsf_free(res->a, res, sizeof *res);

@@ -167,4 +167,21 @@ size_t tsf_rd_ds_find(const tsf_dataset *ds, const char *name);
 /* Prefixes err's message with the file's path. */
 tsf_status tsf_rd_ds_name_file(tsf_status st, const char *path, tsf_error *err);
 
+/*
+ * The fold of the dataset aggregation (dataset_agg.c): tsf_dataset_fold whose fold callback also gets the
+ * file's query, to ask which chunk and page each batch column comes from (tsf_rd_query_col_unit), and, when
+ * unit is set and the query has no value filter, whose files' queries offer every whole chunk and page to
+ * unit before reading it (the statistics answers of query_internal.h), with the file's accumulator and the
+ * dataset device. Both run on the thread that folds the file.
+ */
+typedef struct tsf_rd_ds_fold_ext {
+    int (*fold_q)(void *ctx, void *acc, const tsf_dataset_batch *b, const tsf_query *q);
+    int (*unit)(void *ctx, void *acc, size_t device, const char *column, tsf_type type, const tsf_fmt_stats *s,
+                int enc, uint64_t chunk_off, uint64_t page_off);
+} tsf_rd_ds_fold_ext;
+
+tsf_status tsf_rd_ds_fold(tsf_dataset *ds, const tsf_dataset_query_options *opts,
+                          const tsf_dataset_fold_callbacks *cb, const tsf_rd_ds_fold_ext *ext, void **result,
+                          tsf_dataset_query_stats *stats, tsf_error *err);
+
 #endif

@@ -25,6 +25,7 @@
 
 #include "dataset_internal.h"
 #include "filter.h"
+#include "query_internal.h"
 
 enum { DQ_QUEUE_MAX = 16, DQ_MAX_WORKERS = 256 };
 
@@ -77,7 +78,16 @@ struct tsf_dataset_query {
     /* workers */
     dq_engine *e;
     dq_item *held; /* the batch last returned */
+    const tsf_rd_ds_fold_ext *ext; /* the aggregation's fold (tsf_rd_ds_fold) or NULL */
 };
+
+/* A file's statistics hook (tsf_rd_ds_fold_ext.unit): its plan entry and accumulator. */
+typedef struct dq_unit {
+    const tsf_dataset_query *q;
+    const dq_plan *p;
+    const tsf_dataset_fold_callbacks *cb;
+    void *acc;
+} dq_unit;
 
 struct dq_engine {
     tsf_dataset_query *dq;
@@ -208,9 +218,26 @@ done:
 
 static const tsf_read_callbacks *wrap_cb(void *wctx, const tsf_read_callbacks *base);
 
-/* Opens plan entry p's reader and query. */
+static int unit_hook(void *ctx, size_t device, const char *column, tsf_type type, const tsf_fmt_stats *s, int enc,
+                     uint64_t chunk_off, uint64_t page_off)
+{
+    const dq_unit *u = ctx;
+    const size_t *at = bsearch(&device, u->p->locals, u->p->n, sizeof *u->p->locals, size_cmp);
+    if (!at) return TSF_RD_UNIT_DECODE;
+    return u->q->ext->unit(u->cb->ctx, u->acc, u->p->devs[at - u->p->locals], column, type, s, enc, chunk_off,
+                           page_off);
+}
+
+/* Batch b of a file into its accumulator. */
+static int fold_one(const tsf_dataset_query *q, const tsf_dataset_fold_callbacks *cb, void *acc,
+                    const tsf_dataset_batch *b, const tsf_query *qq)
+{
+    return q->ext && q->ext->fold_q ? q->ext->fold_q(cb->ctx, acc, b, qq) : cb->fold(cb->ctx, acc, b);
+}
+
+/* Opens plan entry p's reader and query (u: the file's statistics hook of a fold, or NULL). */
 static tsf_status file_open(tsf_dataset_query *q, const dq_plan *p, dq_wrap *w, tsf_ds_src *src,
-                            tsf_reader **r, tsf_query **qq, tsf_error *err)
+                            tsf_reader **r, tsf_query **qq, dq_unit *u, tsf_error *err)
 {
     const char *path = q->ds->files[p->file].path;
     *qq = NULL;
@@ -228,6 +255,7 @@ static tsf_status file_open(tsf_dataset_query *q, const dq_plan *p, dq_wrap *w, 
         qo.where = q->o.where;
         qo.checked = q->o.checked;
         st = tsf_query_open(*r, &qo, qq, err);
+        if (!st && u && q->ext && q->ext->unit && !q->o.where) tsf_rd_query_set_unit(*qq, unit_hook, u);
     }
     return tsf_rd_ds_name_file(st, path, err);
 }
@@ -372,12 +400,12 @@ static void item_free(const tsf_allocator *a, dq_item *it)
 }
 
 /* Hands batch b of slot s to the consumer (query) or folds it (fold). Called holding a token. */
-static tsf_status deliver(dq_engine *e, size_t f, const tsf_dataset_batch *b, tsf_error *err)
+static tsf_status deliver(dq_engine *e, size_t f, const tsf_dataset_batch *b, const tsf_query *qq, tsf_error *err)
 {
     tsf_dataset_query *q = e->dq;
     dq_slot *s = &e->slots[f];
     if (e->fold) {
-        if (e->fold->fold(e->fold->ctx, s->acc, b))
+        if (fold_one(q, e->fold, s->acc, b, qq))
             return tsf_err(err, TSF_EIO, "dataset fold: the fold callback failed on %s",
                            q->ds->files[b->file].path);
         return TSF_OK;
@@ -417,13 +445,14 @@ static tsf_status run_file(dq_engine *e, size_t f, dq_wrap *w, tsf_error *err)
     tsf_status st = TSF_OK;
     if (e->fold && !(e->slots[f].acc = e->fold->init(e->fold->ctx)))
         return tsf_err(err, TSF_ENOMEM, "dataset fold: init returned NULL");
-    st = file_open(q, p, w, &src, &r, &qq, err);
+    dq_unit u = {q, p, e->fold, e->slots[f].acc};
+    st = file_open(q, p, w, &src, &r, &qq, e->fold ? &u : NULL, err);
     for (const tsf_batch *b; !st;) {
         st = tsf_query_next(qq, &b, err);
         if (st || !b) break;
         tsf_dataset_batch db;
         batch_of(q, p, b, &db);
-        st = deliver(e, f, &db, err);
+        st = deliver(e, f, &db, qq, err);
     }
     tsf_rd_ds_name_file(st == TSF_ESTATE ? TSF_OK : st, q->ds->files[p->file].path, err);
     file_close(q, &src, r, qq, &e->slots[f].qs);
@@ -594,7 +623,7 @@ static tsf_status next_single(tsf_dataset_query *q, const tsf_dataset_batch **ou
         tsf_status st = TSF_OK;
         if (!q->q) {
             q->st.files_opened++;
-            st = file_open(q, p, NULL, &q->src, &q->r, &q->q, err);
+            st = file_open(q, p, NULL, &q->src, &q->r, &q->q, NULL, err);
         }
         const tsf_batch *b = NULL;
         if (!st) st = tsf_rd_ds_name_file(tsf_query_next(q->q, &b, err), q->ds->files[p->file].path, err);
@@ -683,6 +712,13 @@ tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_options *op
                             const tsf_dataset_fold_callbacks *cb, void **result,
                             tsf_dataset_query_stats *stats, tsf_error *err)
 {
+    return tsf_rd_ds_fold(ds, opts, cb, NULL, result, stats, err);
+}
+
+tsf_status tsf_rd_ds_fold(tsf_dataset *ds, const tsf_dataset_query_options *opts,
+                          const tsf_dataset_fold_callbacks *cb, const tsf_rd_ds_fold_ext *ext, void **result,
+                          tsf_dataset_query_stats *stats, tsf_error *err)
+{
     if (!cb || !result || cb->struct_size != sizeof *cb || !cb->init || !cb->fold || !cb->merge || !cb->free)
         return tsf_err(err, TSF_EINVAL,
                        "tsf_dataset_fold: result and callbacks (init, fold, merge, free) required");
@@ -690,6 +726,7 @@ tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_options *op
     tsf_dataset_query *q = NULL;
     tsf_status st = query_make(ds, opts, &q, err);
     if (st) return st;
+    q->ext = ext;
     void *res = cb->init(cb->ctx);
     if (!res) {
         tsf_dataset_query_close(q);
@@ -707,13 +744,14 @@ tsf_status tsf_dataset_fold(tsf_dataset *ds, const tsf_dataset_query_options *op
             tsf_reader *r = NULL;
             tsf_query *qq = NULL;
             q->st.files_opened++;
-            st = file_open(q, &q->plan[f], NULL, &src, &r, &qq, err);
+            dq_unit u = {q, &q->plan[f], cb, acc};
+            st = file_open(q, &q->plan[f], NULL, &src, &r, &qq, &u, err);
             for (const tsf_batch *b; !st;) {
                 st = tsf_rd_ds_name_file(tsf_query_next(qq, &b, err), ds->files[q->plan[f].file].path, err);
                 if (st || !b) break;
                 tsf_dataset_batch db;
                 batch_of(q, &q->plan[f], b, &db);
-                if (cb->fold(cb->ctx, acc, &db))
+                if (fold_one(q, cb, acc, &db, qq))
                     st = tsf_err(err, TSF_EIO, "dataset fold: the fold callback failed on %s",
                                  ds->files[db.file].path);
             }

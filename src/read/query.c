@@ -217,6 +217,21 @@ fail:
     return st;
 }
 
+int tsf_rd_query_set_unit(tsf_query *q, tsf_rd_unit_fn fn, void *ctx)
+{
+    if (q->fs || q->par) return 0;
+    q->unit = fn;
+    q->unit_ctx = ctx;
+    return 1;
+}
+
+void tsf_rd_query_col_unit(const tsf_query *q, size_t col, uint64_t *chunk_off, uint64_t *page_off)
+{
+    const qcol *c = &q->cols[col];
+    *chunk_off = c->chunk_off;
+    *page_off = c->body_off;
+}
+
 void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out)
 {
     if (q && q->par) tsf_rd_par_stats(q->par, out);

@@ -44,7 +44,25 @@ typedef struct qcol {
     const uint8_t *bitmap;
     size_t k, present;
     tsf_dec_summary tsum, vsum; /* checked reads: what decoding the page's times / values gathered */
+    /* statistics answers (tsf_query.unit): this column's unit was taken from statistics, not to be read */
+    int answered; /* aligned: the current value page */
+    int grp;      /* aligned chunk group being opened: 0 no value chunk, 1 to open, 2 opened, 3 answered */
+    uint64_t grp_off;
 } qcol;
+
+/*
+ * Statistics answers (the dataset aggregation, dataset_agg.c): with a hook set, every whole chunk (page_off
+ * 0, its ChunkMetadata statistics) and every page with statistics of a returned column that the scan would
+ * read is offered first; TSF_RD_UNIT_TAKEN means the caller took its values from the statistics and the scan
+ * skips it as if the column had no values there (an aligned time page or chunk group whose value columns are
+ * all taken or absent is not read at all). enc is the chunk's encoding, or TSF_RD_ENC_UNKNOWN before its
+ * header is read: TSF_RD_UNIT_NEED_ENC then asks for the offer again once it is. Set only on queries
+ * without a value filter and without workers.
+ */
+enum { TSF_RD_UNIT_DECODE = 0, TSF_RD_UNIT_TAKEN = 1, TSF_RD_UNIT_NEED_ENC = 2 };
+#define TSF_RD_ENC_UNKNOWN (-1)
+typedef int (*tsf_rd_unit_fn)(void *ctx, size_t device, const char *column, tsf_type type, const tsf_fmt_stats *s,
+                              int enc, uint64_t chunk_off, uint64_t page_off);
 
 struct tsf_query {
     tsf_reader *r;
@@ -76,7 +94,15 @@ struct tsf_query {
     int level;           /* kernel level of those checks (tsf_rd_check_level) */
     tsf_collect *sink;   /* the collection being filled (tsf_query_collect; pages may decode into it) or NULL */
     const tsf_batch *pending; /* a batch that did not fit the collection: the next call's first */
+    tsf_rd_unit_fn unit; /* statistics answers (above) or NULL */
+    void *unit_ctx;
 };
+
+/* query.c: sets the statistics hook (ignored on a query with a value filter or workers: 0 returned). */
+int tsf_rd_query_set_unit(tsf_query *q, tsf_rd_unit_fn fn, void *ctx);
+/* query.c: the chunk and page (file offsets of the chunk header and of the page body) that column col of the
+ * batch last returned comes from: a batch never spans pages. */
+void tsf_rd_query_col_unit(const tsf_query *q, size_t col, uint64_t *chunk_off, uint64_t *page_off);
 
 /* query_scan.c: loads the next ChunkMetadata of c's series into its lookahead (c->cm_have = 0 at the end). */
 tsf_status tsf_rd_query_next_meta(tsf_query *q, qcol *c, tsf_error *err);

@@ -397,6 +397,13 @@ static tsf_status check_values(const tsf_query *q, const qcol *c, int64_t t0, in
 
 /* ---- non-aligned columns ------------------------------------------------------------------ */
 
+/* Offers a unit of column c to the statistics hook (query_internal.h): its statistics s, the chunk at
+ * chunk_off, the page whose body is at page_off (0: the whole chunk). */
+static int offer(tsf_query *q, const qcol *c, const tsf_fmt_stats *s, int enc, uint64_t chunk_off, uint64_t page_off)
+{
+    return q->unit(q->unit_ctx, q->devs[q->di], c->name, c->type, s, enc, chunk_off, page_off);
+}
+
 tsf_status tsf_rd_query_na_page(tsf_query *q, qcol *c, tsf_error *err)
 {
     tsf_status st;
@@ -418,7 +425,20 @@ tsf_status tsf_rd_query_na_page(tsf_query *q, qcol *c, tsf_error *err)
                 q->st.chunks_skipped++; /* its values cannot make the filter TRUE */
                 continue;
             }
-            if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
+            int opened = 0;
+            if (q->unit) {
+                int took = offer(q, c, &cs, TSF_RD_ENC_UNKNOWN, off, 0);
+                if (took == TSF_RD_UNIT_NEED_ENC) {
+                    if ((st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
+                    opened = 1;
+                    took = offer(q, c, &cs, c->ch.encoding, off, 0);
+                }
+                if (took == TSF_RD_UNIT_TAKEN) {
+                    c->in_chunk = 0;
+                    continue;
+                }
+            }
+            if (!opened && (st = open_chunk(q, c, off, TSF_CHUNK_NONALIGNED, c->type, err))) return st;
             c->cs = cs;
             c->chunk_partial = !inside(q, cs.start_time, cs.end_time);
             if ((st = read_whole_chunk(q, c, c->chunk_partial, err))) return st;
@@ -443,6 +463,9 @@ tsf_status tsf_rd_query_na_page(tsf_query *q, qcol *c, tsf_error *err)
             q->st.pages_skipped++;
             continue;
         }
+        if (q->unit && c->ph.has_stats &&
+            offer(q, c, &c->ph.stats, c->ch.encoding, c->chunk_off, c->body_off) == TSF_RD_UNIT_TAKEN)
+            continue;
         q->st.pages_read++;
         if (c->ph.uncompressed_size == 0) continue;
         const uint8_t *p;
@@ -472,27 +495,54 @@ static tsf_status al_open_group(tsf_query *q, uint64_t off, uint64_t next, const
 {
     qcol *tc = &q->tcol;
     tsf_status st;
+    int live = 0; /* a value chunk to read */
+    for (size_t i = 0; i < q->ncols; i++) {
+        qcol *c = &q->cols[i];
+        c->in_chunk = 0;
+        c->grp = 0;
+        if (!c->s) continue;
+        while (c->cm_have && c->cm_off < off) {
+            q->st.chunks_skipped++;
+            if ((st = tsf_rd_query_next_meta(q, c, err))) return st;
+        }
+        if (!c->cm_have || c->cm_off >= next) continue;
+        c->grp_off = c->cm_off;
+        c->cs = c->cm_stats;
+        c->grp = 1;
+        if ((st = tsf_rd_query_next_meta(q, c, err))) return st;
+        if (q->unit) {
+            if ((st = check_range(q, &c->cs, NULL, c->grp_off, err))) return st;
+            int took = offer(q, c, &c->cs, TSF_RD_ENC_UNKNOWN, c->grp_off, 0);
+            if (took == TSF_RD_UNIT_NEED_ENC) {
+                tsf_fmt_stats vcs = c->cs;
+                if ((st = open_chunk(q, c, c->grp_off, TSF_CHUNK_VALUE, c->type, err))) return st;
+                c->cs = vcs;
+                c->in_chunk = 0;
+                c->grp = 2;
+                took = offer(q, c, &c->cs, c->ch.encoding, c->grp_off, 0);
+            }
+            if (took == TSF_RD_UNIT_TAKEN) c->grp = 3;
+        }
+        live |= c->grp != 3;
+    }
+    tc->in_chunk = 0;
+    if (q->unit && !live) { /* every value column taken from statistics or absent: the group is not read */
+        q->st.chunks_skipped++;
+        return TSF_OK;
+    }
     if ((st = open_chunk(q, tc, off, TSF_CHUNK_TIME, TSF_VECTOR, err))) return st;
     tc->cs = *cs;
     tc->chunk_partial = !inside(q, cs->start_time, cs->end_time);
     if ((st = read_whole_chunk(q, tc, tc->chunk_partial, err))) return st;
     for (size_t i = 0; i < q->ncols; i++) {
         qcol *c = &q->cols[i];
-        c->in_chunk = 0;
-        if (!c->s) continue;
-        while (c->cm_have && c->cm_off < off) {
-            q->st.chunks_skipped++;
-            if ((st = tsf_rd_query_next_meta(q, c, err))) return st;
-        }
-        if (c->cm_have && c->cm_off < next) {
-            uint64_t coff = c->cm_off;
-            tsf_fmt_stats vcs = c->cm_stats;
-            if ((st = tsf_rd_query_next_meta(q, c, err))) return st;
-            if ((st = open_chunk(q, c, coff, TSF_CHUNK_VALUE, c->type, err))) return st;
-            c->cs = vcs;
-            if ((st = read_whole_chunk(q, c, tc->chunk_partial, err))) return st;
-            if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
-        }
+        if (c->grp != 1 && c->grp != 2) continue;
+        tsf_fmt_stats vcs = c->cs;
+        if (c->grp == 1 && (st = open_chunk(q, c, c->grp_off, TSF_CHUNK_VALUE, c->type, err))) return st;
+        c->in_chunk = 1;
+        c->cs = vcs;
+        if ((st = read_whole_chunk(q, c, tc->chunk_partial, err))) return st;
+        if (c->dpos == c->dend) c->in_chunk = 0; /* dataSize 0: null in every row */
     }
     if (cs->start_time < q->tmin) tsf_rd_pdir_jump(q, tc, q->cols, q->ncols);
     return TSF_OK;
@@ -509,7 +559,7 @@ static tsf_status al_value_pages(tsf_query *q, size_t row0, size_t total, const 
     for (size_t i = 0; i < q->ncols; i++) {
         qcol *c = &q->cols[i];
         c->null_page = 1;
-        if (!c->in_chunk || c->ph.uncompressed_size == 0) continue;
+        if (!c->in_chunk || c->ph.uncompressed_size == 0 || c->answered) continue;
         q->st.pages_read++;
         if ((st = load_body(q, c, &p, &len, err))) return st;
         tsf_fmt_value_page vp;
@@ -559,6 +609,7 @@ tsf_status tsf_rd_query_al_page(tsf_query *q, tsf_error *err)
                 continue;
             }
             if ((st = al_open_group(q, off, next, &cs, err))) return st;
+            if (!tc->in_chunk) continue; /* answered from statistics */
         }
         if (tc->dpos >= tc->dend) {
             tc->in_chunk = 0;
@@ -597,6 +648,23 @@ tsf_status tsf_rd_query_al_page(tsf_query *q, tsf_error *err)
             q->st.pages_skipped++;
             for (size_t i = 0; i < q->ncols; i++) q->st.pages_skipped += q->cols[i].in_chunk;
             continue;
+        }
+        if (q->unit) { /* value pages answered from their statistics are not read; none left: nor the time page */
+            int live = 0;
+            for (size_t i = 0; i < q->ncols; i++) {
+                qcol *c = &q->cols[i];
+                c->answered = 0;
+                if (!c->in_chunk || c->ph.uncompressed_size == 0) continue;
+                if (c->ph.has_stats &&
+                    offer(q, c, &c->ph.stats, c->ch.encoding, c->chunk_off, c->body_off) == TSF_RD_UNIT_TAKEN)
+                    c->answered = 1;
+                else
+                    live = 1;
+            }
+            if (!live) {
+                q->st.pages_skipped++;
+                continue;
+            }
         }
         const uint8_t *p;
         size_t len, row0, total;

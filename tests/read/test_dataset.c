@@ -77,14 +77,20 @@ static int finish_write(tsf_writer *w, tsf_status st, const char *path, tsf_erro
     return st ? -1 : 0;
 }
 
+/* A writer on path that seals pages at `page` points. */
+static tsf_status open_paged(tsf_writer **w, const char *path, uint32_t page, tsf_error *e)
+{
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_max_points = page;
+    return tsf_writer_open(w, path, &o, e);
+}
+
 static int write_table_file(size_t fi, const char *path)
 {
     tsf_error e = {0};
-    tsf_writer_options o;
-    tsf_writer_options_init(&o);
-    o.page_max_points = 64;
     tsf_writer *w = NULL;
-    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    tsf_status st = open_paged(&w, path, 64, &e);
     tsf_column_schema cols[3] = {{"region", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
                                  {"f0", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
                                  {"f1", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD}};
@@ -1047,18 +1053,25 @@ typedef struct rslot {
     uint64_t count;
     double sum, min, max, first, last;
     int64_t first_t, last_t;
+    /* the sum rule (doc/dataset.md): the open page part of page pid and chunk part of chunk cid */
+    uint64_t cid, pid;
+    double psum, pmin, pmax, csum, cmin, cmax;
+    int has, chas, phas;
 } rslot;
 
 typedef struct rset {
-    rslot s[1024];
-    size_t n;
+    rslot s[2048];
+    size_t n, last;
 } rset;
 
 static rslot *rs_find(rset *rs, size_t dev, int64_t win, const char *col)
 {
+    rslot *l = rs->n ? &rs->s[rs->last] : NULL;
+    if (l && l->dev == dev && l->win == win && !strcmp(l->col, col)) return l;
     for (size_t i = 0; i < rs->n; i++)
-        if (rs->s[i].dev == dev && rs->s[i].win == win && !strcmp(rs->s[i].col, col)) return &rs->s[i];
-    if (rs->n == 1024) abort();
+        if (rs->s[i].dev == dev && rs->s[i].win == win && !strcmp(rs->s[i].col, col)) return &rs->s[rs->last = i];
+    if (rs->n == 2048) abort();
+    rs->last = rs->n;
     rslot *s = &rs->s[rs->n++];
     memset(s, 0, sizeof *s);
     s->dev = dev, s->win = win;
@@ -1066,7 +1079,70 @@ static rslot *rs_find(rset *rs, size_t dev, int64_t win, const char *col)
     return s;
 }
 
-/* Row by row into per-file slots, merged into the total in file order (the rule of tsf_dataset_fold). */
+/* The chunk and page a test file's value comes from (the reference knows how each test file was written):
+ * file index, dataset device name, time. Distinct keys within one file. */
+typedef void (*unit_of_fn)(size_t file, const char *dev, int64_t t, uint64_t *chunk, uint64_t *page);
+
+/* A part's merge (writer statistics): into nothing a copy, else sum += and min / max on a strict < / >. */
+static void r_merge(int *has, double *sum, double *mn, double *mx, double s, double a, double b)
+{
+    if (!*has) {
+        *sum = s, *mn = a, *mx = b, *has = 1;
+        return;
+    }
+    *sum += s;
+    if (a < *mn) *mn = a;
+    if (b > *mx) *mx = b;
+}
+
+/* Closes the page part (into the chunk part) and, with chunk, the chunk part (into the file's aggregate). */
+static void r_close(rslot *s, int chunk)
+{
+    if (s->phas) r_merge(&s->chas, &s->csum, &s->cmin, &s->cmax, s->psum, s->pmin, s->pmax);
+    s->phas = 0;
+    if (chunk && s->chas) r_merge(&s->has, &s->sum, &s->min, &s->max, s->csum, s->cmin, s->cmax);
+    if (chunk) s->chas = 0;
+}
+
+/* One value (num: numeric, else counted only) of page pid of chunk cid at time t. */
+static void r_value(rslot *s, uint64_t cid, uint64_t pid, int num, double v, int64_t t)
+{
+    if (s->cid != cid || s->pid != pid) {
+        r_close(s, s->cid != cid);
+        s->cid = cid, s->pid = pid;
+    }
+    if (!num) v = 0;
+    if (!s->count) s->first = s->last = v, s->first_t = s->last_t = t;
+    if (t < s->first_t) s->first_t = t, s->first = v;
+    if (t >= s->last_t) s->last_t = t, s->last = v;
+    s->count++;
+    if (num) r_merge(&s->phas, &s->psum, &s->pmin, &s->pmax, v, v, v);
+}
+
+static double r_cell(const tsf_column_batch *cb, size_t i, int *num)
+{
+    *num = 1;
+    switch (cb->type) {
+    case TSF_BOOLEAN:
+        return ((const uint8_t *)cb->values)[i];
+    case TSF_INT32:
+    case TSF_DATE:
+        return ((const int32_t *)cb->values)[i];
+    case TSF_INT64:
+    case TSF_TIMESTAMP:
+        return (double)((const int64_t *)cb->values)[i];
+    case TSF_FLOAT:
+        return ((const float *)cb->values)[i];
+    case TSF_DOUBLE:
+        return ((const double *)cb->values)[i];
+    default:
+        *num = 0;
+        return 0;
+    }
+}
+
+/* Row by row into per-file slots by the sum rule (unit_of tells each value's chunk and page), merged into the
+ * total in file order (the rule of tsf_dataset_fold). */
 /* Tag tuples met by the reference (group_tags), interned: a group's number is its index here. */
 static char g_tuples[64][96];
 static size_t g_ntuples;
@@ -1097,8 +1173,9 @@ static void batch_tuple(tsf_reader *r, const tsf_batch *b, const char *const *ta
     }
 }
 
-static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const *tags, size_t ntags,
-                              int64_t window, int64_t tmin, int64_t tmax, tsf_filter *where, rset *total)
+static int agg_reference_tags(tsf_dataset *ds, unit_of_fn unit_of, int by_device, const char *const *tags,
+                              size_t ntags, int64_t window, int64_t tmin, int64_t tmax, tsf_filter *where,
+                              rset *total)
 {
     tsf_error e = {0};
     rset *part = malloc(sizeof *part);
@@ -1127,9 +1204,10 @@ static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const 
                 for (size_t i = 0; i < b->nrows; i++) {
                     if (cb->type == TSF_VECTOR || !((cb->validity[i / 8] >> (i % 8)) & 1)) continue;
                     int64_t t = b->times[i];
-                    double v = cb->type == TSF_DOUBLE  ? ((const double *)cb->values)[i]
-                               : cb->type == TSF_INT64 ? (double)((const int64_t *)cb->values)[i]
-                                                       : 0;
+                    int num;
+                    double v = r_cell(cb, i, &num);
+                    uint64_t cid, pid;
+                    unit_of(f, di.name, t, &cid, &pid);
                     int64_t w = window ? (t >= 0 ? t / window : -((-t + window - 1) / window)) : 0;
                     size_t grp = by_device ? dev : (size_t)-1;
                     if (ntags) {
@@ -1137,14 +1215,7 @@ static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const 
                         batch_tuple(r, b, tags, ntags, tb, sizeof tb);
                         grp = tuple_id(tb);
                     }
-                    rslot *s = rs_find(part, grp, w, cb->name);
-                    if (!s->count) s->min = s->max = s->first = s->last = v, s->first_t = s->last_t = t;
-                    if (v < s->min) s->min = v;
-                    if (v > s->max) s->max = v;
-                    if (t < s->first_t) s->first_t = t, s->first = v;
-                    if (t >= s->last_t) s->last_t = t, s->last = v;
-                    s->count++;
-                    s->sum += v;
+                    r_value(rs_find(part, grp, w, cb->name), cid, pid, num, v, t);
                 }
             }
         }
@@ -1152,16 +1223,15 @@ static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const 
         tsf_reader_close(r);
         if (st) return -1;
         for (size_t i = 0; i < part->n; i++) {
-            const rslot *p = &part->s[i];
+            rslot *p = &part->s[i];
+            r_close(p, 1);
             rslot *s = rs_find(total, p->dev, p->win, p->col);
             if (!s->count) {
                 *s = *p;
                 continue;
             }
             s->count += p->count;
-            s->sum += p->sum;
-            if (p->min < s->min) s->min = p->min;
-            if (p->max > s->max) s->max = p->max;
+            if (p->has) r_merge(&s->has, &s->sum, &s->min, &s->max, p->sum, p->min, p->max);
             if (p->first_t < s->first_t) s->first_t = p->first_t, s->first = p->first;
             if (p->last_t >= s->last_t) s->last_t = p->last_t, s->last = p->last;
         }
@@ -1170,10 +1240,25 @@ static int agg_reference_tags(tsf_dataset *ds, int by_device, const char *const 
     return 0;
 }
 
-static int agg_reference(tsf_dataset *ds, int by_device, int64_t window, int64_t tmin, int64_t tmax,
-                         tsf_filter *where, rset *total)
+static int agg_reference(tsf_dataset *ds, unit_of_fn unit_of, int by_device, int64_t window, int64_t tmin,
+                         int64_t tmax, tsf_filter *where, rset *total)
 {
-    return agg_reference_tags(ds, by_device, NULL, 0, window, tmin, tmax, where, total);
+    return agg_reference_tags(ds, unit_of, by_device, NULL, 0, window, tmin, tmax, where, total);
+}
+
+/* The device's number: the last character of its name (the test files' devices end in a digit). */
+static uint64_t dev_digit(const char *dev)
+{
+    size_t n = strlen(dev);
+    return n ? (uint64_t)(dev[n - 1] - '0') : 0;
+}
+
+/* Table files (write_table_file): one chunk per device and file, pages of 64 rows, row i at t0 + 10 i + dev. */
+static void table_unit(size_t file, const char *dev, int64_t t, uint64_t *chunk, uint64_t *page)
+{
+    uint64_t d = dev_digit(dev);
+    *chunk = file * 100 + d + 1;
+    *page = *chunk * 100000 + (uint64_t)((t - TFILES[file].t0 - (int64_t)d) / 10) / 64 + 1;
 }
 
 /* 1 when a result row holds the reference slot's aggregates, bit for bit. */
@@ -1199,7 +1284,7 @@ static void test_aggregate(void)
         int64_t window = shape == 2 ? 0 : 1000;
         tsf_filter *where = NULL;
         if (wheres[shape == 3]) CHECK_OK(tsf_filter_parse(&where, wheres[shape == 3], &e), &e);
-        CHECK(agg_reference(ds, by_device, window, 0, 19999, where, ref) == 0);
+        CHECK(agg_reference(ds, table_unit, by_device, window, 0, 19999, where, ref) == 0);
         CHECK(ref->n > 3);
         for (size_t t = 0; t < 3; t++)
             for (size_t k = 0; k < 8; k++) {
@@ -1248,7 +1333,8 @@ static void test_aggregate(void)
                     busy += st.worker_busy_ns[w];
                     in_fold += st.worker_fold_ns[w];
                 }
-                CHECK(st.values >= counted);
+                CHECK(st.values + st.points_from_stats >= counted);
+                CHECK_EQ_INT(st.points_from_stats + st.points_decoded, counted);
                 CHECK(st.workers >= 1 && st.workers <= (threads[t] > ks[k] ? threads[t] : ks[k]));
                 CHECK(in_fold == st.fold_ns && busy >= st.fold_ns);
                 st.struct_size = 8;
@@ -1269,11 +1355,12 @@ static void test_aggregate(void)
 /* Files without nulls, so that runs go through the per-type kernels: i small INT64 (integer sums), h INT64
  * near +-2^60 in some windows (the row-by-row double sums), d and e1..e5 DOUBLE (four at a time through the
  * lane kernel, the last two alone; e5 holds a NaN and -0.0 now and then). 3 files x 2 devices x 3000 rows. */
+#define KERNEL_PAGE 400
 static int write_kernel_file(size_t fi, const char *path)
 {
     tsf_error e = {0};
     tsf_writer *w = NULL;
-    tsf_status st = tsf_writer_open(&w, path, NULL, &e);
+    tsf_status st = open_paged(&w, path, KERNEL_PAGE, &e);
     tsf_column_schema cols[9] = {{"dev", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
                                  {"i", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
                                  {"h", TSF_INT64, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
@@ -1308,6 +1395,14 @@ static int write_kernel_file(size_t fi, const char *path)
     return st ? -1 : 0;
 }
 
+/* Kernel files: one chunk per device and file, pages of KERNEL_PAGE rows, row i at 7 (3000 file + i) + dev. */
+static void kernel_unit(size_t file, const char *dev, int64_t t, uint64_t *chunk, uint64_t *page)
+{
+    uint64_t d = dev_digit(dev);
+    *chunk = file * 100 + d + 1;
+    *page = *chunk * 100000 + ((uint64_t)(t - (int64_t)d) / 7 - file * 3000) / KERNEL_PAGE + 1;
+}
+
 static void test_aggregate_kernels(void)
 {
     char dir[128], path[160];
@@ -1322,7 +1417,7 @@ static void test_aggregate_kernels(void)
     tsf_dataset *ds = NULL;
     CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
     rset *ref = malloc(sizeof *ref);
-    CHECK(ref && agg_reference(ds, 1, 1000, INT64_MIN, INT64_MAX, NULL, ref) == 0);
+    CHECK(ref && agg_reference(ds, kernel_unit, 1, 1000, INT64_MIN, INT64_MAX, NULL, ref) == 0);
     tsf_dataset_close(ds);
     /* every kernel path of the integer summaries (a path the CPU lacks runs the best one below it) */
     const tsf_codec_path kpaths[4] = {TSF_PATH_SCALAR, TSF_PATH_AVX2, TSF_PATH_AVX512, TSF_PATH_AUTO};
@@ -1398,6 +1493,13 @@ static int write_tags_file(size_t fi, const char *path)
     return finish_write(w, st, path, &e);
 }
 
+/* Tags files: one single-page chunk per device and file, row i of device d at 1000 file + 10 i + d. */
+static void tags_unit(size_t file, const char *dev, int64_t t, uint64_t *chunk, uint64_t *page)
+{
+    (void)dev;
+    *chunk = *page = file * 100 + (uint64_t)(t - (int64_t)file * 1000) % 10 + 1;
+}
+
 static void test_aggregate_tags(void)
 {
     char p[256];
@@ -1439,7 +1541,7 @@ static void test_aggregate_tags(void)
         size_t nt = nshape[shape % 3];
         int64_t window = shape < 3 ? 0 : 500;
         g_ntuples = 0;
-        CHECK(agg_reference_tags(ds, 0, tags, nt, window, INT64_MIN, INT64_MAX, NULL, ref) == 0);
+        CHECK(agg_reference_tags(ds, tags_unit, 0, tags, nt, window, INT64_MIN, INT64_MAX, NULL, ref) == 0);
         CHECK(ref->n > 3);
         for (size_t t = 0; t < 3; t++)
             for (unsigned k = 1; k <= 8; k++) {
@@ -1501,6 +1603,216 @@ static void test_aggregate_tags(void)
     ao.struct_size = 12;
     CHECK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e) == TSF_EINVAL);
     tsf_dataset_close(ds);
+}
+
+/* ---- statistics answers ---- */
+
+/* Files for the statistics path: per file (rows at 1000 file + i, i < STATS_ROWS) two devices, one chunk each,
+ * pages of STATS_PAGE rows; table model (aligned, table "s", TAG dev) or tree model (root.s.d0 / d1,
+ * non-aligned). Columns: d DOUBLE GORILLA (a NaN opening page 2 of d0 and one inside it, page 4 of d1 all -0.0,
+ * -0.0 now and then), q DOUBLE TS_2DIFF (lossy: never from statistics), f FLOAT GORILLA, i INT32, b BOOLEAN, n
+ * INT64 (table: nulls, and page 3 of d0 all null), h INT64 near the 2^53 bound (d0: 1000 x |v| just under it,
+ * so whole chunks qualify; d1: pages of 128 x |v| just under it, odd pages just over). */
+#define STATS_ROWS 1000
+#define STATS_PAGE 128
+static int write_stats_file(size_t fi, const char *path, int aligned)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = open_paged(&w, path, STATS_PAGE, &e);
+    tsf_column_schema cols[8] = {{"dev", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"d", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"q", TSF_DOUBLE, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"f", TSF_FLOAT, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"i", TSF_INT32, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"b", TSF_BOOLEAN, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"n", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"h", TSF_INT64, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD}};
+    const char *names[8] = {"dev", "d", "q", "f", "i", "b", "n", "h"};
+    char dname[2][16] = {"root.s.d0", "root.s.d1"};
+    if (aligned && !st) st = tsf_writer_register_table(w, "s", cols, 8, &e);
+    for (size_t d = 0; !aligned && d < 2; d++)
+        for (size_t c = 1; c < 8 && !st; c++) st = tsf_writer_register_series(w, dname[d], &cols[c], &e);
+    for (size_t d = 0; d < 2 && !st; d++) {
+        char tag[3] = {'d', (char)('0' + d), 0};
+        for (size_t i = 0; i < STATS_ROWS && !st; i++) {
+            tsf_value v[8];
+            memset(v, 0, sizeof v);
+            v[0].v.bytes.data = (const uint8_t *)tag;
+            v[0].v.bytes.len = 2;
+            size_t pg = i / STATS_PAGE;
+            double x = val_d(fi, d, i) * 1000.0;
+            if (i % 37 == 11) x = -0.0;
+            if (d == 0 && (i == 2 * STATS_PAGE || i == 2 * STATS_PAGE + 40)) x = NAN;
+            if (d == 1 && pg == 4) x = -0.0;
+            v[1].v.d = x;
+            v[2].v.d = (double)(int64_t)(val_d(fi, d, i + 5) * 1e4) / 100.0; /* what TS_2DIFF's 2 digits keep */
+            v[3].v.f = (float)val_d(fi, d, i + 9);
+            v[4].v.i32 = (int32_t)(i * i % 100003) - 50000 + (int32_t)fi;
+            v[5].v.b = (i * 7 + fi) % 5 < 2;
+            v[6].v.i64 = (int64_t)(i * 31 % 1000) - 300;
+            v[6].is_null = aligned && (i % 13 == 4 || (d == 0 && pg == 3));
+            int64_t base = d == 0 ? (int64_t)(9007199254740992ll / STATS_ROWS)
+                                  : (int64_t)(9007199254740992ll / STATS_PAGE) - 1 + (pg % 2 ? 1000 : 0);
+            v[7].v.i64 = (base - (int64_t)(i % 7) - (int64_t)fi) * (fi % 2 ? -1 : 1);
+            int64_t t = (int64_t)(fi * 1000 + i);
+            if (aligned) {
+                st = tsf_writer_write_row(w, "s", t, names, v, 8, &e);
+            } else { /* non-aligned series: a null is an absent point */
+                const char *nn[7];
+                tsf_value vv[7];
+                size_t k = 0;
+                for (size_t c = 1; c < 8; c++)
+                    if (!v[c].is_null) nn[k] = names[c], vv[k++] = v[c];
+                st = tsf_writer_write_row(w, dname[d], t, nn, vv, k, &e);
+            }
+        }
+        if (!st) st = tsf_writer_flush(w, &e);
+    }
+    return finish_write(w, st, path, &e);
+}
+
+/* Stats files: one chunk per device and file, pages of STATS_PAGE rows (no nulls in the tree files, so a
+ * series' point i is row i; in the table files a value page pairs with the time page of its rows). */
+static void stats_unit(size_t file, const char *dev, int64_t t, uint64_t *chunk, uint64_t *page)
+{
+    uint64_t d = dev_digit(dev);
+    *chunk = file * 100 + d + 1;
+    *page = *chunk * 100000 + (uint64_t)(t - (int64_t)file * 1000) / STATS_PAGE + 1;
+}
+
+/* Runs an aggregation; 0 and *res, or -1 (printed). */
+static int stats_run(tsf_dataset *ds, int by_device, int64_t window, int64_t tmin, int64_t tmax, tsf_filter *where,
+                     unsigned threads, unsigned k, int force, tsf_dataset_agg_result **res, tsf_dataset_agg_stats *st)
+{
+    tsf_error e = {0};
+    tsf_dataset_query_options o;
+    tsf_dataset_query_options_init(&o);
+    o.time_min = tmin;
+    o.time_max = tmax;
+    o.where = where;
+    o.threads = threads;
+    o.files_at_once = k;
+    tsf_dataset_agg_options ao;
+    tsf_dataset_agg_options_init(&ao);
+    CHECK_EQ_INT(ao.force_decode, 0);
+    ao.by_device = by_device;
+    ao.window = window;
+    ao.force_decode = force;
+    *res = NULL;
+    st->struct_size = sizeof *st;
+    if (tsf_dataset_aggregate(ds, &o, &ao, res, &e) || tsf_dataset_agg_result_stats(*res, st, &e)) {
+        fprintf(stderr, "  stats aggregate: %s\n", e.message);
+        tsf_dataset_agg_result_free(*res);
+        *res = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Rows of res against the reference, bit for bit; the number of differing rows (the first printed). */
+static size_t stats_diff(const rset *ref, const tsf_dataset_agg_result *res, int64_t window, const char *what)
+{
+    size_t bad = 0;
+    if (tsf_dataset_agg_result_count(res) != ref->n && !bad++)
+        fprintf(stderr, "  stats %s: %zu rows, the reference %zu\n", what, tsf_dataset_agg_result_count(res), ref->n);
+    for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
+        const tsf_dataset_agg_row *row = tsf_dataset_agg_result_row(res, i);
+        const rslot *s = NULL;
+        int64_t w = window ? (row->window_start >= 0 ? row->window_start / window : -1) : 0;
+        for (size_t j = 0; j < ref->n && !s; j++)
+            if (ref->s[j].dev == row->device && ref->s[j].win == w && !strcmp(ref->s[j].col, row->column))
+                s = &ref->s[j];
+        if (s && row_same(s, row)) continue;
+        if (!bad++)
+            fprintf(stderr, "  stats %s row %zu (%s, window %lld): sum %.17g vs %.17g, min %g vs %g, count %llu\n",
+                    what, i, row->column, (long long)row->window_start, row->sum, s ? s->sum : 0, row->min,
+                    s ? s->min : 0, (unsigned long long)row->count);
+    }
+    return bad;
+}
+
+static void test_aggregate_stats(void)
+{
+    const unsigned threads[3] = {1, 2, 4};
+    for (int aligned = 1; aligned >= 0; aligned--) {
+        char dir[128], path[160];
+        path_of(dir, sizeof dir, aligned ? "stats_table" : "stats_tree", NULL);
+        CHECK(mkdir_p(dir) == 0);
+        for (size_t f = 0; f < 4; f++) {
+            snprintf(path, sizeof path, "%s/s%zu.tsfile", dir, f);
+            CHECK(write_stats_file(f, path, aligned) == 0);
+        }
+        const char *paths[1] = {dir};
+        tsf_error e = {0};
+        tsf_dataset *ds = NULL;
+        CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+        if (!ds) return;
+        rset *ref = malloc(sizeof *ref);
+        /* shapes: one window (whole chunks), windows of a chunk, windows cutting pages, a range cutting pages,
+         * windows of a page (file 0's pages each whole in one, the -0.0 page among them; the other files' pages
+         * cut in two), all
+         * devices as one group, a value filter (no statistics) */
+        const struct {
+            int by_device;
+            int64_t window, tmin, tmax;
+            const char *where;
+            int chunks, pages; /* units the statistics path must have taken */
+        } shapes[7] = {{1, 0, INT64_MIN, INT64_MAX, NULL, 1, 1},   {1, 1000, INT64_MIN, INT64_MAX, NULL, 1, 1},
+                       {1, 500, INT64_MIN, INT64_MAX, NULL, 0, 1}, {1, 300, 1050, 3700, NULL, 0, 1},
+                       {1, 128, INT64_MIN, INT64_MAX, NULL, 0, 1}, {0, 1000, INT64_MIN, INT64_MAX, NULL, 1, 1},
+                       {1, 1000, INT64_MIN, INT64_MAX, "n > 0", 0, 0}};
+        for (int sh = 0; ref && sh < 7; sh++) {
+            tsf_filter *where = NULL;
+            if (shapes[sh].where) CHECK_OK(tsf_filter_parse(&where, shapes[sh].where, &e), &e);
+            int64_t window = shapes[sh].window;
+            CHECK(agg_reference(ds, stats_unit, shapes[sh].by_device, window, shapes[sh].tmin, shapes[sh].tmax, where,
+                                ref) == 0);
+            CHECK(ref->n > 10);
+            uint64_t total = 0;
+            for (size_t i = 0; i < ref->n; i++) total += ref->s[i].count;
+            uint64_t forced_pages = 0;
+            for (int force = 1; force >= 0; force--)
+                for (size_t t = 0; t < 3; t++)
+                    for (unsigned k = 1; k <= 8; k++) {
+                        tsf_dataset_agg_result *res = NULL;
+                        tsf_dataset_agg_stats st;
+                        CHECK(stats_run(ds, shapes[sh].by_device, window, shapes[sh].tmin, shapes[sh].tmax, where,
+                                        threads[t], k, force, &res, &st) == 0);
+                        if (!res) continue;
+                        char what[96];
+                        snprintf(what, sizeof what, "%s shape %d force %d threads %u k %u",
+                                 aligned ? "table" : "tree", sh, force, threads[t], k);
+                        CHECK_EQ_INT(stats_diff(ref, res, window, what), 0);
+                        CHECK_EQ_INT(st.points_from_stats + st.points_decoded, total);
+                        if (force || !(shapes[sh].chunks | shapes[sh].pages)) {
+                            CHECK(st.chunks_from_stats == 0 && st.pages_from_stats == 0 && st.points_from_stats == 0);
+                            forced_pages = st.pages_decoded;
+                        } else {
+                            CHECK(st.points_from_stats > 0);
+                            CHECK(shapes[sh].chunks ? st.chunks_from_stats > 0 : st.chunks_from_stats == 0);
+                            CHECK(!shapes[sh].pages || st.pages_from_stats > 0);
+                            CHECK(st.pages_decoded > 0 && st.pages_decoded < forced_pages);
+                        }
+                        tsf_dataset_agg_result_free(res);
+                    }
+            tsf_filter_free(where);
+        }
+        free(ref);
+        /* the previous size of the stats (without the counters) and of the options (without force_decode) */
+        tsf_dataset_agg_result *res = NULL;
+        tsf_dataset_agg_options ao;
+        tsf_dataset_agg_options_init(&ao);
+        ao.struct_size = offsetof(tsf_dataset_agg_options, force_decode);
+        CHECK_OK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e), &e);
+        tsf_dataset_agg_stats st;
+        memset(&st, 0xAB, sizeof st);
+        st.struct_size = offsetof(tsf_dataset_agg_stats, chunks_from_stats);
+        CHECK_OK(tsf_dataset_agg_result_stats(res, &st, &e), &e);
+        CHECK(st.values > 0 && st.chunks_from_stats == 0xABABABABABABABABull); /* not written past its size */
+        tsf_dataset_agg_result_free(res);
+        tsf_dataset_close(ds);
+    }
 }
 
 /* 1 when this process maps the file at path (/proc/self/maps names it), 0 when not, -1 when it cannot tell. */
@@ -1584,6 +1896,7 @@ int main(void)
     TSF_RUN(test_aggregate);
     TSF_RUN(test_aggregate_kernels);
     TSF_RUN(test_aggregate_tags);
+    TSF_RUN(test_aggregate_stats);
     TSF_RUN(test_reads_by_use);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());

@@ -93,27 +93,31 @@ static void fmt_value(char *buf, size_t cap, const tsf_stats *s, int which, int 
             snprintf(buf, cap, json ? "null" : "-");
             return;
         }
-        /* quoted, escaped, at most 40 bytes shown in text mode */
-        size_t n = 0, lim = json ? cap - 8 : 40;
-        buf[n++] = '"';
-        for (size_t i = 0; i < b.len && n + 8 < cap; i++) {
-            if (!json && i >= lim) {
-                n += (size_t)snprintf(buf + n, cap - n, "...");
-                break;
-            }
-            uint8_t c = b.data[i];
-            if (c == '"' || c == '\\')
-                n += (size_t)snprintf(buf + n, cap - n, "\\%c", c);
-            else if (c < 0x20 || c == 0x7f)
-                n += (size_t)snprintf(buf + n, cap - n, "\\u%04x", c);
-            else
-                buf[n++] = (char)c;
-        }
-        snprintf(buf + n, cap - n, "\"");
+        stats_fmt_text(buf, cap, b.data, b.len, json);
         return;
     }
     default: snprintf(buf, cap, json ? "null" : "-");
     }
+}
+
+void stats_fmt_text(char *buf, size_t cap, const uint8_t *data, size_t len, int json)
+{
+    size_t n = 0, lim = json ? cap - 8 : 40;
+    buf[n++] = '"';
+    for (size_t i = 0; i < len && n + 8 < cap; i++) {
+        if (!json && i >= lim) {
+            n += (size_t)snprintf(buf + n, cap - n, "...");
+            break;
+        }
+        uint8_t c = data[i];
+        if (c == '"' || c == '\\')
+            n += (size_t)snprintf(buf + n, cap - n, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(buf + n, cap - n, "\\u%04x", c);
+        else
+            buf[n++] = (char)c;
+    }
+    snprintf(buf + n, cap - n, "\"");
 }
 
 static void fmt_sum(char *buf, size_t cap, const tsf_stats *s, int json)

@@ -2,6 +2,7 @@
 #ifndef TSF_CLI_STATS_H
 #define TSF_CLI_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -23,6 +24,10 @@ typedef struct stats_opts {
     int32_t tz;      /* --tz: seconds east of UTC */
     int format, iso, decode, no_check;
 } stats_opts;
+
+/* A TEXT / STRING value for the output: quoted, '"' and '\\' escaped, controls as \\u00XX; at most 40 bytes
+ * then "..." unless json. */
+void stats_fmt_text(char *buf, size_t cap, const uint8_t *data, size_t len, int json);
 
 /* Calendar windows: the start (file unit, UTC) of the window of o->months months holding time t, and the
  * start of the next one; -1 when the times leave the calendar's range. */

@@ -62,9 +62,16 @@ static int is_int(tsf_type t)
 }
 
 /* A value of the row in the column's type; which: 0 min, 1 max, 2 first, 3 last, 4 sum, 5 mean. Text "-" /
- * JSON null when there is none (TEXT, STRING, BLOB: count only; DATE has no mean). */
+ * JSON null when there is none (TEXT, STRING: min and max only; BLOB: count only; DATE has no mean). */
 static void fmt_dvalue(char *buf, size_t cap, tsf_type t, const tsf_dataset_agg_row *r, int which, int json)
 {
+    if ((t == TSF_TEXT || t == TSF_STRING) && which < 2 && r->count) {
+        tsf_bytes b = which ? r->max_bytes : r->min_bytes;
+        if (b.data) {
+            stats_fmt_text(buf, cap, b.data, b.len, json);
+            return;
+        }
+    }
     double v = which == 0 ? r->min : which == 1 ? r->max : which == 2 ? r->first : which == 3 ? r->last
              : which == 4 ? r->sum : r->mean;
     int numeric = t == TSF_BOOLEAN || is_int(t) || t == TSF_FLOAT || t == TSF_DOUBLE;
@@ -289,7 +296,7 @@ static int print_all(dstate *s)
         const tsf_dataset_agg_row *r = s->rows[i].r;
         tsf_type ty = column_type(s->ds, dev ? r->device : (size_t)-1, r->column);
         int json = o->format == FMT_JSON;
-        char v[6][64], t0[48], t1[48], ws[48];
+        char v[6][256], t0[48], t1[48], ws[48];
         for (int x = 0; x < 6; x++) fmt_dvalue(v[x], sizeof v[x], ty, r, x, json);
         put_time(o, t0, sizeof t0, r->first_time);
         put_time(o, t1, sizeof t1, r->last_time);
@@ -309,7 +316,14 @@ static int print_all(dstate *s)
             csv_put_field(stdout, r->column, strlen(r->column));
             if (win) printf(",%s", ws);
             printf(",%" PRIu64 ",%s,%s", r->count, t0, t1);
-            for (int x = 0; x < 6; x++) printf(",%s", strcmp(v[x], "-") ? v[x] : "");
+            for (int x = 0; x < 6; x++) {
+                tsf_bytes b = x == 0 ? r->min_bytes : r->max_bytes;
+                putchar(',');
+                if (x < 2 && (ty == TSF_TEXT || ty == TSF_STRING) && b.data) /* raw text, quoted where CSV needs */
+                    csv_put_field(stdout, (const char *)b.data, b.len);
+                else
+                    fputs(strcmp(v[x], "-") ? v[x] : "", stdout);
+            }
             putchar('\n');
         } else {
             put_group(s, r, &t, FMT_TEXT);

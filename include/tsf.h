@@ -1220,6 +1220,9 @@ typedef struct tsf_dataset_agg_row {
     double sum, min, max, mean, first, last;
     int64_t first_time, last_time;
     size_t group;           /* the group: the device, 0 over every device, or the tag tuple (group_tags) */
+    /* TEXT, STRING and BLOB columns: the least and greatest value, bytes compared as unsigned (a shorter
+     * prefix first); data NULL for other columns; valid until the result is freed */
+    tsf_bytes min_bytes, max_bytes;
 } tsf_dataset_agg_row;
 
 typedef struct tsf_dataset_agg_result tsf_dataset_agg_result;

@@ -189,7 +189,8 @@ class DatasetAggOptions(ctypes.Structure):
 class DatasetAggRow(ctypes.Structure):
     _fields_ = [("device", c_size), ("window_start", c_i64), ("column", c_str), ("count", c_u64), ("sum", c_dbl),
                 ("min", c_dbl), ("max", c_dbl), ("mean", c_dbl), ("first", c_dbl), ("last", c_dbl),
-                ("first_time", c_i64), ("last_time", c_i64), ("group", c_size)]
+                ("first_time", c_i64), ("last_time", c_i64), ("group", c_size), ("min_bytes", c_ptr),
+                ("min_bytes_len", c_size), ("max_bytes", c_ptr), ("max_bytes_len", c_size)]
 
 
 PE = P(Error)

@@ -348,7 +348,7 @@ class Dataset(_Closing, _Catalog):
 
 # the result rows (tsf_dataset_agg_row, an array in the library) read as one NumPy record array
 _AGG_ROW = np.dtype([(name, {C.c_size: np.uintp, C.c_i64: np.int64, C.c_str: np.uintp, C.c_u64: np.uint64,
-                             C.c_dbl: np.float64}[typ]) for name, typ in C.DatasetAggRow._fields_], align=True)
+                             C.c_dbl: np.float64, C.c_ptr: np.uintp}[typ]) for name, typ in C.DatasetAggRow._fields_], align=True)
 assert _AGG_ROW.itemsize == ctypes.sizeof(C.DatasetAggRow)
 # the aggregates of agg_arrays, after the keys dev, win, col
 AGG_VALUES = ("count", "sum", "min", "max", "mean", "first", "last", "first_time", "last_time")

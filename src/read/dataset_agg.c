@@ -34,6 +34,10 @@ typedef struct agg_slot {
     uint64_t cid, pid;
     double psum, pmin, pmax, csum, cmin, cmax;
     uint8_t has, chas, phas;
+    /* TEXT / STRING / BLOB: the least and greatest value so far (owned copies; bhas: one was seen) */
+    uint8_t bhas;
+    uint8_t *bmin, *bmax;
+    size_t bmin_n, bmax_n, bmin_cap, bmax_cap;
 } agg_slot;
 
 typedef struct agg_acc {
@@ -90,6 +94,8 @@ struct tsf_dataset_agg_result {
     tsf_dataset_agg_stats stats;
     tsf_bytes *tags; /* group_tags: ngroups x ntags values */
     size_t ngroups, ntags, tags_cap;
+    uint8_t *bytes; /* the rows' min_bytes / max_bytes */
+    size_t bytes_cap;
 };
 
 void tsf_dataset_agg_options_init(tsf_dataset_agg_options *o)
@@ -137,6 +143,10 @@ static void acc_free(void *ctx, void *p)
     agg_ctx *c = ctx;
     agg_acc *acc = p;
     if (!acc) return;
+    for (size_t i = 0; i < acc->n; i++) {
+        tsf_free(c->a, acc->slots[i].bmin, acc->slots[i].bmin_cap);
+        tsf_free(c->a, acc->slots[i].bmax, acc->slots[i].bmax_cap);
+    }
     tsf_free(c->a, acc->slots, acc->cap * sizeof *acc->slots);
     tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
     tsf_free(c->a, acc->runs, acc->runs_cap * sizeof *acc->runs);
@@ -419,6 +429,56 @@ static int all_valid(const uint8_t *v, size_t a, size_t b)
     return 1;
 }
 
+/* Unsigned byte order, a prefix first. */
+static int bytes_order(const uint8_t *x, size_t nx, const uint8_t *y, size_t ny)
+{
+    int c = nx && ny ? memcmp(x, y, nx < ny ? nx : ny) : 0;
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* *buf (capacity *cap) := the n bytes at v; -1 out of memory. */
+static int bytes_set(const tsf_allocator *a, uint8_t **buf, size_t *len, size_t *cap, const uint8_t *v, size_t n)
+{
+    if (n > *cap) {
+        size_t nc = *cap ? *cap : 16;
+        while (nc < n) nc = nc > SIZE_MAX / 2 ? n : nc * 2;
+        uint8_t *p = tsf_realloc(a, *buf, *cap, nc);
+        if (!p) return -1;
+        *buf = p;
+        *cap = nc;
+    }
+    if (n) memcpy(*buf, v, n);
+    *len = n;
+    return 0;
+}
+
+/* Value v of n bytes into the slot's least and greatest values; -1 out of memory. */
+static int bytes_put(const tsf_allocator *a, agg_slot *s, const uint8_t *v, size_t n)
+{
+    if (!s->bhas || bytes_order(v, n, s->bmin, s->bmin_n) < 0)
+        if (bytes_set(a, &s->bmin, &s->bmin_n, &s->bmin_cap, v, n)) return -1;
+    if (!s->bhas || bytes_order(v, n, s->bmax, s->bmax_n) > 0)
+        if (bytes_set(a, &s->bmax, &s->bmax_n, &s->bmax_cap, v, n)) return -1;
+    s->bhas = 1;
+    return 0;
+}
+
+/* The valid values of rows [a, b) of a TEXT / STRING / BLOB column into the slot; -1 out of memory. */
+static int run_bytes(const tsf_allocator *al, agg_slot *s, const tsf_column_batch *cb, size_t a, size_t b)
+{
+    const tsf_bytes *v = cb->values;
+    for (size_t r = a; r < b; r++) {
+        if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
+        if (bytes_put(al, s, v[r].data, v[r].len)) return -1;
+    }
+    return 0;
+}
+
+static int is_bytes(tsf_type t)
+{
+    return t == TSF_TEXT || t == TSF_STRING || t == TSF_BLOB;
+}
+
 static void run_add(agg_slot *s, tsf_codec_path p, const tsf_column_batch *cb, const int64_t *t, size_t a, size_t b,
                     int num)
 {
@@ -556,6 +616,7 @@ static int acc_fold(void *ctx, void *p, const tsf_dataset_batch *b, const tsf_qu
             if (!s) goto oom;
             slot_enter(s, cid, pid);
             run_add(s, c->path, cb, t, ru->a, ru->b, num);
+            if (is_bytes(cb->type) && run_bytes(c->a, s, cb, ru->a, ru->b)) goto oom;
         }
     }
     for (int j = 0; j < lanes; j++) { /* the last columns alone */
@@ -707,10 +768,18 @@ static int acc_merge(void *ctx, void *into, void *from)
             return -1;
         }
         if (!s->count) {
+            tsf_free(c->a, s->bmin, s->bmin_cap);
+            tsf_free(c->a, s->bmax, s->bmax_cap);
             *s = *src;
+            src->bmin = src->bmax = NULL; /* moved */
+            src->bmin_cap = src->bmax_cap = 0;
             continue;
         }
         if (!src->count) continue; /* a key without values in that file (a column null there): nothing */
+        if (src->bhas && (bytes_put(c->a, s, src->bmin, src->bmin_n) || bytes_put(c->a, s, src->bmax, src->bmax_n))) {
+            __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+            return -1;
+        }
         if (src->has) part_merge(&s->has, &s->sum, &s->min, &s->max, src->sum, src->min, src->max);
         slot_ends(s, src->count, src->first_t, src->first, src->last_t, src->last);
     }
@@ -905,6 +974,14 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
         for (size_t i = 0; i < acc->n; i++) keys[i].s = &acc->slots[i];
         if (acc->n) qsort(keys, acc->n, sizeof *keys, row_cmp);
         r->rows_cap = acc->n + 1;
+        size_t nb = 0, at = 0; /* the min / max bytes, copied into one block the result owns */
+        int any = 0;
+        for (size_t i = 0; i < acc->n; i++)
+            if (acc->slots[i].count && acc->slots[i].bhas) {
+                nb += acc->slots[i].bmin_n + acc->slots[i].bmax_n;
+                any = 1;
+            }
+        if (any && (r->bytes = tsf_alloc(ds->a, nb + 1))) r->bytes_cap = nb + 1;
         for (size_t i = 0; i < acc->n; i++) {
             const agg_slot *s = keys[i].s;
             if (!s->count) continue; /* a key whose rows were all null */
@@ -924,9 +1001,22 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
             row->last = s->last;
             row->first_time = s->first_t;
             row->last_time = s->last_t;
+            if (s->bhas && r->bytes) { /* (no block: out of memory, checked below) */
+                if (s->bmin_n) memcpy(r->bytes + at, s->bmin, s->bmin_n);
+                row->min_bytes = (tsf_bytes){r->bytes + at, s->bmin_n};
+                at += s->bmin_n;
+                if (s->bmax_n) memcpy(r->bytes + at, s->bmax, s->bmax_n);
+                row->max_bytes = (tsf_bytes){r->bytes + at, s->bmax_n};
+                at += s->bmax_n;
+            }
         }
         r->stats = c.stats;
-        *out = r;
+        if (any && !r->bytes) {
+            st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+            tsf_dataset_agg_result_free(r);
+        } else {
+            *out = r;
+        }
     } else {
         r->rows_cap = acc ? acc->n + 1 : 1;
         tsf_dataset_agg_result_free(r);
@@ -967,6 +1057,7 @@ void tsf_dataset_agg_result_free(tsf_dataset_agg_result *res)
     tsf_free(res->a, res->rows, res->rows_cap * sizeof *res->rows);
     tsf_free(res->a, (void *)res->names, res->names_cap * sizeof *res->names);
     tsf_free(res->a, res->tags, res->tags_cap * sizeof *res->tags);
+    tsf_free(res->a, res->bytes, res->bytes_cap);
     tsf_free(res->a, res, sizeof *res);
 }
 

@@ -1833,6 +1833,154 @@ static int mapped(const char *path)
 
 /* use_pread -1 (the default) chooses by use: a reader the caller opens maps its file, a dataset's readers for
  * one query read with pread; 0 maps them too. Seen in /proc/self/maps while a query is open. */
+/* TEXT / STRING / BLOB min and max bytes: files of table "b" (tag dev x / y; txt STRING with empty strings,
+ * bytes past 0x7f and prefixes of one another, nulls; bl BLOB; n INT32), 32-row pages. */
+static void bytes_value(size_t f, size_t d, size_t i, int col, char *buf, size_t *len, int *null)
+{
+    unsigned h = (unsigned)((f * 131 + d * 71 + i * 37) % 97);
+    *null = col == 0 ? i % 9 == 4 : i % 7 == 0;
+    if (col == 0) {
+        int n = i % 17 == 3 ? 0 : snprintf(buf, 16, "%c%u", 'a' + (char)(h % 26), h / (1 + (unsigned)(i % 3)));
+        if (i % 11 == 2) buf[n++] = (char)0xff;
+        *len = (size_t)n;
+    } else {
+        buf[0] = (char)h;
+        buf[1] = (char)(255 - h);
+        *len = i % 13 == 1 ? 0 : i % 5 == 2 ? 1 : 2;
+    }
+}
+
+static int write_bytes_file(size_t f, const char *path)
+{
+    tsf_error e = {0};
+    tsf_writer_options o;
+    tsf_writer_options_init(&o);
+    o.page_max_points = 32;
+    tsf_writer *w = NULL;
+    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    tsf_column_schema cols[4] = {{"dev", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
+                                 {"txt", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"bl", TSF_BLOB, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},
+                                 {"n", TSF_INT32, TSF_ENC_RLE, TSF_LZ4, TSF_COLUMN_FIELD}};
+    if (!st) st = tsf_writer_register_table(w, "b", cols, 4, &e);
+    for (size_t d = 0; d < 2 && !st; d++)
+        for (size_t i = 0; i < 150 && !st; i++) {
+            const char *names[4] = {"dev", "txt", "bl", "n"};
+            char b1[20], b2[4];
+            size_t l1, l2;
+            int n1, n2;
+            bytes_value(f, d, i, 0, b1, &l1, &n1);
+            bytes_value(f, d, i, 1, b2, &l2, &n2);
+            tsf_value v[4];
+            memset(v, 0, sizeof v);
+            v[0].v.bytes.data = (const uint8_t *)(d ? "y" : "x");
+            v[0].v.bytes.len = 1;
+            v[1].v.bytes.data = (const uint8_t *)b1;
+            v[1].v.bytes.len = l1;
+            v[1].is_null = n1;
+            v[2].v.bytes.data = (const uint8_t *)b2;
+            v[2].v.bytes.len = l2;
+            v[2].is_null = n2;
+            v[3].v.i32 = (int32_t)i;
+            st = tsf_writer_write_row(w, "b", (int64_t)(f * 1000 + i * 5 + d), names, v, 4, &e);
+        }
+    return finish_write(w, st, path, &e);
+}
+
+typedef struct bref {
+    int has;
+    char min[20], max[20];
+    size_t nmin, nmax;
+} bref;
+
+static int bcmp_(const char *x, size_t nx, const char *y, size_t ny)
+{
+    int c = memcmp(x, y, nx < ny ? nx : ny);
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+static void test_aggregate_bytes(void)
+{
+    char dir[128], path[160];
+    path_of(dir, sizeof dir, "bytes", NULL);
+    CHECK(mkdir_p(dir) == 0);
+    for (size_t f = 0; f < 3; f++) {
+        snprintf(path, sizeof path, "%s/b%zu.tsfile", dir, f);
+        CHECK(write_bytes_file(f, path) == 0);
+    }
+    const char *paths[1] = {dir};
+    tsf_error e = {0};
+    tsf_dataset *ds = NULL;
+    CHECK_OK(tsf_dataset_open(&ds, paths, 1, NULL, &e), &e);
+    if (!ds) return;
+    const char *tag[1] = {"dev"};
+    const unsigned threads[3] = {1, 2, 4}, ks[3] = {1, 3, 8};
+    for (int shape = 0; shape < 3; shape++) {
+        int64_t window = shape == 0 ? 0 : 400;
+        int by_tag = shape != 2;
+        static bref ref[2][8][2]; /* group (x / y, or 0 for all), window, column */
+        memset(ref, 0, sizeof ref);
+        for (size_t f = 0; f < 3; f++)
+            for (size_t d = 0; d < 2; d++)
+                for (size_t i = 0; i < 150; i++)
+                    for (int col = 0; col < 2; col++) {
+                        char b[20];
+                        size_t n;
+                        int null;
+                        bytes_value(f, d, i, col, b, &n, &null);
+                        if (null) continue;
+                        int64_t t = (int64_t)(f * 1000 + i * 5 + d);
+                        bref *r = &ref[by_tag ? d : 0][window ? t / window : 0][col];
+                        if (!r->has || bcmp_(b, n, r->min, r->nmin) < 0) memcpy(r->min, b, r->nmin = n);
+                        if (!r->has || bcmp_(b, n, r->max, r->nmax) > 0) memcpy(r->max, b, r->nmax = n);
+                        r->has = 1;
+                    }
+        for (size_t ti = 0; ti < 3; ti++)
+            for (size_t ki = 0; ki < 3; ki++) {
+                tsf_dataset_query_options o;
+                tsf_dataset_query_options_init(&o);
+                o.threads = threads[ti];
+                o.files_at_once = ks[ki];
+                tsf_dataset_agg_options ao;
+                tsf_dataset_agg_options_init(&ao);
+                ao.window = window;
+                ao.by_device = 0;
+                if (by_tag) {
+                    ao.group_tags = tag;
+                    ao.ngroup_tags = 1;
+                }
+                tsf_dataset_agg_result *res = NULL;
+                CHECK_OK(tsf_dataset_aggregate(ds, &o, &ao, &res, &e), &e);
+                size_t seen = 0, bad = 0;
+                for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
+                    const tsf_dataset_agg_row *row = tsf_dataset_agg_result_row(res, i);
+                    int col = !strcmp(row->column, "txt") ? 0 : !strcmp(row->column, "bl") ? 1 : -1;
+                    if (col < 0) {
+                        bad += row->min_bytes.data != NULL || row->max_bytes.data != NULL;
+                        continue;
+                    }
+                    size_t g = 0;
+                    if (by_tag) {
+                        tsf_bytes tv = tsf_dataset_agg_result_tag(res, row->group, 0);
+                        g = tv.len == 1 && tv.data[0] == 'y';
+                    }
+                    const bref *r = &ref[g][window ? row->window_start / window : 0][col];
+                    seen++;
+                    bad += !r->has || !row->min_bytes.data || !row->max_bytes.data ||
+                           bcmp_((const char *)row->min_bytes.data, row->min_bytes.len, r->min, r->nmin) ||
+                           bcmp_((const char *)row->max_bytes.data, row->max_bytes.len, r->max, r->nmax);
+                }
+                size_t want = 0;
+                for (size_t g = 0; g < 2; g++)
+                    for (size_t w = 0; w < 8; w++) want += ref[g][w][0].has + ref[g][w][1].has;
+                CHECK_EQ_INT(seen, want);
+                CHECK_EQ_INT(bad, 0);
+                tsf_dataset_agg_result_free(res);
+            }
+    }
+    tsf_dataset_close(ds);
+}
+
 static void test_reads_by_use(void)
 {
     tsf_dataset *ds = open_dir("table");
@@ -1897,6 +2045,7 @@ int main(void)
     TSF_RUN(test_aggregate_kernels);
     TSF_RUN(test_aggregate_tags);
     TSF_RUN(test_aggregate_stats);
+    TSF_RUN(test_aggregate_bytes);
     TSF_RUN(test_reads_by_use);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());

@@ -429,11 +429,13 @@ static int all_valid(const uint8_t *v, size_t a, size_t b)
     return 1;
 }
 
-/* Unsigned byte order, a prefix first. */
-static int bytes_order(const uint8_t *x, size_t nx, const uint8_t *y, size_t ny)
+/* Bytes in unsigned order, a prefix first (null data: first; the aggregate's values and the tag tuples). */
+static int bytes_cmp(tsf_bytes x, tsf_bytes y)
 {
-    int c = nx && ny ? memcmp(x, y, nx < ny ? nx : ny) : 0;
-    return c ? c : (nx > ny) - (nx < ny);
+    if (!x.data || !y.data) return !!x.data - !!y.data; /* null first */
+    size_t n = x.len < y.len ? x.len : y.len;
+    int c = n ? memcmp(x.data, y.data, n) : 0;
+    return c ? c : (x.len > y.len) - (x.len < y.len);
 }
 
 /* *buf (capacity *cap) := the n bytes at v; -1 out of memory. */
@@ -455,9 +457,9 @@ static int bytes_set(const tsf_allocator *a, uint8_t **buf, size_t *len, size_t 
 /* Value v of n bytes into the slot's least and greatest values; -1 out of memory. */
 static int bytes_put(const tsf_allocator *a, agg_slot *s, const uint8_t *v, size_t n)
 {
-    if (!s->bhas || bytes_order(v, n, s->bmin, s->bmin_n) < 0)
+    if (!s->bhas || bytes_cmp((tsf_bytes){v, n}, (tsf_bytes){s->bmin, s->bmin_n}) < 0)
         if (bytes_set(a, &s->bmin, &s->bmin_n, &s->bmin_cap, v, n)) return -1;
-    if (!s->bhas || bytes_order(v, n, s->bmax, s->bmax_n) > 0)
+    if (!s->bhas || bytes_cmp((tsf_bytes){v, n}, (tsf_bytes){s->bmax, s->bmax_n}) > 0)
         if (bytes_set(a, &s->bmax, &s->bmax_n, &s->bmax_cap, v, n)) return -1;
     s->bhas = 1;
     return 0;
@@ -835,14 +837,6 @@ static tsf_bytes tag_value(const tsf_dataset *ds, size_t d, const char *name)
         seg++;
     }
     return none;
-}
-
-static int bytes_cmp(tsf_bytes x, tsf_bytes y)
-{
-    if (!x.data || !y.data) return !!x.data - !!y.data; /* null first */
-    size_t n = x.len < y.len ? x.len : y.len;
-    int c = n ? memcmp(x.data, y.data, n) : 0;
-    return c ? c : (x.len > y.len) - (x.len < y.len);
 }
 
 typedef struct tuple_sort {

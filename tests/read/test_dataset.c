@@ -1853,11 +1853,8 @@ static void bytes_value(size_t f, size_t d, size_t i, int col, char *buf, size_t
 static int write_bytes_file(size_t f, const char *path)
 {
     tsf_error e = {0};
-    tsf_writer_options o;
-    tsf_writer_options_init(&o);
-    o.page_max_points = 32;
     tsf_writer *w = NULL;
-    tsf_status st = tsf_writer_open(&w, path, &o, &e);
+    tsf_status st = open_paged(&w, path, 32, &e);
     tsf_column_schema cols[4] = {{"dev", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_TAG},
                                  {"txt", TSF_STRING, TSF_ENC_PLAIN, TSF_LZ4, TSF_COLUMN_FIELD},
                                  {"bl", TSF_BLOB, TSF_ENC_PLAIN, TSF_UNCOMPRESSED, TSF_COLUMN_FIELD},

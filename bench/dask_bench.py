@@ -2,7 +2,7 @@
 """Dataset aggregations through Dask (tsfile_c.dask) against the C dataset layer, in one run.
 
 usage: python3 bench/dask_bench.py [--build build] [--dir DIR] [--files 16] [--devices 10] [--rows 200000]
-                                  [--reps 5] [--workers 1,2] [--queries Q1,Q2]
+                                  [--reps 5] [--workers 1,2] [--queries Q1,Q2] [--malloc dask,glibc]
 
 Data (made once into DIR, default build/dask_bench_data; seeded): --files table-model files, each --devices
 devices (TAG `device`) x --rows rows at 1 s steps x 8 FIELDs (f0..f3 INT64 random walks, f4..f7 DOUBLE),
@@ -18,6 +18,10 @@ Rows printed (JSON, one per line; p50/p90 over the reps, ms; rows/s from p50):
                 than a page every page is cut and decoded, so the statistics path does not apply)
   dask_scaling  p50 at 1 worker / p50 at the largest W (target >= 1.6 for 2 workers)
   dask_overhead (Dask p50 at 1 worker - C p50 at 1 thread) / files: what Dask adds per partition
+Each Dask row names its workers' malloc setting (--malloc, one cluster per setting, in this run):
+  dask          as distributed starts workers: with MALLOC_TRIM_THRESHOLD_=65536 (its default
+                distributed.nanny.pre-spawn-environ), which fixes glibc's mmap threshold at 128 KiB
+  glibc         the same cluster with that variable left out of pre-spawn-environ (glibc's defaults)
 Every Dask result is checked against the C result before timing: equal bit for bit (dask), equal but for
 sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first.
 """
@@ -97,8 +101,10 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--queries", default="Q1,Q2")
+    ap.add_argument("--malloc", default="dask,glibc")
     a = ap.parse_args()
     os.environ.setdefault("TSFILE_C_LIB", os.path.join(a.build, "libtsf.so"))
+    import dask
     import distributed
     import tsfile_c
     import tsfile_c.dask as tdd
@@ -124,45 +130,66 @@ def main():
                 c_p50[q, threads] = pct(ms, 50)
                 emit({"query": q, "path": "c_dataset", "threads": threads}, ms)
     dask_p50 = {}
-    for w in [int(x) for x in a.workers.split(",")]:
-        cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = distributed.Client(cluster)
-        try:
-            for q in queries:
-                for stats in (False, True):
-                    def run():
-                        return tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
-                                             statistics=stats).compute()
-                    got = run()
-                    if not (close_enough(got, want[q]) if stats else got.equals(want[q])):
-                        raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d "
-                                         "workers, %s" % (stats, w, q))
-                    path = "dask_stats" if stats else "dask"
-                    extra = got.attrs.get("tsfile_agg_info", {}) if stats else {}
-                    if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
-                        t = time.perf_counter()
-                        run()
-                        one = (time.perf_counter() - t) * 1e3
-                        emit(dict({"query": q, "path": path, "workers": w, "one_run_ms": one}, **extra))
-                        continue
-                    ms = timed(run, a.reps)
-                    dask_p50[q, path, w] = pct(ms, 50)
-                    base = c_p50.get((q, w), c_p50[q, 2])
-                    emit(dict({"query": q, "path": path, "workers": w, "threads": w, "ratio": pct(ms, 50) / base,
-                               "ratio_to": "c_dataset threads=%d" % min(w, 2)}, **extra), ms)
-        finally:
-            client.close()
-            cluster.close()
-    for q in queries:
-        for path in ("dask", "dask_stats"):
-            ws = sorted(w for (qq, pp, w) in dask_p50 if qq == q and pp == path)
-            if 1 in ws and len(ws) > 1:
-                emit({"query": q, "path": path + "_scaling", "workers": ws[-1],
-                      "ratio": dask_p50[q, path, 1] / dask_p50[q, path, ws[-1]], "unit": "x"})
-        if (q, "dask", 1) in dask_p50:
-            emit({"query": q, "path": "dask_overhead", "workers": 1,
-                  "p50": (dask_p50[q, "dask", 1] - c_p50[q, 1]) / a.files, "unit": "ms per partition"})
+    modes = a.malloc.split(",")
+    for mode in modes:
+        for w in [int(x) for x in a.workers.split(",")]:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(mode)}):
+                cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None)
+            client = distributed.Client(cluster)
+            try:
+                trim = set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
+                if (mode == "glibc") != (trim == {None}):
+                    raise SystemExit("--malloc %s: the workers have MALLOC_TRIM_THRESHOLD_=%s" % (mode, trim))
+                for q in queries:
+                    for stats in (False, True):
+                        def run():
+                            return tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
+                                                 statistics=stats).compute()
+                        got = run()
+                        if not (close_enough(got, want[q]) if stats else got.equals(want[q])):
+                            raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d "
+                                             "workers, %s" % (stats, w, q))
+                        path = "dask_stats" if stats else "dask"
+                        extra = got.attrs.get("tsfile_agg_info", {}) if stats else {}
+                        head = {"query": q, "path": path, "workers": w, "malloc": mode}
+                        if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
+                            t = time.perf_counter()
+                            run()
+                            one = (time.perf_counter() - t) * 1e3
+                            emit(dict(head, one_run_ms=one, **extra))
+                            continue
+                        ms = timed(run, a.reps)
+                        dask_p50[q, path, w, mode] = pct(ms, 50)
+                        base = c_p50.get((q, w), c_p50[q, 2])
+                        emit(dict(head, threads=w, ratio=pct(ms, 50) / base,
+                                  ratio_to="c_dataset threads=%d" % min(w, 2), **extra), ms)
+            finally:
+                client.close()
+                cluster.close()
+    for mode in modes:
+        for q in queries:
+            for path in ("dask", "dask_stats"):
+                ws = sorted(w for (qq, pp, w, m) in dask_p50 if qq == q and pp == path and m == mode)
+                if 1 in ws and len(ws) > 1:
+                    emit({"query": q, "path": path + "_scaling", "workers": ws[-1], "malloc": mode,
+                          "ratio": dask_p50[q, path, 1, mode] / dask_p50[q, path, ws[-1], mode], "unit": "x"})
+            if (q, "dask", 1, mode) in dask_p50:
+                emit({"query": q, "path": "dask_overhead", "workers": 1, "malloc": mode,
+                      "p50": (dask_p50[q, "dask", 1, mode] - c_p50[q, 1]) / a.files, "unit": "ms per partition"})
 
+
+def worker_environ(mode):
+    """distributed.nanny.pre-spawn-environ for --malloc mode: distributed's own ("dask"), or without
+    MALLOC_TRIM_THRESHOLD_ ("glibc": setting it at all turns off glibc's sliding mmap threshold)."""
+    import dask
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    if mode == "glibc":
+        env.pop("MALLOC_TRIM_THRESHOLD_", None)
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)  # an earlier cluster's nanny put it here for its workers
+    elif mode != "dask":
+        raise SystemExit("--malloc takes dask and / or glibc, got %r" % (mode,))
+    return env
 
 if __name__ == "__main__":
     main()

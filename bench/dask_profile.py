@@ -2,7 +2,7 @@
 """Where the time of tsfile_c.dask.aggregate(...).compute() goes (the dask benchmark's Q1 by default).
 
 usage: python3 bench/dask_profile.py [--build build] [--dir DIR] [--workers 1,2] [--reps 3] [--window 3600000]
-                                    [--split file] [--python DIR]
+                                    [--split file] [--python DIR] [--malloc dask|glibc]
 
 DIR holds the dask benchmark's data (bench/dask_bench.py makes it). Prints, per number of worker processes,
 the median over --reps runs (one untimed run first) of:
@@ -14,6 +14,10 @@ the median over --reps runs (one untimed run first) of:
   tail          from the last partial's end to the result in the client (merge, transfers, gather)
   transfer      time the task stream lists as transfers between workers (summed)
   busy          partial + merge compute time / (wall x workers): how busy the workers were
+then, in one worker of the cluster (one task running it all, so no scheduling is in it): one Dataset.stats
+over every file (threads=1), the partials one after another and their merge (as below: compare the two
+to see what the worker process itself costs, e.g. its malloc settings: --malloc glibc starts the workers
+without distributed's MALLOC_TRIM_THRESHOLD_, which fixes glibc's mmap threshold at 128 KiB);
 and, in this process: one Dataset.stats over every file (threads=1), the per-file partial computations
 summed, the partials' pickled size and pickle / unpickle time, and the merge of all partials.
 """
@@ -52,13 +56,21 @@ def main():
     ap.add_argument("--window", type=int, default=3_600_000)
     ap.add_argument("--split", default=None)
     ap.add_argument("--local", action="store_true", help="only the in-process figures")
+    ap.add_argument("--malloc", default="dask", choices=("dask", "glibc"),
+                    help="dask: the workers start with distributed's MALLOC_TRIM_THRESHOLD_; glibc: without it")
     ap.add_argument("--python", default=os.path.join(REPO, "python"), help="the tsfile_c package's folder")
     a = ap.parse_args()
     sys.path.insert(0, a.python)
     os.environ["PYTHONPATH"] = a.python  # the workers' too
     os.environ.setdefault("TSFILE_C_LIB", os.path.join(a.build, "libtsf.so"))
     import distributed
-    import tsfile_c
+    if a.malloc == "glibc":
+        import dask
+        env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
+               if k != "MALLOC_TRIM_THRESHOLD_"}
+        dask.config.set({"distributed.nanny.pre-spawn-environ": env})
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    print("workers' malloc:", a.malloc)
     import tsfile_c.dask as tdd
     folder = a.dir or os.path.join(a.build, "dask_bench_data")
     cols = ["f%d" % j for j in range(8)]
@@ -67,47 +79,7 @@ def main():
     print("uptime:", os.popen("uptime").read().strip())
 
     # ---- in this process
-    with tsfile_c.open(folder) as ds:
-        paths = [f.path for f in ds.files]
-        order = {d.name: i for i, d in enumerate(ds.devices)}
-        c1, want = clock(lambda: ds.stats(threads=1, **q), a.reps)
-    print("local: Dataset.stats threads=1 %.0f ms (%d rows)" % (c1, len(want)))
-    kws = dict(group_by="device", window=a.window, origin=0, columns=cols, start=None, end=None, where=None,
-               table=None, devices=None, tags=None, time_unit="ms", checked=True)
-    new = hasattr(tdd, "_file_part")  # the code with Part partials merged in the workers
-    names = tuple(order)
-    if new:
-        q = dict(kws, statistics=False)
-        del q["start"], q["end"]
-
-        def partial(i, p):
-            return tdd._agg_task([(p, None, None, None)], i == 0, names, q)
-    else:
-        def partial(i, p):
-            return tdd._partial(p, **kws)
-    parts, t_parts = [], []
-    for i, p in enumerate(paths):
-        t = time.perf_counter()
-        parts.append(partial(i, p))
-        t_parts.append((time.perf_counter() - t) * 1e3)
-    nrows = sum(len(x.arrays["dev"]) if new else len(x) for x in parts)
-    print("local: partials one by one %.0f ms (each %.0f..%.0f ms), %d rows" %
-          (sum(t_parts), min(t_parts), max(t_parts), nrows))
-    blobs = [pickle.dumps(x, protocol=5) for x in parts]
-    t_dump, _ = clock(lambda: [pickle.dumps(x, protocol=5) for x in parts], a.reps)
-    t_load, _ = clock(lambda: [pickle.loads(b) for b in blobs], a.reps)
-    print("local: partials pickled %d bytes in all, dumps %.1f ms, loads %.1f ms (all of them)" %
-          (sum(map(len, blobs)), t_dump, t_load))
-    if new:
-        t_merge, got = clock(lambda: tdd._finish(parts, names), a.reps)
-    else:
-        import pandas as pd
-        t_merge, got = clock(lambda: tdd.combine(pd.concat(parts, ignore_index=True), order), a.reps)
-    print("local: merge of all partials into the frame %.1f ms, equal to Dataset.stats: %s" % (t_merge, got.equals(want)))
-    blob = pickle.dumps(got, protocol=5)
-    t_dump, _ = clock(lambda: pickle.dumps(got, protocol=5), a.reps)
-    t_load, _ = clock(lambda: pickle.loads(blob), a.reps)
-    print("local: result frame pickled %d bytes, dumps %.1f ms, loads %.1f ms" % (len(blob), t_dump, t_load))
+    want = local_figures(folder, a.window, a.reps, "local")
     if a.local:
         return
 
@@ -116,6 +88,8 @@ def main():
         cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None)
         client = distributed.Client(cluster)
         try:
+            for line in client.submit(local_figures, folder, a.window, a.reps, "worker", True, pure=False).result():
+                print(line)
             rows = []
             for rep in range(a.reps + 1):
                 t0 = time.perf_counter()
@@ -159,6 +133,46 @@ def main():
             client.close()
             cluster.close()
     print("uptime:", os.popen("uptime").read().strip())
+
+
+def local_figures(folder, window, reps, where, lines=False):
+    """Dataset.stats over folder, the partials one by one, their pickles and their merge, timed in this process
+    (where: the label of the lines); returns the Dataset.stats frame, or with lines=True the printed lines."""
+    import tsfile_c
+    import tsfile_c.dask as tdd
+    out = []
+
+    def say(text):
+        out.append("%s: %s" % (where, text))
+        if not lines:
+            print(out[-1], flush=True)
+    cols = ["f%d" % j for j in range(8)]
+    with tsfile_c.open(folder) as ds:
+        paths = [f.path for f in ds.files]
+        names = tuple(d.name for d in ds.devices)
+        c1, want = clock(lambda: ds.stats(threads=1, group_by="device", window=window, columns=cols), reps)
+    say("Dataset.stats threads=1 %.0f ms (%d rows)" % (c1, len(want)))
+    q = dict(group_by="device", window=window, origin=0, columns=cols, where=None, table=None, devices=None,
+             tags=None, time_unit="ms", checked=True, statistics=False)
+    parts, t_parts = [], []
+    for i, p in enumerate(paths):
+        t = time.perf_counter()
+        parts.append(tdd._agg_task([(p, None, None, None)], i == 0, names, q))
+        t_parts.append((time.perf_counter() - t) * 1e3)
+    say("partials one by one %.0f ms (each %.0f..%.0f ms), %d rows" %
+        (sum(t_parts), min(t_parts), max(t_parts), sum(len(x.arrays["dev"]) for x in parts)))
+    blobs = [pickle.dumps(x, protocol=5) for x in parts]
+    t_dump, _ = clock(lambda: [pickle.dumps(x, protocol=5) for x in parts], reps)
+    t_load, _ = clock(lambda: [pickle.loads(b) for b in blobs], reps)
+    say("partials pickled %d bytes in all, dumps %.1f ms, loads %.1f ms (all of them)" %
+        (sum(map(len, blobs)), t_dump, t_load))
+    t_merge, got = clock(lambda: tdd._finish(parts, names), reps)
+    say("merge of all partials into the frame %.1f ms, equal to Dataset.stats: %s" % (t_merge, got.equals(want)))
+    blob = pickle.dumps(got, protocol=5)
+    t_dump, _ = clock(lambda: pickle.dumps(got, protocol=5), reps)
+    t_load, _ = clock(lambda: pickle.loads(blob), reps)
+    say("result frame pickled %d bytes, dumps %.1f ms, loads %.1f ms" % (len(blob), t_dump, t_load))
+    return out if lines else want
 
 
 def collections_count(it):

@@ -78,6 +78,7 @@ struct tsf_dataset_query {
     /* workers */
     dq_engine *e;
     dq_item *held; /* the batch last returned */
+    tsf_rd_spare carry; /* the caller's thread: buffers handed from file to file */
     const tsf_rd_ds_fold_ext *ext; /* the aggregation's fold (tsf_rd_ds_fold) or NULL */
 };
 
@@ -235,14 +236,16 @@ static int fold_one(const tsf_dataset_query *q, const tsf_dataset_fold_callbacks
     return q->ext && q->ext->fold_q ? q->ext->fold_q(cb->ctx, acc, b, qq) : cb->fold(cb->ctx, acc, b);
 }
 
-/* Opens plan entry p's reader and query (u: the file's statistics hook of a fold, or NULL). */
+/* Opens plan entry p's reader and query (u: the file's statistics hook of a fold, or NULL) with the buffers
+ * the previous file's query left in carry. */
 static tsf_status file_open(tsf_dataset_query *q, const dq_plan *p, dq_wrap *w, tsf_ds_src *src,
-                            tsf_reader **r, tsf_query **qq, dq_unit *u, tsf_error *err)
+                            tsf_reader **r, tsf_query **qq, dq_unit *u, tsf_rd_spare *carry, tsf_error *err)
 {
     const char *path = q->ds->files[p->file].path;
     *qq = NULL;
     tsf_status st = tsf_rd_ds_open_file(q->ds, path, &q->ds->ropts, w ? wrap_cb : NULL, w, src, r, err);
     if (!st) {
+        tsf_rd_query_spare_leave(*r, carry);
         tsf_query_options qo;
         tsf_query_options_init(&qo);
         qo.devices = p->locals;
@@ -260,11 +263,13 @@ static tsf_status file_open(tsf_dataset_query *q, const dq_plan *p, dq_wrap *w, 
     return tsf_rd_ds_name_file(st, path, err);
 }
 
+/* Closes a file's query and reader, keeping the query's buffers in carry for the next file. */
 static void file_close(tsf_dataset_query *q, tsf_ds_src *src, tsf_reader *r, tsf_query *qq,
-                       tsf_query_stats *qs)
+                       tsf_query_stats *qs, tsf_rd_spare *carry)
 {
     if (qq && qs) tsf_query_get_stats(qq, qs);
     tsf_query_close(qq);
+    if (r) tsf_rd_query_spare_carry(r, carry);
     if (r) tsf_rd_ds_close_file(q->ds, src, r);
 }
 
@@ -435,7 +440,7 @@ static tsf_status deliver(dq_engine *e, size_t f, const tsf_dataset_batch *b, co
     return TSF_OK;
 }
 
-static tsf_status run_file(dq_engine *e, size_t f, dq_wrap *w, tsf_error *err)
+static tsf_status run_file(dq_engine *e, size_t f, dq_wrap *w, tsf_rd_spare *carry, tsf_error *err)
 {
     tsf_dataset_query *q = e->dq;
     const dq_plan *p = &q->plan[f];
@@ -446,7 +451,7 @@ static tsf_status run_file(dq_engine *e, size_t f, dq_wrap *w, tsf_error *err)
     if (e->fold && !(e->slots[f].acc = e->fold->init(e->fold->ctx)))
         return tsf_err(err, TSF_ENOMEM, "dataset fold: init returned NULL");
     dq_unit u = {q, p, e->fold, e->slots[f].acc};
-    st = file_open(q, p, w, &src, &r, &qq, e->fold ? &u : NULL, err);
+    st = file_open(q, p, w, &src, &r, &qq, e->fold ? &u : NULL, carry, err);
     for (const tsf_batch *b; !st;) {
         st = tsf_query_next(qq, &b, err);
         if (st || !b) break;
@@ -455,7 +460,7 @@ static tsf_status run_file(dq_engine *e, size_t f, dq_wrap *w, tsf_error *err)
         st = deliver(e, f, &db, qq, err);
     }
     tsf_rd_ds_name_file(st == TSF_ESTATE ? TSF_OK : st, q->ds->files[p->file].path, err);
-    file_close(q, &src, r, qq, &e->slots[f].qs);
+    file_close(q, &src, r, qq, &e->slots[f].qs, carry);
     return st;
 }
 
@@ -483,6 +488,7 @@ static void *worker(void *arg)
 {
     dq_engine *e = arg;
     dq_wrap w = {e, {0}, {0}};
+    tsf_rd_spare carry = {0};
     pthread_mutex_lock(&e->mu);
     for (;;) {
         while (!e->stop && e->next < e->limit && e->next >= e->front + e->window)
@@ -492,7 +498,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&e->mu);
         token_get(e);
         tsf_error err = {0};
-        tsf_status st = run_file(e, f, e->use_tokens ? &w : NULL, &err);
+        tsf_status st = run_file(e, f, e->use_tokens ? &w : NULL, &carry, &err);
         pthread_mutex_lock(&e->mu);
         token_put_locked(e);
         dq_slot *s = &e->slots[f];
@@ -505,6 +511,7 @@ static void *worker(void *arg)
         pthread_cond_broadcast(&e->cv_work);
     }
     pthread_mutex_unlock(&e->mu);
+    tsf_rd_query_spare_drop(&carry);
     return NULL;
 }
 
@@ -623,13 +630,13 @@ static tsf_status next_single(tsf_dataset_query *q, const tsf_dataset_batch **ou
         tsf_status st = TSF_OK;
         if (!q->q) {
             q->st.files_opened++;
-            st = file_open(q, p, NULL, &q->src, &q->r, &q->q, NULL, err);
+            st = file_open(q, p, NULL, &q->src, &q->r, &q->q, NULL, &q->carry, err);
         }
         const tsf_batch *b = NULL;
         if (!st) st = tsf_rd_ds_name_file(tsf_query_next(q->q, &b, err), q->ds->files[p->file].path, err);
         if (st || !b) {
             tsf_query_stats qs = {0};
-            file_close(q, &q->src, q->r, q->q, &qs);
+            file_close(q, &q->src, q->r, q->q, &qs, &q->carry);
             stats_add(&q->st.query, &qs);
             q->r = NULL;
             q->q = NULL;
@@ -701,7 +708,8 @@ void tsf_dataset_query_close(tsf_dataset_query *q)
     if (!q) return;
     if (q->e) engine_free(q->e);
     item_free(q->ds->a, q->held);
-    file_close(q, &q->src, q->r, q->q, NULL);
+    file_close(q, &q->src, q->r, q->q, NULL, &q->carry);
+    tsf_rd_query_spare_drop(&q->carry);
     plan_free(q);
     tsf_free(q->ds->a, q, sizeof *q);
 }
@@ -745,7 +753,7 @@ tsf_status tsf_rd_ds_fold(tsf_dataset *ds, const tsf_dataset_query_options *opts
             tsf_query *qq = NULL;
             q->st.files_opened++;
             dq_unit u = {q, &q->plan[f], cb, acc};
-            st = file_open(q, &q->plan[f], NULL, &src, &r, &qq, &u, err);
+            st = file_open(q, &q->plan[f], NULL, &src, &r, &qq, &u, &q->carry, err);
             for (const tsf_batch *b; !st;) {
                 st = tsf_rd_ds_name_file(tsf_query_next(qq, &b, err), ds->files[q->plan[f].file].path, err);
                 if (st || !b) break;
@@ -756,7 +764,7 @@ tsf_status tsf_rd_ds_fold(tsf_dataset *ds, const tsf_dataset_query_options *opts
                                  ds->files[db.file].path);
             }
             tsf_query_stats qs = {0};
-            file_close(q, &src, r, qq, &qs);
+            file_close(q, &src, r, qq, &qs, &q->carry);
             stats_add(&q->st.query, &qs);
             if (!st && cb->merge(cb->ctx, res, acc))
                 st = tsf_err(err, TSF_EIO, "dataset fold: the merge callback failed on %s",

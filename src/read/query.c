@@ -239,16 +239,49 @@ void tsf_query_get_stats(const tsf_query *q, tsf_query_stats *out)
 }
 
 /* Frees the column buffers closed queries left to the reader. */
+static void qspare_free(const tsf_allocator *a, tsf_rd_qspare *s)
+{
+    if (!s) return;
+    col_free(a, &s->tcol);
+    for (size_t k = 0; k < s->cap; k++) col_free(a, &s->cols[k]);
+    tsf_free(a, s->cols, s->cap * sizeof *s->cols);
+    tsf_free(a, s, sizeof *s);
+}
+
 void tsf_rd_query_spares_free(tsf_reader *r)
 {
-    for (size_t i = 0; i < r->nqspare; i++) {
-        tsf_rd_qspare *s = r->qspare[i];
-        col_free(r->a, &s->tcol);
-        for (size_t k = 0; k < s->cap; k++) col_free(r->a, &s->cols[k]);
-        tsf_free(r->a, s->cols, s->cap * sizeof *s->cols);
-        tsf_free(r->a, s, sizeof *s);
-    }
+    for (size_t i = 0; i < r->nqspare; i++) qspare_free(r->a, r->qspare[i]);
     r->nqspare = 0;
+}
+
+void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry)
+{
+    if (carry->s) qspare_free(carry->a, carry->s);
+    carry->s = NULL;
+    pthread_mutex_lock(&r->lock);
+    if (r->nqspare) carry->s = r->qspare[--r->nqspare];
+    pthread_mutex_unlock(&r->lock);
+    carry->a = r->a;
+}
+
+void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry)
+{
+    if (!carry->s) return;
+    int kept = 0;
+    pthread_mutex_lock(&r->lock);
+    if (r->a == carry->a && r->nqspare < sizeof r->qspare / sizeof r->qspare[0]) {
+        r->qspare[r->nqspare++] = carry->s;
+        kept = 1;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!kept) qspare_free(carry->a, carry->s);
+    carry->s = NULL;
+}
+
+void tsf_rd_query_spare_drop(tsf_rd_spare *carry)
+{
+    qspare_free(carry->a, carry->s);
+    carry->s = NULL;
 }
 
 /* ---- devices ------------------------------------------------------------------------------ */

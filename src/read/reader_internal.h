@@ -100,6 +100,18 @@ struct tsf_reader {
 void tsf_rd_pdir_free(tsf_reader *r);
 /* Frees r->qspare (query.c). */
 void tsf_rd_query_spares_free(tsf_reader *r);
+
+/* The column buffers of closed queries carried from one reader to the next (a dataset reads its files one
+ * after another: new buffers for every file cost page faults that rival the decoding). */
+typedef struct tsf_rd_spare {
+    void *s;
+    const tsf_allocator *a;
+} tsf_rd_spare;
+/* Takes one of r's spares into carry (freeing what carry held); call after the reader's last query closed. */
+void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry);
+/* Leaves carry's spare to r (a new reader with the same allocator; freed otherwise); carry is then empty. */
+void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry);
+void tsf_rd_query_spare_drop(tsf_rd_spare *carry);
 /* Joins and frees r->workers (parallel.c). */
 void tsf_rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */

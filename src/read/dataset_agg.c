@@ -7,7 +7,11 @@
  * all of the key's aggregates (count, sum, min, max, first, last), found through an open-addressing table;
  * consecutive rows of one column mostly stay in one window, so the last slot is tried first. Each file folds
  * into its own accumulator and the accumulators are merged in file order (tsf_dataset_fold), which fixes
- * every floating-point addition: results do not depend on threads or files_at_once. With group_tags the
+ * every floating-point addition: results do not depend on threads or files_at_once. The merge does not look
+ * keys up in a table of the result: it closes the file's open parts and writes the keys' aggregates, ordered
+ * by key, as a compact run (the file's slots go back to a free list for the next file); the rows come from
+ * one k-way merge of the runs, equal keys combined in file order (the same additions as merging file by
+ * file), written straight in row order. With group_tags the
  * group of a device is fixed before the fold: devices are sorted by their tuple of tag values and equal
  * tuples share one group number, so the fold looks the group up per batch.
  */
@@ -22,6 +26,13 @@
 #include "dataset_internal.h"
 #include "query_internal.h"
 
+/* TEXT / STRING / BLOB: the least and greatest value so far (owned copies; bhas: one was seen). */
+typedef struct agg_bytes {
+    uint8_t *bmin, *bmax;
+    size_t bmin_n, bmax_n, bmin_cap, bmax_cap;
+    uint8_t bhas;
+} agg_bytes;
+
 typedef struct agg_slot {
     uint64_t group;
     int64_t win;
@@ -34,15 +45,47 @@ typedef struct agg_slot {
     uint64_t cid, pid;
     double psum, pmin, pmax, csum, cmin, cmax;
     uint8_t has, chas, phas;
-    /* TEXT / STRING / BLOB: the least and greatest value so far (owned copies; bhas: one was seen) */
-    uint8_t bhas;
-    uint8_t *bmin, *bmax;
-    size_t bmin_n, bmax_n, bmin_cap, bmax_cap;
+    agg_bytes b;
 } agg_slot;
+
+/* A key's aggregate over one file, closed (a run of the result): its bytes, if any, are bytes[bi - 1] of the
+ * run. */
+typedef struct agg_out {
+    uint64_t group;
+    int64_t win;
+    uint64_t col;
+    uint64_t count;
+    double sum, min, max, first, last;
+    int64_t first_t, last_t;
+    uint32_t bi;
+    uint8_t has;
+} agg_out;
+
+/* A file's aggregates ordered by key (the result's runs; see acc_merge). */
+typedef struct agg_part {
+    agg_out *outs;
+    size_t n;
+    agg_bytes *bytes;
+    size_t nbytes;
+} agg_part;
+
+/* The memory of a file's accumulator, kept for the next file's (page faults of new memory rival the fold). */
+typedef struct agg_mem {
+    agg_slot *slots;
+    size_t cap;
+    size_t *tab;
+    size_t tcap;
+    const agg_slot **order;
+    size_t ocap;
+} agg_mem;
 
 typedef struct agg_acc {
     agg_slot *slots;
     size_t n, cap;
+    agg_part *parts; /* the result: the files' runs in file order */
+    size_t nparts, parts_cap;
+    const agg_slot **order; /* acc_merge's ordering of the slots */
+    size_t ocap;
     size_t *tab; /* slot index + 1, 0 = empty */
     size_t tcap;
     size_t last; /* slot of the previous row + 1 */
@@ -74,6 +117,10 @@ typedef struct agg_ctx {
     const char **names; /* column names, sorted */
     size_t nnames, names_cap;
     int oom; /* a callback ran out of memory (set atomically: callbacks run on several workers) */
+    size_t hint; /* most slots a file's accumulator took so far (atomic): the next ones start that large */
+    pthread_mutex_t mem_mu;
+    agg_mem mem[AGG_WORKERS_MAX]; /* accumulators' memory to reuse (under mem_mu) */
+    size_t nmem;
     int by_device;
     int64_t window, origin;
     /* per folding thread, filled as file accumulators merge (one merge at a time) */
@@ -135,7 +182,29 @@ static void *acc_init(void *ctx)
         acc_free(ctx, acc);
         return NULL;
     }
+    agg_mem m = {0};
+    pthread_mutex_lock(&c->mem_mu);
+    if (c->nmem) m = c->mem[--c->nmem];
+    pthread_mutex_unlock(&c->mem_mu);
+    if (m.tab) memset(m.tab, 0, m.tcap * sizeof *m.tab);
+    acc->slots = m.slots, acc->cap = m.cap;
+    acc->tab = m.tab, acc->tcap = m.tcap;
+    acc->order = m.order, acc->ocap = m.ocap;
     return acc;
+}
+
+static void bytes_free(const agg_ctx *c, agg_bytes *b)
+{
+    tsf_free(c->a, b->bmin, b->bmin_cap);
+    tsf_free(c->a, b->bmax, b->bmax_cap);
+    memset(b, 0, sizeof *b);
+}
+
+static void mem_free(const agg_ctx *c, agg_mem *m)
+{
+    tsf_free(c->a, m->slots, m->cap * sizeof *m->slots);
+    tsf_free(c->a, m->tab, m->tcap * sizeof *m->tab);
+    tsf_free(c->a, m->order, m->ocap * sizeof *m->order);
 }
 
 static void acc_free(void *ctx, void *p)
@@ -143,12 +212,24 @@ static void acc_free(void *ctx, void *p)
     agg_ctx *c = ctx;
     agg_acc *acc = p;
     if (!acc) return;
-    for (size_t i = 0; i < acc->n; i++) {
-        tsf_free(c->a, acc->slots[i].bmin, acc->slots[i].bmin_cap);
-        tsf_free(c->a, acc->slots[i].bmax, acc->slots[i].bmax_cap);
+    for (size_t i = 0; i < acc->n; i++) bytes_free(c, &acc->slots[i].b);
+    for (size_t i = 0; i < acc->nparts; i++) {
+        agg_part *t = &acc->parts[i];
+        for (size_t k = 0; k < t->nbytes; k++) bytes_free(c, &t->bytes[k]);
+        tsf_free(c->a, t->bytes, t->nbytes * sizeof *t->bytes);
+        tsf_free(c->a, t->outs, t->n * sizeof *t->outs);
     }
-    tsf_free(c->a, acc->slots, acc->cap * sizeof *acc->slots);
-    tsf_free(c->a, acc->tab, acc->tcap * sizeof *acc->tab);
+    tsf_free(c->a, acc->parts, acc->parts_cap * sizeof *acc->parts);
+    agg_mem m = {acc->slots, acc->cap, acc->tab, acc->tcap, acc->order, acc->ocap};
+    if (m.slots || m.tab || m.order) {
+        pthread_mutex_lock(&c->mem_mu);
+        if (c->nmem < AGG_WORKERS_MAX) {
+            c->mem[c->nmem++] = m;
+            m = (agg_mem){0};
+        }
+        pthread_mutex_unlock(&c->mem_mu);
+        mem_free(c, &m);
+    }
     tsf_free(c->a, acc->runs, acc->runs_cap * sizeof *acc->runs);
     tsf_free(c->a, acc->dec_cid, acc->ndec * sizeof *acc->dec_cid);
     tsf_free(c->a, acc->dec_pid, acc->ndec * sizeof *acc->dec_pid);
@@ -164,6 +245,8 @@ static agg_slot *slot_of(const agg_ctx *c, agg_acc *acc, uint64_t g, int64_t w, 
     }
     if (2 * (acc->n + 1) > acc->tcap) {
         size_t nc = acc->tcap ? 2 * acc->tcap : 64;
+        if (!acc->tcap) /* a file's first key: room for as many as the largest file so far */
+            while (nc < 2 * __atomic_load_n(&c->hint, __ATOMIC_RELAXED) && nc < ((size_t)1 << 40)) nc *= 2;
         size_t *t = tsf_calloc(c->a, nc, sizeof *t);
         if (!t) return NULL;
         for (size_t i = 0; i < acc->n; i++) {
@@ -185,7 +268,7 @@ static agg_slot *slot_of(const agg_ctx *c, agg_acc *acc, uint64_t g, int64_t w, 
         }
     }
     if (acc->n == acc->cap) {
-        size_t nc = acc->cap ? 2 * acc->cap : 64;
+        size_t nc = acc->cap ? 2 * acc->cap : acc->tcap / 2;
         agg_slot *g2 = tsf_realloc(c->a, acc->slots, acc->cap * sizeof *g2, nc * sizeof *g2);
         if (!g2) return NULL;
         acc->slots = g2;
@@ -455,7 +538,7 @@ static int bytes_set(const tsf_allocator *a, uint8_t **buf, size_t *len, size_t 
 }
 
 /* Value v of n bytes into the slot's least and greatest values; -1 out of memory. */
-static int bytes_put(const tsf_allocator *a, agg_slot *s, const uint8_t *v, size_t n)
+static int bytes_put(const tsf_allocator *a, agg_bytes *s, const uint8_t *v, size_t n)
 {
     if (!s->bhas || bytes_cmp((tsf_bytes){v, n}, (tsf_bytes){s->bmin, s->bmin_n}) < 0)
         if (bytes_set(a, &s->bmin, &s->bmin_n, &s->bmin_cap, v, n)) return -1;
@@ -471,7 +554,7 @@ static int run_bytes(const tsf_allocator *al, agg_slot *s, const tsf_column_batc
     const tsf_bytes *v = cb->values;
     for (size_t r = a; r < b; r++) {
         if (cb->validity && !((cb->validity[r / 8] >> (r % 8)) & 1)) continue;
-        if (bytes_put(al, s, v[r].data, v[r].len)) return -1;
+        if (bytes_put(al, &s->b, v[r].data, v[r].len)) return -1;
     }
     return 0;
 }
@@ -752,40 +835,100 @@ static void stats_merge(agg_ctx *c, const agg_acc *f, uint64_t points)
     st->worker_fold_ns[i] += f->fold_ns;
 }
 
-/* A file's accumulator into the result: each key's open parts close (its file aggregate is complete), then
- * the files' aggregates merge in file order. */
+static int key_cmp(const agg_slot *a, const agg_slot *b)
+{
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
+    if (a->win != b->win) return a->win < b->win ? -1 : 1;
+    return a->col < b->col ? -1 : a->col > b->col;
+}
+
+static int order_cmp(const void *x, const void *y)
+{
+    return key_cmp(*(const agg_slot *const *)x, *(const agg_slot *const *)y);
+}
+
+/* A file's accumulator into the result: each key's open parts close (its file aggregate is complete) and the
+ * keys' aggregates, ordered by key, become the result's next run; the runs combine in file order when the
+ * rows are made (agg_rows). The file's slots stay with it, for the next file's accumulator. */
 static int acc_merge(void *ctx, void *into, void *from)
 {
     agg_ctx *c = ctx;
     agg_acc *a = into, *f = from;
     if (f->failed) return -1;
     uint64_t points = 0;
+    size_t nb = 0;
+    int sorted = 1;
     for (size_t i = 0; i < f->n; i++) {
-        agg_slot *src = &f->slots[i];
-        close_chunk(src);
-        points += src->count;
-        agg_slot *s = slot_of(c, a, src->group, src->win, src->col);
-        if (!s) {
-            __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
-            return -1;
-        }
-        if (!s->count) {
-            tsf_free(c->a, s->bmin, s->bmin_cap);
-            tsf_free(c->a, s->bmax, s->bmax_cap);
-            *s = *src;
-            src->bmin = src->bmax = NULL; /* moved */
-            src->bmin_cap = src->bmax_cap = 0;
-            continue;
-        }
-        if (!src->count) continue; /* a key without values in that file (a column null there): nothing */
-        if (src->bhas && (bytes_put(c->a, s, src->bmin, src->bmin_n) || bytes_put(c->a, s, src->bmax, src->bmax_n))) {
-            __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
-            return -1;
-        }
-        if (src->has) part_merge(&s->has, &s->sum, &s->min, &s->max, src->sum, src->min, src->max);
-        slot_ends(s, src->count, src->first_t, src->first, src->last_t, src->last);
+        close_chunk(&f->slots[i]);
+        points += f->slots[i].count;
+        nb += f->slots[i].b.bhas;
+        if (i && key_cmp(&f->slots[i - 1], &f->slots[i]) > 0) sorted = 0;
     }
+    size_t h = __atomic_load_n(&c->hint, __ATOMIC_RELAXED);
+    if (f->n > h) __atomic_store_n(&c->hint, f->n, __ATOMIC_RELAXED);
     stats_merge(c, f, points);
+    if (!f->n) return 0;
+    if (a->nparts == a->parts_cap) {
+        size_t nc = a->parts_cap ? 2 * a->parts_cap : 16;
+        agg_part *p = tsf_realloc(c->a, a->parts, a->parts_cap * sizeof *p, nc * sizeof *p);
+        if (!p) goto oom;
+        a->parts = p;
+        a->parts_cap = nc;
+    }
+    if (!sorted && f->n > f->ocap) {
+        const agg_slot **o = tsf_realloc(c->a, f->order, f->ocap * sizeof *o, f->n * sizeof *o);
+        if (!o) goto oom;
+        f->order = o;
+        f->ocap = f->n;
+    }
+    agg_part t = {tsf_alloc(c->a, f->n * sizeof *t.outs), f->n, nb ? tsf_calloc(c->a, nb, sizeof *t.bytes) : NULL, 0};
+    if (!t.outs || (nb && !t.bytes)) {
+        tsf_free(c->a, t.outs, f->n * sizeof *t.outs);
+        tsf_free(c->a, t.bytes, nb * sizeof *t.bytes);
+        goto oom;
+    }
+    if (!sorted) {
+        for (size_t i = 0; i < f->n; i++) f->order[i] = &f->slots[i];
+        qsort(f->order, f->n, sizeof *f->order, order_cmp);
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        agg_slot *s = sorted ? &f->slots[i] : (agg_slot *)f->order[i];
+        agg_out *o = &t.outs[i];
+        *o = (agg_out){s->group, s->win,   s->col,     s->count, s->sum, s->min, s->max,
+                       s->first, s->last, s->first_t, s->last_t, 0,      s->has};
+        if (s->b.bhas) {
+            t.bytes[t.nbytes] = s->b; /* moved */
+            memset(&s->b, 0, sizeof s->b);
+            o->bi = (uint32_t)++t.nbytes;
+        }
+    }
+    a->parts[a->nparts++] = t;
+    return 0;
+oom:
+    __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+    return -1;
+}
+
+/* Folds the next file's aggregate of a key (src, its bytes sb) into m / mb, the key's aggregate over the
+ * files before (the file-by-file merge rule; bytes are copied, or moved when src is the first to count). */
+static int out_merge(const agg_ctx *c, agg_out *m, agg_bytes *mb, const agg_out *src, agg_bytes *sb)
+{
+    if (!m->count) {
+        bytes_free(c, mb);
+        *m = *src;
+        if (sb) {
+            *mb = *sb;
+            memset(sb, 0, sizeof *sb);
+        }
+        return 0;
+    }
+    if (!src->count) return 0; /* a key without values in that file (a column null there): nothing */
+    if (sb && sb->bhas && (bytes_put(c->a, mb, sb->bmin, sb->bmin_n) || bytes_put(c->a, mb, sb->bmax, sb->bmax_n)))
+        return -1;
+    if (src->has) part_merge(&m->has, &m->sum, &m->min, &m->max, src->sum, src->min, src->max);
+    if (src->first_t < m->first_t) m->first_t = src->first_t, m->first = src->first;
+    if (src->last_t >= m->last_t) m->last_t = src->last_t, m->last = src->last;
+    m->count += src->count;
     return 0;
 }
 
@@ -891,17 +1034,128 @@ static tsf_status tag_groups(tsf_dataset *ds, const tsf_dataset_agg_options *o, 
     return st;
 }
 
-typedef struct row_key {
-    const agg_slot *s;
-    const char *name;
-} row_key;
-
-static int row_cmp(const void *x, const void *y)
+/* The k-way merge of the result's runs: run x's head sorts before run y's (equal keys: the earlier file). */
+static int head_before(const agg_acc *acc, const size_t *pos, size_t x, size_t y)
 {
-    const agg_slot *a = ((const row_key *)x)->s, *b = ((const row_key *)y)->s;
-    if (a->group != b->group) return a->group < b->group ? -1 : 1;
-    if (a->win != b->win) return a->win < b->win ? -1 : 1;
-    return a->col < b->col ? -1 : a->col > b->col;
+    const agg_out *a = &acc->parts[x].outs[pos[x]], *b = &acc->parts[y].outs[pos[y]];
+    if (a->group != b->group) return a->group < b->group;
+    if (a->win != b->win) return a->win < b->win;
+    if (a->col != b->col) return a->col < b->col;
+    return x < y;
+}
+
+static void heap_down(const agg_acc *acc, const size_t *pos, size_t *heap, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && head_before(acc, pos, heap[l], heap[m])) m = l;
+        if (l + 1 < n && head_before(acc, pos, heap[l + 1], heap[m])) m = l + 1;
+        if (m == i) return;
+        size_t t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
+}
+
+/* Appends n bytes to the result's block (offsets: the rows point into it once it stops moving). */
+static int blob_put(const tsf_allocator *a, tsf_dataset_agg_result *r, size_t *len, const uint8_t *v, size_t n)
+{
+    if (!r->bytes || n > r->bytes_cap - *len) {
+        size_t nc = r->bytes_cap ? r->bytes_cap : 256;
+        while (nc - *len < n) {
+            if (nc > SIZE_MAX / 2) return -1;
+            nc *= 2;
+        }
+        uint8_t *p = tsf_realloc(a, r->bytes, r->bytes_cap, nc);
+        if (!p) return -1;
+        r->bytes = p;
+        r->bytes_cap = nc;
+    }
+    if (n) memcpy(r->bytes + *len, v, n);
+    *len += n;
+    return 0;
+}
+
+/* The rows of the result: the runs merged by key (group, window, column), each key's slots combined in file
+ * order (slot_merge), keys without values left out. */
+static tsf_status agg_rows(const agg_ctx *c, agg_acc *acc, const tsf_dataset_agg_options *o,
+                           tsf_dataset_agg_result *r, tsf_error *err)
+{
+    const tsf_allocator *al = c->a;
+    size_t total = 0, nh = acc->nparts, blen = 0;
+    for (size_t i = 0; i < acc->nparts; i++) total += acc->parts[i].n;
+    size_t *pos = tsf_calloc(al, nh + 1, sizeof *pos), *heap = tsf_calloc(al, nh + 1, sizeof *heap);
+    size_t *boff = NULL; /* per row: 1 + its min and max bytes' offsets in the block, 0 = none (made at the
+                          * first bytes) */
+    r->rows = tsf_calloc(al, total + 1, sizeof *r->rows);
+    r->rows_cap = total + 1;
+    tsf_status st = TSF_OK;
+    if (!pos || !heap || !r->rows) st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    for (size_t i = 0; !st && i < nh; i++) heap[i] = i;
+    for (size_t i = nh / 2; !st && i-- > 0;) heap_down(acc, pos, heap, nh, i);
+    while (!st && nh) {
+        agg_out m;
+        agg_bytes mb;
+        memset(&m, 0, sizeof m);
+        memset(&mb, 0, sizeof mb);
+        const agg_out *key = &acc->parts[heap[0]].outs[pos[heap[0]]];
+        uint64_t g = key->group, col = key->col;
+        int64_t w = key->win;
+        while (nh) {
+            size_t x = heap[0];
+            const agg_out *src = &acc->parts[x].outs[pos[x]];
+            if (src->group != g || src->win != w || src->col != col) break;
+            if (out_merge(c, &m, &mb, src, src->bi ? &acc->parts[x].bytes[src->bi - 1] : NULL)) {
+                st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+                break;
+            }
+            if (++pos[x] == acc->parts[x].n) heap[0] = heap[--nh];
+            heap_down(acc, pos, heap, nh, 0);
+        }
+        if (!st && m.count) {
+            tsf_dataset_agg_row *row = &r->rows[r->n];
+            row->device = o->by_device && !o->ngroup_tags ? (size_t)m.group : (size_t)-1;
+            row->group = (size_t)m.group;
+            row->window_start =
+                o->window ? (int64_t)((uint64_t)o->window_origin + (uint64_t)m.win * (uint64_t)o->window)
+                          : INT64_MIN;
+            row->column = r->names[m.col];
+            row->count = m.count;
+            row->sum = m.sum;
+            row->min = m.min;
+            row->max = m.max;
+            row->mean = m.sum / (double)m.count;
+            row->first = m.first;
+            row->last = m.last;
+            row->first_time = m.first_t;
+            row->last_time = m.last_t;
+            if (mb.bhas) {
+                if (!boff && !(boff = tsf_calloc(al, 2 * (total + 1), sizeof *boff)))
+                    st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+                if (!st) {
+                    boff[2 * r->n] = blen + 1;
+                    row->min_bytes.len = mb.bmin_n;
+                    boff[2 * r->n + 1] = blen + mb.bmin_n + 1;
+                    row->max_bytes.len = mb.bmax_n;
+                    if (blob_put(al, r, &blen, mb.bmin, mb.bmin_n) || blob_put(al, r, &blen, mb.bmax, mb.bmax_n))
+                        st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+                }
+            }
+            r->n++;
+        }
+        bytes_free(c, &mb);
+    }
+    if (!st && boff)
+        for (size_t i = 0; i < r->n; i++)
+            if (boff[2 * i]) {
+                r->rows[i].min_bytes.data = r->bytes + boff[2 * i] - 1;
+                r->rows[i].max_bytes.data = r->bytes + boff[2 * i + 1] - 1;
+            }
+    tsf_free(al, boff, boff ? 2 * (total + 1) * sizeof *boff : 0);
+    tsf_free(al, pos, (acc->nparts + 1) * sizeof *pos);
+    tsf_free(al, heap, (acc->nparts + 1) * sizeof *heap);
+    return st;
 }
 
 tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
@@ -935,9 +1189,13 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     c.force = o.force_decode != 0;
     c.tmin = qopts ? qopts->time_min : INT64_MIN;
     c.tmax = qopts ? qopts->time_max : INT64_MAX;
+    if (pthread_mutex_init(&c.mem_mu, NULL)) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: cannot create a lock");
     tsf_dataset_agg_result *r = tsf_calloc(ds->a, 1, sizeof *r);
     size_t *dev_group = NULL;
-    if (!r) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    if (!r) {
+        pthread_mutex_destroy(&c.mem_mu);
+        return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
+    }
     r->a = ds->a;
     tsf_status st = TSF_OK;
     if (o.ngroup_tags) {
@@ -956,67 +1214,21 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
             st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
     }
     agg_acc *acc = res;
-    row_key *keys = NULL;
-    if (!st && (!(keys = tsf_calloc(ds->a, acc->n + 1, sizeof *keys)) ||
-                !(r->rows = tsf_calloc(ds->a, acc->n + 1, sizeof *r->rows))))
-        st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
     if (!st) {
         r->names = c.names;
         r->nnames = c.nnames;
         r->names_cap = c.names_cap;
         c.names = NULL;
-        for (size_t i = 0; i < acc->n; i++) keys[i].s = &acc->slots[i];
-        if (acc->n) qsort(keys, acc->n, sizeof *keys, row_cmp);
-        r->rows_cap = acc->n + 1;
-        size_t nb = 0, at = 0; /* the min / max bytes, copied into one block the result owns */
-        int any = 0;
-        for (size_t i = 0; i < acc->n; i++)
-            if (acc->slots[i].count && acc->slots[i].bhas) {
-                nb += acc->slots[i].bmin_n + acc->slots[i].bmax_n;
-                any = 1;
-            }
-        if (any && (r->bytes = tsf_alloc(ds->a, nb + 1))) r->bytes_cap = nb + 1;
-        for (size_t i = 0; i < acc->n; i++) {
-            const agg_slot *s = keys[i].s;
-            if (!s->count) continue; /* a key whose rows were all null */
-            tsf_dataset_agg_row *row = &r->rows[r->n++];
-            row->device = o.by_device && !o.ngroup_tags ? (size_t)s->group : (size_t)-1;
-            row->group = (size_t)s->group;
-            row->window_start =
-                o.window ? (int64_t)((uint64_t)o.window_origin + (uint64_t)s->win * (uint64_t)o.window)
-                         : INT64_MIN;
-            row->column = r->names[s->col];
-            row->count = s->count;
-            row->sum = s->sum;
-            row->min = s->min;
-            row->max = s->max;
-            row->mean = s->count ? s->sum / (double)s->count : 0;
-            row->first = s->first;
-            row->last = s->last;
-            row->first_time = s->first_t;
-            row->last_time = s->last_t;
-            if (s->bhas && r->bytes) { /* (no block: out of memory, checked below) */
-                if (s->bmin_n) memcpy(r->bytes + at, s->bmin, s->bmin_n);
-                row->min_bytes = (tsf_bytes){r->bytes + at, s->bmin_n};
-                at += s->bmin_n;
-                if (s->bmax_n) memcpy(r->bytes + at, s->bmax, s->bmax_n);
-                row->max_bytes = (tsf_bytes){r->bytes + at, s->bmax_n};
-                at += s->bmax_n;
-            }
-        }
+        st = agg_rows(&c, acc, &o, r, err);
         r->stats = c.stats;
-        if (any && !r->bytes) {
-            st = tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
-            tsf_dataset_agg_result_free(r);
-        } else {
-            *out = r;
-        }
-    } else {
-        r->rows_cap = acc ? acc->n + 1 : 1;
-        tsf_dataset_agg_result_free(r);
     }
-    tsf_free(ds->a, keys, ((acc ? acc->n : 0) + 1) * sizeof *keys);
+    if (st)
+        tsf_dataset_agg_result_free(r);
+    else
+        *out = r;
     if (acc) acc_free(&c, acc);
+    for (size_t i = 0; i < c.nmem; i++) mem_free(&c, &c.mem[i]);
+    pthread_mutex_destroy(&c.mem_mu);
     tsf_free(ds->a, c.names, c.names_cap * sizeof *c.names);
     tsf_free(ds->a, dev_group, (ds->ndevs + 1) * sizeof *dev_group);
     return st;

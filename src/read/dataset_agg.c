@@ -505,6 +505,11 @@ static int all_valid(const uint8_t *v, size_t a, size_t b)
     if (!v) return 1;
     for (; a < b && (a & 7); a++)
         if (!((v[a / 8] >> (a % 8)) & 1)) return 0;
+    for (; a + 64 <= b; a += 64) { /* 64 rows a word */
+        uint64_t w;
+        memcpy(&w, v + a / 8, sizeof w);
+        if (w != UINT64_MAX) return 0;
+    }
     for (; a + 8 <= b; a += 8)
         if (v[a / 8] != 0xFF) return 0;
     for (; a < b; a++)
@@ -653,7 +658,13 @@ static int fold_lanes(const agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t 
 static int any_valid(const uint8_t *v, size_t n)
 {
     if (!v) return n > 0;
-    for (size_t i = 0; i < n / 8; i++)
+    size_t i = 0;
+    for (; i + 8 <= n / 8; i += 8) { /* 64 rows a word */
+        uint64_t w;
+        memcpy(&w, v + i, sizeof w);
+        if (w) return 1;
+    }
+    for (; i < n / 8; i++)
         if (v[i]) return 1;
     for (size_t r = n & ~(size_t)7; r < n; r++)
         if ((v[r / 8] >> (r % 8)) & 1) return 1;

@@ -23,7 +23,10 @@ Each Dask row names its workers' malloc setting (--malloc, one cluster per setti
                 distributed.nanny.pre-spawn-environ), which fixes glibc's mmap threshold at 128 KiB
   glibc         the same cluster with that variable left out of pre-spawn-environ (glibc's defaults)
 Every Dask result is checked against the C result before timing: equal bit for bit (dask), equal but for
-sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first.
+sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first. Every cluster is
+started before any timing, and the reps interleave: each rep runs the C layer at 1 and 2 threads and each
+cluster once, in turn, so that a change of the (shared) machine's load during the run reaches every row
+alike and the ratios compare runs made side by side.
 """
 import argparse
 import json
@@ -72,16 +75,6 @@ def make_data(tsfile_c, folder, nfiles, ndev, rows):
     return paths
 
 
-def timed(fn, reps):
-    fn()  # warm-up (page cache, imports, worker start)
-    ms = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ms.append((time.perf_counter() - t) * 1e3)
-    return ms
-
-
 def close_enough(got, want):
     """Every column equal but sum / mean, which may differ within 1e-9 * count * max(|min|, |max|)."""
     exact = [c for c in want.columns if c not in ("sum", "mean")]
@@ -120,64 +113,86 @@ def main():
             row.update(p50=pct(ms, 50), p90=pct(ms, 90), rows_per_s=total_rows / (pct(ms, 50) / 1e3))
         print(json.dumps(dict(common, **row, load=os.getloadavg()[0])), flush=True)
 
-    c_p50, want = {}, {}
-    with tsfile_c.open(folder) as ds:
-        for q in queries:
-            want[q] = ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=1)
-            for threads in (1, 2):
-                ms = timed(lambda: ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=threads),
-                           a.reps)
-                c_p50[q, threads] = pct(ms, 50)
-                emit({"query": q, "path": "c_dataset", "threads": threads}, ms)
-    dask_p50 = {}
     modes = a.malloc.split(",")
-    for mode in modes:
-        for w in [int(x) for x in a.workers.split(",")]:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(mode)}):
-                cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                                   dashboard_address=None)
-            client = distributed.Client(cluster)
-            try:
+    sizes = [int(x) for x in a.workers.split(",")]
+    clusters = {}  # (malloc mode, workers) -> (cluster, client), all started before any timing
+    ds = tsfile_c.open(folder)
+    try:
+        for mode in modes:
+            for w in sizes:
+                with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(mode)}):
+                    cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None)
+                client = distributed.Client(cluster, set_as_default=False)
+                clusters[mode, w] = (cluster, client)
                 trim = set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
                 if (mode == "glibc") != (trim == {None}):
                     raise SystemExit("--malloc %s: the workers have MALLOC_TRIM_THRESHOLD_=%s" % (mode, trim))
-                for q in queries:
-                    for stats in (False, True):
-                        def run():
-                            return tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
-                                                 statistics=stats).compute()
-                        got = run()
-                        if not (close_enough(got, want[q]) if stats else got.equals(want[q])):
-                            raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d "
-                                             "workers, %s" % (stats, w, q))
-                        path = "dask_stats" if stats else "dask"
-                        extra = got.attrs.get("tsfile_agg_info", {}) if stats else {}
-                        head = {"query": q, "path": path, "workers": w, "malloc": mode}
-                        if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
-                            t = time.perf_counter()
-                            run()
-                            one = (time.perf_counter() - t) * 1e3
-                            emit(dict(head, one_run_ms=one, **extra))
-                            continue
-                        ms = timed(run, a.reps)
-                        dask_p50[q, path, w, mode] = pct(ms, 50)
-                        base = c_p50.get((q, w), c_p50[q, 2])
-                        emit(dict(head, threads=w, ratio=pct(ms, 50) / base,
-                                  ratio_to="c_dataset threads=%d" % min(w, 2), **extra), ms)
-            finally:
-                client.close()
-                cluster.close()
-    for mode in modes:
         for q in queries:
-            for path in ("dask", "dask_stats"):
-                ws = sorted(w for (qq, pp, w, m) in dask_p50 if qq == q and pp == path and m == mode)
-                if 1 in ws and len(ws) > 1:
-                    emit({"query": q, "path": path + "_scaling", "workers": ws[-1], "malloc": mode,
-                          "ratio": dask_p50[q, path, 1, mode] / dask_p50[q, path, ws[-1], mode], "unit": "x"})
-            if (q, "dask", 1, mode) in dask_p50:
-                emit({"query": q, "path": "dask_overhead", "workers": 1, "malloc": mode,
-                      "p50": (dask_p50[q, "dask", 1, mode] - c_p50[q, 1]) / a.files, "unit": "ms per partition"})
+            run_query(a, q, ds, folder, cols, clusters, emit, tdd)
+    finally:
+        ds.close()
+        for cluster, client in clusters.values():
+            client.close()
+            cluster.close()
 
+
+def run_query(a, q, ds, folder, cols, clusters, emit, tdd):
+    """One query's rows: every runner (the C layer at 1 and 2 threads, each cluster with statistics off, and
+    on for Q2) once untimed, then rep after rep each runner once in turn, so that a change of the machine's
+    load during the run reaches every row alike."""
+    def c_run(threads):
+        return lambda: ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=threads)
+
+    def dask_run(client, stats):
+        return lambda: tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
+                                     statistics=stats).compute(scheduler=client.get)
+    want = ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=1)
+    runners = {("c", t): c_run(t) for t in (1, 2)}
+    for (mode, w), (_, client) in clusters.items():
+        for stats in (False, True):
+            fn = dask_run(client, stats)
+            got = fn()  # the untimed first run (warm-up) is the check
+            if not (close_enough(got, want) if stats else got.equals(want)):
+                raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d workers (%s "
+                                 "malloc), %s" % (stats, w, mode, q))
+            path = "dask_stats" if stats else "dask"
+            extra = got.attrs.get("tsfile_agg_info", {}) if stats else {}
+            if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
+                t = time.perf_counter()
+                fn()
+                emit(dict({"query": q, "path": path, "workers": w, "malloc": mode,
+                           "one_run_ms": (time.perf_counter() - t) * 1e3}, **extra))
+                continue
+            runners[path, w, mode] = fn
+            runners[path, w, mode].extra = extra
+    for fn in runners.values():
+        if not hasattr(fn, "extra"):
+            fn()  # the C layer's warm-up
+    ms = {k: [] for k in runners}
+    for _ in range(a.reps):
+        for k, fn in runners.items():
+            t = time.perf_counter()
+            fn()
+            ms[k].append((time.perf_counter() - t) * 1e3)
+    p50 = {k: pct(v, 50) for k, v in ms.items()}
+    for t in (1, 2):
+        emit({"query": q, "path": "c_dataset", "threads": t}, ms["c", t])
+    for k, fn in runners.items():
+        if k[0] == "c":
+            continue
+        path, w, mode = k
+        emit(dict({"query": q, "path": path, "workers": w, "malloc": mode, "threads": w,
+                   "ratio": p50[k] / p50["c", min(w, 2)], "ratio_to": "c_dataset threads=%d" % min(w, 2)},
+                  **fn.extra), ms[k])
+    for path, w, mode in [k for k in runners if k[0] != "c"]:
+        top = max(x for (pp, x, m) in [k for k in runners if k[0] != "c"] if pp == path and m == mode)
+        if w == 1 and top > 1:
+            emit({"query": q, "path": path + "_scaling", "workers": top, "malloc": mode,
+                  "ratio": p50[path, 1, mode] / p50[path, top, mode], "unit": "x"})
+        if w == 1 and path == "dask":
+            emit({"query": q, "path": "dask_overhead", "workers": 1, "malloc": mode,
+                  "p50": (p50[path, 1, mode] - p50["c", 1]) / a.files, "unit": "ms per partition"})
 
 def worker_environ(mode):
     """distributed.nanny.pre-spawn-environ for --malloc mode: distributed's own ("dask"), or without

@@ -17,6 +17,8 @@ Rows printed (JSON, one per line; p50/p90 over the reps, ms; rows/s from p50):
   dask_stats    the same with statistics=True (Q2; for Q1 one run, its page counters: with windows shorter
                 than a page every page is cut and decoded, so the statistics path does not apply)
   dask_scaling  p50 at 1 worker / p50 at the largest W (target >= 1.6 for 2 workers)
+  c_dataset_scaling  the C layer's p50 at 1 thread / at 2 threads in the same run: what the machine gave
+                two threads then (on a loaded machine it bounds dask_scaling too)
   dask_overhead (Dask p50 at 1 worker - C p50 at 1 thread) / files: what Dask adds per partition
 Each Dask row names its workers' malloc setting (--malloc, one cluster per setting, in this run):
   dask          as distributed starts workers: with MALLOC_TRIM_THRESHOLD_=65536 (its default
@@ -178,6 +180,7 @@ def run_query(a, q, ds, folder, cols, clusters, emit, tdd):
     p50 = {k: pct(v, 50) for k, v in ms.items()}
     for t in (1, 2):
         emit({"query": q, "path": "c_dataset", "threads": t}, ms["c", t])
+    emit({"query": q, "path": "c_dataset_scaling", "threads": 2, "ratio": p50["c", 1] / p50["c", 2], "unit": "x"})
     for k, fn in runners.items():
         if k[0] == "c":
             continue

@@ -23,7 +23,8 @@ Rows printed (JSON, one per line; p50/p90 over the reps, ms; rows/s from p50):
 Each Dask row names its workers' malloc setting (--malloc, one cluster per setting, in this run):
   dask          as distributed starts workers: with MALLOC_TRIM_THRESHOLD_=65536 (its default
                 distributed.nanny.pre-spawn-environ), which fixes glibc's mmap threshold at 128 KiB
-  glibc         the same cluster with that variable left out of pre-spawn-environ (glibc's defaults)
+  glibc         the same cluster started inside tsfile_c.dask.plain_malloc(): without that variable
+                (glibc's defaults)
 Every Dask result is checked against the C result before timing: equal bit for bit (dask), equal but for
 sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first. Every cluster is
 started before any timing, and the reps interleave: each rep runs the C layer at 1 and 2 threads and each
@@ -31,6 +32,7 @@ cluster once, in turn, so that a change of the (shared) machine's load during th
 alike and the ratios compare runs made side by side.
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -99,7 +101,6 @@ def main():
     ap.add_argument("--malloc", default="dask,glibc")
     a = ap.parse_args()
     os.environ.setdefault("TSFILE_C_LIB", os.path.join(a.build, "libtsf.so"))
-    import dask
     import distributed
     import tsfile_c
     import tsfile_c.dask as tdd
@@ -122,12 +123,14 @@ def main():
     try:
         for mode in modes:
             for w in sizes:
-                with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(mode)}):
+                if mode not in ("dask", "glibc"):
+                    raise SystemExit("--malloc takes dask and / or glibc, got %r" % (mode,))
+                with tdd.plain_malloc() if mode == "glibc" else contextlib.nullcontext():
                     cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
                                                        dashboard_address=None)
                 client = distributed.Client(cluster, set_as_default=False)
                 clusters[mode, w] = (cluster, client)
-                trim = set(client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
+                trim = set(client.run(worker_trim).values())
                 if (mode == "glibc") != (trim == {None}):
                     raise SystemExit("--malloc %s: the workers have MALLOC_TRIM_THRESHOLD_=%s" % (mode, trim))
         for q in queries:
@@ -197,17 +200,11 @@ def run_query(a, q, ds, folder, cols, clusters, emit, tdd):
             emit({"query": q, "path": "dask_overhead", "workers": 1, "malloc": mode,
                   "p50": (p50[path, 1, mode] - p50["c", 1]) / a.files, "unit": "ms per partition"})
 
-def worker_environ(mode):
-    """distributed.nanny.pre-spawn-environ for --malloc mode: distributed's own ("dask"), or without
-    MALLOC_TRIM_THRESHOLD_ ("glibc": setting it at all turns off glibc's sliding mmap threshold)."""
-    import dask
-    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
-    if mode == "glibc":
-        env.pop("MALLOC_TRIM_THRESHOLD_", None)
-        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)  # an earlier cluster's nanny put it here for its workers
-    elif mode != "dask":
-        raise SystemExit("--malloc takes dask and / or glibc, got %r" % (mode,))
-    return env
+
+def worker_trim():
+    """The worker's MALLOC_TRIM_THRESHOLD_ (run in the worker: client.run(os.environ.get, ...) would pickle
+    the client's os.environ along with the bound method)."""
+    return __import__("os").environ.get("MALLOC_TRIM_THRESHOLD_")
 
 if __name__ == "__main__":
     main()

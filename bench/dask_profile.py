@@ -17,7 +17,8 @@ the median over --reps runs (one untimed run first) of:
 then, in one worker of the cluster (one task running it all, so no scheduling is in it): one Dataset.stats
 over every file (threads=1), the partials one after another and their merge (as below: compare the two
 to see what the worker process itself costs, e.g. its malloc settings: --malloc glibc starts the workers
-without distributed's MALLOC_TRIM_THRESHOLD_, which fixes glibc's mmap threshold at 128 KiB);
+inside tsfile_c.dask.plain_malloc(), without distributed's MALLOC_TRIM_THRESHOLD_, which fixes glibc's
+mmap threshold at 128 KiB);
 and, in this process: one Dataset.stats over every file (threads=1), the per-file partial computations
 summed, the partials' pickled size and pickle / unpickle time, and the merge of all partials.
 """
@@ -64,14 +65,10 @@ def main():
     os.environ["PYTHONPATH"] = a.python  # the workers' too
     os.environ.setdefault("TSFILE_C_LIB", os.path.join(a.build, "libtsf.so"))
     import distributed
-    if a.malloc == "glibc":
-        import dask
-        env = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ").items()
-               if k != "MALLOC_TRIM_THRESHOLD_"}
-        dask.config.set({"distributed.nanny.pre-spawn-environ": env})
-        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-    print("workers' malloc:", a.malloc)
     import tsfile_c.dask as tdd
+    if a.malloc == "glibc":
+        tdd.plain_malloc().__enter__()  # for every cluster of this run
+    print("workers' malloc:", a.malloc)
     folder = a.dir or os.path.join(a.build, "dask_bench_data")
     cols = ["f%d" % j for j in range(8)]
     q = dict(group_by="device", window=a.window, columns=cols)

@@ -437,3 +437,21 @@ def test_worker_errors_name_the_file(client, tmp_path):
     with pytest.raises(tsfile_c.TsfError) as e:
         tdd.read_dataset(str(tmp_path), columns=["nope"], where="nope > 1").compute()
     assert "nope" in str(e.value)
+
+
+def test_plain_malloc_workers(client):
+    """plain_malloc(): workers start without distributed's MALLOC_TRIM_THRESHOLD_, even when an earlier nanny
+    of this process has put it into os.environ (the module's cluster did; set it again to be sure), while
+    the cluster of the module's fixture keeps its own."""
+    def trim():  # read in the worker (client.run(os.environ.get, ...) would pickle this process's os.environ)
+        return __import__("os").environ.get("MALLOC_TRIM_THRESHOLD_")
+    os.environ["MALLOC_TRIM_THRESHOLD_"] = "65536"
+    with tdd.plain_malloc():
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    try:
+        with distributed.Client(cluster, set_as_default=False) as c:
+            assert set(c.run(trim).values()) == {None}
+    finally:
+        cluster.close()
+    assert set(client.run(trim).values()) == {"65536"}
+    assert "MALLOC_TRIM_THRESHOLD_" not in os.environ

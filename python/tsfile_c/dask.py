@@ -490,6 +490,26 @@ def aggregate(paths, group_by="device", window=None, origin=0, columns=None, sta
     return dd.from_delayed([root], meta=meta, verify_meta=False)
 
 
+
+# ---- workers ---------------------------------------------------------------------------------------------
+
+def plain_malloc():
+    """A context in which the workers distributed starts (distributed.LocalCluster(...), Nanny) keep glibc's
+    default malloc: distributed.nanny.pre-spawn-environ without its MALLOC_TRIM_THRESHOLD_, which turns off
+    glibc's sliding mmap threshold and makes the library's per-file buffers and NumPy's temporaries fault
+    their pages in again at every use (doc/dask.md, "Worker processes and malloc"). The variable is also
+    removed from this process's environment, where an earlier cluster's nanny may have put it (it changes
+    nothing here: glibc reads it when a process starts).
+
+        with tsfile_c.dask.plain_malloc():
+            cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1)
+    """
+    import dask
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return dask.config.set({"distributed.nanny.pre-spawn-environ": env})
+
 # ---- writing --------------------------------------------------------------------------------------------
 
 def _write_partition(df, i, directory, table, tags, device, time, partition_on, kwargs):

@@ -26,10 +26,12 @@ Each Dask row names its workers' malloc setting (--malloc, one cluster per setti
   glibc         the same cluster started inside tsfile_c.dask.plain_malloc(): without that variable
                 (glibc's defaults)
 Every Dask result is checked against the C result before timing: equal bit for bit (dask), equal but for
-sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first. Every cluster is
-started before any timing, and the reps interleave: each rep runs the C layer at 1 and 2 threads and each
-cluster once, in turn, so that a change of the (shared) machine's load during the run reaches every row
-alike and the ratios compare runs made side by side.
+sums within the documented tolerance (dask_stats). Warm page cache: one untimed run first. The reps
+interleave: each rep runs the C layer at 1 and 2 threads, then starts each cluster in turn, runs it once
+untimed, times it and closes it (only the cluster being timed runs: an idle LocalCluster's processes take
+40-85 ms of CPU a second), so that a change of the (shared) machine's load during the run reaches every row
+alike and the ratios compare runs made side by side. cpu_ms: the CPU time of the benchmark's process and
+its children (the cluster's scheduler runs in it, workers and nannies are children) during a run, p50.
 """
 import argparse
 import contextlib
@@ -117,89 +119,108 @@ def main():
         print(json.dumps(dict(common, **row, load=os.getloadavg()[0])), flush=True)
 
     modes = a.malloc.split(",")
-    sizes = [int(x) for x in a.workers.split(",")]
-    clusters = {}  # (malloc mode, workers) -> (cluster, client), all started before any timing
-    ds = tsfile_c.open(folder)
-    try:
-        for mode in modes:
-            for w in sizes:
-                if mode not in ("dask", "glibc"):
-                    raise SystemExit("--malloc takes dask and / or glibc, got %r" % (mode,))
-                with tdd.plain_malloc() if mode == "glibc" else contextlib.nullcontext():
-                    cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None)
-                client = distributed.Client(cluster, set_as_default=False)
-                clusters[mode, w] = (cluster, client)
-                trim = set(client.run(worker_trim).values())
-                if (mode == "glibc") != (trim == {None}):
-                    raise SystemExit("--malloc %s: the workers have MALLOC_TRIM_THRESHOLD_=%s" % (mode, trim))
+    for mode in modes:
+        if mode not in ("dask", "glibc"):
+            raise SystemExit("--malloc takes dask and / or glibc, got %r" % (mode,))
+    configs = [(mode, int(w)) for mode in modes for w in a.workers.split(",")]
+    with tsfile_c.open(folder) as ds:
         for q in queries:
-            run_query(a, q, ds, folder, cols, clusters, emit, tdd)
-    finally:
-        ds.close()
-        for cluster, client in clusters.values():
-            client.close()
-            cluster.close()
+            run_query(a, q, ds, folder, cols, configs, emit, tdd, distributed)
 
 
-def run_query(a, q, ds, folder, cols, clusters, emit, tdd):
-    """One query's rows: every runner (the C layer at 1 and 2 threads, each cluster with statistics off, and
-    on for Q2) once untimed, then rep after rep each runner once in turn, so that a change of the machine's
-    load during the run reaches every row alike."""
+def cpu_tree():
+    """CPU seconds (user + system) of this process and its children (the cluster's processes)."""
+    import psutil
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def start_cluster(distributed, tdd, mode, w):
+    """A LocalCluster of w worker processes (1 thread each) for --malloc mode, and its client."""
+    with tdd.plain_malloc() if mode == "glibc" else contextlib.nullcontext():
+        cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster, set_as_default=False)
+    trim = set(client.run(worker_trim).values())
+    if (mode == "glibc") != (trim == {None}):
+        client.close()
+        cluster.close()
+        raise SystemExit("--malloc %s: the workers have MALLOC_TRIM_THRESHOLD_=%s" % (mode, trim))
+    return cluster, client
+
+
+def run_query(a, q, ds, folder, cols, configs, emit, tdd, distributed):
+    """One query's rows. Rep after rep: the C layer at 1 and 2 threads, then each cluster in turn, started
+    for that rep (one untimed run after its start, the check in the first rep), timed, and closed, so only
+    the cluster being timed runs (an idle cluster's processes still take CPU) and a change of the machine's
+    load during the run reaches every row alike. cpu_ms: the CPU time of this process and its children (the
+    cluster) during a run."""
     def c_run(threads):
         return lambda: ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=threads)
 
     def dask_run(client, stats):
-        return lambda: tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
-                                     statistics=stats).compute(scheduler=client.get)
+        return tdd.aggregate(folder, group_by="device", window=WINDOWS[q], columns=cols,
+                             statistics=stats).compute(scheduler=client.get)
+
+    def clock(key, fn):
+        c, t = cpu_tree(), time.perf_counter()
+        got = fn()
+        ms.setdefault(key, []).append((time.perf_counter() - t) * 1e3)
+        cpu.setdefault(key, []).append((cpu_tree() - c) * 1e3)
+        return got
     want = ds.stats(group_by="device", window=WINDOWS[q], columns=cols, threads=1)
-    runners = {("c", t): c_run(t) for t in (1, 2)}
-    for (mode, w), (_, client) in clusters.items():
-        for stats in (False, True):
-            fn = dask_run(client, stats)
-            got = fn()  # the untimed first run (warm-up) is the check
-            if not (close_enough(got, want) if stats else got.equals(want)):
-                raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d workers (%s "
-                                 "malloc), %s" % (stats, w, mode, q))
-            path = "dask_stats" if stats else "dask"
-            extra = got.attrs.get("tsfile_agg_info", {}) if stats else {}
-            if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
-                t = time.perf_counter()
-                fn()
-                emit(dict({"query": q, "path": path, "workers": w, "malloc": mode,
-                           "one_run_ms": (time.perf_counter() - t) * 1e3}, **extra))
-                continue
-            runners[path, w, mode] = fn
-            runners[path, w, mode].extra = extra
-    for fn in runners.values():
-        if not hasattr(fn, "extra"):
-            fn()  # the C layer's warm-up
-    ms = {k: [] for k in runners}
-    for _ in range(a.reps):
-        for k, fn in runners.items():
-            t = time.perf_counter()
-            fn()
-            ms[k].append((time.perf_counter() - t) * 1e3)
+    for t in (1, 2):
+        c_run(t)()  # warm-up
+    ms, cpu, extra = {}, {}, {}
+    for rep in range(a.reps):
+        for t in (1, 2):
+            clock(("c", t), c_run(t))
+        for mode, w in configs:
+            cluster, client = start_cluster(distributed, tdd, mode, w)
+            try:
+                for stats in (False, True):
+                    path = "dask_stats" if stats else "dask"
+                    got = dask_run(client, stats)  # untimed: the workers import tsfile_c and load the library
+                    if rep == 0:
+                        if not (close_enough(got, want) if stats else got.equals(want)):
+                            raise SystemExit("dask result (statistics=%s) differs from the C dataset layer's at %d "
+                                             "workers (%s malloc), %s" % (stats, w, mode, q))
+                        extra[path, w, mode] = got.attrs.get("tsfile_agg_info", {}) if stats else {}
+                    if stats and q == "Q1":  # not timed: every page is cut by a window (see the docstring)
+                        if rep == 0:
+                            t = time.perf_counter()
+                            dask_run(client, stats)
+                            emit(dict({"query": q, "path": path, "workers": w, "malloc": mode,
+                                       "one_run_ms": (time.perf_counter() - t) * 1e3}, **extra[path, w, mode]))
+                        continue
+                    clock((path, w, mode), lambda: dask_run(client, stats))
+            finally:
+                client.close()
+                cluster.close()
     p50 = {k: pct(v, 50) for k, v in ms.items()}
     for t in (1, 2):
-        emit({"query": q, "path": "c_dataset", "threads": t}, ms["c", t])
+        emit({"query": q, "path": "c_dataset", "threads": t, "cpu_ms": pct(cpu["c", t], 50)}, ms["c", t])
     emit({"query": q, "path": "c_dataset_scaling", "threads": 2, "ratio": p50["c", 1] / p50["c", 2], "unit": "x"})
-    for k, fn in runners.items():
-        if k[0] == "c":
-            continue
+    dask_keys = [k for k in ms if k[0] != "c"]
+    for k in dask_keys:
         path, w, mode = k
         emit(dict({"query": q, "path": path, "workers": w, "malloc": mode, "threads": w,
-                   "ratio": p50[k] / p50["c", min(w, 2)], "ratio_to": "c_dataset threads=%d" % min(w, 2)},
-                  **fn.extra), ms[k])
-    for path, w, mode in [k for k in runners if k[0] != "c"]:
-        top = max(x for (pp, x, m) in [k for k in runners if k[0] != "c"] if pp == path and m == mode)
+                   "ratio": p50[k] / p50["c", min(w, 2)], "ratio_to": "c_dataset threads=%d" % min(w, 2),
+                   "cpu_ms": pct(cpu[k], 50)}, **extra[k]), ms[k])
+    for path, w, mode in dask_keys:
+        top = max(x for (pp, x, m) in dask_keys if pp == path and m == mode)
         if w == 1 and top > 1:
             emit({"query": q, "path": path + "_scaling", "workers": top, "malloc": mode,
                   "ratio": p50[path, 1, mode] / p50[path, top, mode], "unit": "x"})
         if w == 1 and path == "dask":
             emit({"query": q, "path": "dask_overhead", "workers": 1, "malloc": mode,
                   "p50": (p50[path, 1, mode] - p50["c", 1]) / a.files, "unit": "ms per partition"})
-
 
 def worker_trim():
     """The worker's MALLOC_TRIM_THRESHOLD_ (run in the worker: client.run(os.environ.get, ...) would pickle

@@ -455,3 +455,17 @@ def test_plain_malloc_workers(client):
         cluster.close()
     assert set(client.run(trim).values()) == {"65536"}
     assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
+
+
+def test_aggregate_default_tree(client, tmp_path):
+    """The default split_every (16): up to 16 partials go straight to the root, more make a level of merges
+    (split_every=8 would merge 12 partials in 2 merges and 18 in 3); the answer stays Dataset.stats'."""
+    make_dataset(str(tmp_path), nfiles=6, rows=60)
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want = ds.stats(window=100)
+    for split, leaves, merges in (("chunk-groups:2", 12, 0), ("chunk-group", 18, 2)):
+        job = tdd.aggregate(str(tmp_path), window=100, split=split)
+        keys = [str(k) for k in dict(job.__dask_graph__())]
+        assert sum("tsfile-partial-agg" in k for k in keys) == leaves, split
+        assert sum("tsfile-merge-agg" in k for k in keys) == merges, split
+        assert job.compute().equals(want), split

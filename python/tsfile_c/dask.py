@@ -430,7 +430,7 @@ def _agg_fragments(ds, start, end, split, time_unit, table, devices, group_by, w
 
 def aggregate(paths, group_by="device", window=None, origin=0, columns=None, start=None, end=None, where=None,
               table=None, devices=None, tags=None, time_unit="ms", checked=True, statistics=False, split="file",
-              split_every=8):
+              split_every=16):
     """Grouped aggregation on Dask: the library aggregates each file in a worker (a partial: a few NumPy
     arrays), the partials are merged in the workers along a tree, split_every at a time, and the client
     receives the merged frame. Returns a one-partition dask DataFrame (compute() it): device, window_start,
@@ -441,7 +441,8 @@ def aggregate(paths, group_by="device", window=None, origin=0, columns=None, sta
     still use every worker; group_by="device" only), "time:<interval>" (a task per interval, with the files
     meeting it; window must divide the interval and origin be a multiple of window, so no window is cut).
     Each file is aggregated alone, and merges fold a key's partials only in file order, so whatever the split
-    and split_every the result is the same.
+    and split_every the result is the same. split_every (default 16): up to that many partials go straight
+    to the root merge; more make levels of merges.
 
     statistics=False (default): every selected value is decoded (the dataset aggregation of each file), so
     the result equals Dataset.stats bit for bit.

@@ -263,13 +263,14 @@ static tsf_status file_open(tsf_dataset_query *q, const dq_plan *p, dq_wrap *w, 
     return tsf_rd_ds_name_file(st, path, err);
 }
 
-/* Closes a file's query and reader, keeping the query's buffers in carry for the next file. */
+/* Closes a file's query and reader, keeping the query's buffers in carry for the next file; a reader of the
+ * dataset's pool keeps them instead (the next query of that file takes them). */
 static void file_close(tsf_dataset_query *q, tsf_ds_src *src, tsf_reader *r, tsf_query *qq,
                        tsf_query_stats *qs, tsf_rd_spare *carry)
 {
     if (qq && qs) tsf_query_get_stats(qq, qs);
     tsf_query_close(qq);
-    if (r) tsf_rd_query_spare_carry(r, carry);
+    if (r && !src->pooled) tsf_rd_query_spare_carry(r, carry);
     if (r) tsf_rd_ds_close_file(q->ds, src, r);
 }
 

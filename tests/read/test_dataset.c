@@ -2025,6 +2025,114 @@ static void test_reads_by_use(void)
     tsf_dataset_close(ds);
 }
 
+/* ---- buffer reuse: decode buffers go from one file's query to the next, and stay with a pool's readers ---- */
+
+#define REUSE_ROWS 20000
+
+typedef struct count_alloc {
+    size_t bytes; /* requested since the last reset (growth only, for realloc) */
+} count_alloc;
+
+static void *ca_alloc(void *ud, size_t n)
+{
+    ((count_alloc *)ud)->bytes += n;
+    return malloc(n ? n : 1);
+}
+
+static void *ca_realloc(void *ud, void *p, size_t old, size_t n)
+{
+    if (n > old) ((count_alloc *)ud)->bytes += n - old;
+    return realloc(p, n ? n : 1);
+}
+
+static void ca_free(void *ud, void *p, size_t n)
+{
+    (void)ud, (void)n;
+    free(p);
+}
+
+static int write_reuse_file(const char *path)
+{
+    tsf_error e = {0};
+    tsf_writer *w = NULL;
+    tsf_status st = open_paged(&w, path, 10000, &e);
+    tsf_column_schema cols[2] = {{"i", TSF_INT64, TSF_ENC_TS_2DIFF, TSF_LZ4, TSF_COLUMN_FIELD},
+                                 {"d", TSF_DOUBLE, TSF_ENC_GORILLA, TSF_LZ4, TSF_COLUMN_FIELD}};
+    if (!st) st = tsf_writer_register_aligned(w, "root.sg.r", cols, 2, &e);
+    for (size_t k = 0; k < REUSE_ROWS && !st; k++) {
+        const char *names[2] = {"i", "d"};
+        tsf_value v[2];
+        memset(v, 0, sizeof v);
+        v[0].v.i64 = (int64_t)(k * 7919 % 1000);
+        v[1].v.d = val_d(0, 0, k);
+        st = tsf_writer_write_row(w, "root.sg.r", (int64_t)k, names, v, 2, &e);
+    }
+    return finish_write(w, st, path, &e);
+}
+
+/* Bytes the allocator gave to one query reading every row of paths[0..n) (the open not counted). */
+static size_t query_bytes(const char *const *paths, size_t n, const tsf_dataset_options *dso, count_alloc *ca)
+{
+    tsf_dataset *ds = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_dataset_open(&ds, paths, n, dso, &e), &e);
+    if (!ds) return 0;
+    ca->bytes = 0;
+    tsf_dataset_query_options o;
+    tsf_dataset_query_options_init(&o);
+    tsf_dataset_query *q = NULL;
+    const tsf_dataset_batch *b = NULL;
+    size_t rows = 0;
+    CHECK_OK(tsf_dataset_query_open(ds, &o, &q, &e), &e);
+    while (q && !tsf_dataset_query_next(q, &b, &e) && b) rows += b->rows.nrows;
+    tsf_dataset_query_close(q);
+    size_t bytes = ca->bytes;
+    CHECK_EQ_INT(rows, n * REUSE_ROWS);
+    tsf_dataset_close(ds);
+    return bytes;
+}
+
+static void test_buffer_reuse(void)
+{
+    char p[4][512];
+    const char *paths[4];
+    char dir[512];
+    path_of(dir, sizeof dir, "reuse", NULL);
+    mkdir(dir, 0755);
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "r%d.tsfile", k);
+        path_of(p[k], sizeof p[k], "reuse", name);
+        CHECK(write_reuse_file(p[k]) == 0);
+        paths[k] = p[k];
+    }
+    count_alloc ca = {0};
+    tsf_allocator al = {ca_alloc, ca_realloc, ca_free, &ca};
+    tsf_reader_options ro;
+    tsf_reader_options_init(&ro);
+    ro.allocator = &al;
+    tsf_dataset_options dso;
+    tsf_dataset_options_init(&dso);
+    dso.reader = &ro;
+    /* files after the first decode into the buffers the one before left: three more files cost less than
+     * the first one's buffers */
+    size_t one = query_bytes(paths, 1, &dso, &ca), four = query_bytes(paths, 4, &dso, &ca);
+    CHECK(one > 0 && four > one);
+    if (four - one >= one) fprintf(stderr, "buffer reuse: 1 file %zu bytes, 4 files %zu\n", one, four);
+    CHECK(four - one < one);
+    /* a pool's reader keeps its query's buffers: the same query again allocates a fraction (the pool keeps
+     * no reader of a file changed in the last 2 s, so the files age first) */
+    sleep(3);
+    tsf_reader_pool *pool = NULL;
+    tsf_error e = {0};
+    CHECK_OK(tsf_reader_pool_create(&pool, NULL, &e), &e);
+    dso.reader_pool = pool;
+    size_t first = query_bytes(paths, 1, &dso, &ca), again = query_bytes(paths, 1, &dso, &ca);
+    if (again >= first / 4) fprintf(stderr, "pooled reader: first query %zu bytes, again %zu\n", first, again);
+    CHECK(first > 0 && again < first / 4);
+    tsf_reader_pool_free(pool);
+}
+
 int main(void)
 {
     TSF_RUN(test_schema_tree);
@@ -2044,6 +2152,7 @@ int main(void)
     TSF_RUN(test_aggregate_stats);
     TSF_RUN(test_aggregate_bytes);
     TSF_RUN(test_reads_by_use);
+    TSF_RUN(test_buffer_reuse);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir());
     if (system(cmd)) fprintf(stderr, "could not remove %s\n", tmp_dir());

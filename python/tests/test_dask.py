@@ -407,6 +407,26 @@ def test_library_loaded_once_per_worker(client, tmp_path):
     assert before == after and len(after) == 2
 
 
+def test_workers_keep_readers(client, tmp_path):
+    paths = make_dataset(str(tmp_path), nfiles=4, rows=300)
+
+    def pool_made():
+        import tsfile_c.dask as d
+        return d._POOL is not None
+
+    for k in range(3):
+        if k == 2:  # a file rewritten between two aggregations: the reader a worker kept must not answer
+            with tsfile_c.open(paths[0]) as f:
+                df = f.to_pandas()
+            df["g"] = df["g"] * 3
+            tsfile_c.write_dataframe(df, paths[0], table="t", tags=["device"])
+        got = tdd.aggregate(str(tmp_path), window=500).compute()
+        with tsfile_c.open(str(tmp_path)) as ds:
+            want = ds.stats(window=500)
+        assert len(got) and got.equals(want)
+    assert set(client.run(pool_made).values()) == {True}
+
+
 def test_killed_worker_is_retried(client, tmp_path):
     make_dataset(str(tmp_path), nfiles=4, rows=300)
     marker = str(tmp_path / "killed")

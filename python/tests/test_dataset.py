@@ -204,3 +204,17 @@ def test_metadata_cache(tmp_path):
         assert not ds.cache_stats.loaded and ds.cache_stats.files_read == 5
     with tsfile_c.Dataset(paths, cache=cache) as ds:
         assert ds.cache_stats.files_cached == 5 and ds.cache_stats.load_error is None
+
+
+def test_reader_pool(tmp_path):
+    make_dataset(str(tmp_path), nfiles=3, rows=500)
+    with tsfile_c.open(str(tmp_path)) as ds:
+        want, rows = ds.stats(window=700), ds.to_pandas()
+    pool = tsfile_c.ReaderPool()
+    for _ in range(2):  # the second time from the kept readers and their buffers
+        with tsfile_c.Dataset(str(tmp_path), pool=pool) as ds:
+            assert ds.stats(window=700).equals(want)
+            assert ds.to_pandas().equals(rows)
+    pool.close()
+    with pytest.raises(ValueError):
+        tsfile_c.Dataset(str(tmp_path), pool=pool)

@@ -9,13 +9,13 @@
 from ._capi import LibraryNotFound, lib_path
 from ._errors import TsfError
 from ._reader import Batch, Column, Device, Query, Series, Table, TsFile, open  # noqa: A004
-from ._dataset import CacheStats, Dataset, FileDevice, FileInfo
+from ._dataset import CacheStats, Dataset, FileDevice, FileInfo, ReaderPool
 from ._writer import Writer, write_dataframe
 from ._capi import lib as _lib
 
 __version__ = _lib.tsf_version_string().decode()
 library_path = lib_path
 
-__all__ = ["open", "TsFile", "Dataset", "FileInfo", "FileDevice", "CacheStats", "Query", "Batch", "Table", "Device", "Series",
+__all__ = ["open", "TsFile", "Dataset", "ReaderPool", "FileInfo", "FileDevice", "CacheStats", "Query", "Batch", "Table", "Device", "Series",
            "Column", "TsfError", "Writer", "write_dataframe",
            "LibraryNotFound", "library_path"]

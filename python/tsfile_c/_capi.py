@@ -244,6 +244,8 @@ _SIGNATURES = {
     "tsf_writer_abort": (None, [c_ptr]),
     "tsf_writer_temp_path": (c_str, [c_ptr]),
     "tsf_dataset_options_init": (None, [P(DatasetOptions)]),
+    "tsf_reader_pool_create": (c_int, [P(c_ptr), c_ptr, PE]),
+    "tsf_reader_pool_free": (None, [c_ptr]),
     "tsf_dataset_open": (c_int, [P(c_ptr), P(c_str), c_size, P(DatasetOptions), PE]),
     "tsf_dataset_close": (None, [c_ptr]),
     "tsf_dataset_get_open_stats": (c_int, [c_ptr, P(DatasetOpenStats), PE]),

@@ -38,6 +38,32 @@ def _pd_time_unit(pd, unit):
     return unit if int(pd.__version__.split(".")[0]) >= 2 else "ns"
 
 
+class ReaderPool:
+    """Readers kept across datasets and queries (tsf_reader_pool): at most max_readers idle ones, each checked
+    against its file's identity (size, inode, times) on every use. Readers keep their file's index and the
+    decode buffers of their last query, so memory grows with the files read (bounded by max_readers). Close it
+    (or let it be collected) after every dataset that uses it."""
+
+    def __init__(self):
+        err = new_error()
+        p = ctypes.c_void_p()
+        check(C.lib.tsf_reader_pool_create(ctypes.byref(p), None, ctypes.byref(err)), err, "reader pool")
+        self._p = p
+
+    def _handle(self):
+        if not self._p:
+            raise ValueError("reader pool is closed")
+        return self._p
+
+    def close(self):
+        if getattr(self, "_p", None):
+            C.lib.tsf_reader_pool_free(self._p)
+            self._p = None
+
+    def __del__(self):
+        self.close()
+
+
 class Dataset(_Closing, _Catalog):
     """Several TsFiles as one (tsfile_c.open of a directory, a glob pattern or a list). A context manager.
 
@@ -47,9 +73,12 @@ class Dataset(_Closing, _Catalog):
 
     cache: a metadata cache file (doc/dataset.md "Metadata cache"): a reopen takes unchanged files' metadata
     from it instead of reading every file's tail and index; made when missing, refreshed for changed files,
-    ignored and rebuilt when damaged. cache_stats says what the open did with it."""
+    ignored and rebuilt when damaged. cache_stats says what the open did with it.
 
-    def __init__(self, paths, checked=True, use_pread=None, cache=None):
+    pool: a ReaderPool whose readers the open and the queries use instead of opening each file anew (they
+    keep the files' index and their last query's decode buffers); it must stay open while the dataset is."""
+
+    def __init__(self, paths, checked=True, use_pread=None, cache=None, pool=None):
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
         paths = list(paths)
@@ -67,6 +96,9 @@ class Dataset(_Closing, _Catalog):
         do.reader = ctypes.pointer(ro)
         if cache is not None:
             do.cache_path = os.fsencode(cache)
+        if pool is not None:
+            do.reader_pool = pool._handle()
+        self._pool = pool  # the pool outlives the dataset
         self._do = do  # (holds ro) the options of the datasets Arrow streams open of their own
         err = new_error()
         ds = ctypes.c_void_p()

@@ -19,10 +19,12 @@ on any Dask scheduler: the local one, a distributed.LocalCluster, or a cluster o
 import collections
 import os
 import re
+import threading
 
 import numpy as np
 
-from ._dataset import AGG_ARRAY_DTYPES, Dataset, agg_frame_of, concat_frames, file_selection, stats_frame
+from ._dataset import (AGG_ARRAY_DTYPES, Dataset, ReaderPool, agg_frame_of, concat_frames, file_selection,
+                       stats_frame)
 from ._errors import TsfError
 from ._reader import TsFile, _stats_values, _to_time
 
@@ -229,10 +231,25 @@ def _empty_part(info=None):
     return Part({k: np.zeros(0, t) for k, t in _PART_DTYPES.items()}, None, [], info)
 
 
+_POOL = None  # this process's ReaderPool (_worker_pool)
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool():
+    """The ReaderPool of this process, made by its first task: a worker's tasks take the readers of files it
+    read before (their index, and their last query's decode buffers) instead of opening each file anew and
+    faulting in new buffers."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ReaderPool()
+        return _POOL
+
+
 def _file_part(path, t0, t1, names, q):
     """One file's aggregate (Dataset.stats of that file alone, its rows in the library's order) as a Part;
     names: the devices of a chunk-group fragment (None: the query's selection)."""
-    with _naming(path), Dataset([path], checked=q["checked"]) as ds:
+    with _naming(path), Dataset([path], checked=q["checked"], pool=_worker_pool()) as ds:
         args = file_selection(ds, q["table"], q["devices"] if names is None else names)
         if args is None:
             return _empty_part()

@@ -4,7 +4,8 @@
  * [command selector][arguments separated by NUL or newline]. Commands: cat, head, info, schema, stats,
  * sketch, verify, import, convert, recover, index (not demo: its row count sets its run time). They run
  * in a scratch folder holding a small tree-model file f.tsfile, a table-model file t.tsfile and the CSV
- * c.csv, restored before every input; '/' in an argument becomes '_' so nothing is written outside.
+ * c.csv, restored before every input; '/' in an argument becomes '_', and the second dot of "..", so
+ * nothing outside it is read or written.
  * Oracle: exit code 0-4, no crash, leak or undefined behaviour.
  */
 #include <stdint.h>
@@ -91,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (char *p = text; argc <= MAXARGS && p < text + size - 1;) {
         char *e = p;
         while (e < text + size - 1 && *e && *e != '\n') {
-            if (*e == '/') *e = '_';
+            if (*e == '/' || (*e == '.' && e > p && e[-1] == '.')) *e = '_';
             e++;
         }
         *e = '\0';

@@ -932,13 +932,15 @@ TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, i
 
 /* ---- reader pool: open readers kept between queries (doc/reader.md "Reader pool") ----------------- */
 /*
- * A pool keeps readers open after their queries (with their loaded index, page directories and buffers), keyed
+ * A pool keeps readers open after their queries (with their loaded index and page directories), keyed
  * by path and reader options and validated by the file's identity (size, mtime and ctime in nanoseconds,
  * inode, device; stat before and after the open) on every acquire: a file changed or replaced under its path
  * is opened afresh, never read through the old reader. A file modified or changed (mtime or ctime) less than 2 s
  * before its open is read but its reader not kept (a later write within the file system's timestamp
  * granularity could go unseen).
- * Readers no query holds are kept up to max_readers, the least recently used closed first. Thread-safe;
+ * Readers no query holds are kept up to max_readers, the least recently used closed first. The decode buffers
+ * of finished queries stay with the pool (up to 8 sets), and any reader it hands out, of any file, decodes
+ * into them. Thread-safe;
  * acquired readers may be shared by several threads (as any tsf_reader). A dataset uses one through
  * tsf_dataset_options.reader_pool.
  */
@@ -974,7 +976,7 @@ TSF_API tsf_status tsf_reader_pool_acquire(tsf_reader_pool *p, const char *path,
 TSF_API void tsf_reader_pool_release(tsf_reader_pool *p, tsf_reader *r);
 /** Sets max_readers (closing kept readers beyond it). */
 TSF_API void tsf_reader_pool_set_max(tsf_reader_pool *p, size_t max_readers);
-/** Closes the readers no query holds. */
+/** Closes the readers no query holds and frees the pool's spare decode buffers. */
 TSF_API void tsf_reader_pool_clear(tsf_reader_pool *p);
 TSF_API tsf_status tsf_reader_pool_get_stats(tsf_reader_pool *p, tsf_reader_pool_stats *out, tsf_error *err);
 

@@ -40,9 +40,10 @@ def _pd_time_unit(pd, unit):
 
 class ReaderPool:
     """Readers kept across datasets and queries (tsf_reader_pool): at most max_readers idle ones, each checked
-    against its file's identity (size, inode, times) on every use. Readers keep their file's index and the
-    decode buffers of their last query, so memory grows with the files read (bounded by max_readers). Close it
-    (or let it be collected) after every dataset that uses it."""
+    against its file's identity (size, inode, times) on every use. Readers keep their file's index (memory
+    grows with the files read, bounded by max_readers); the decode buffers of finished queries stay with the
+    pool (a few sets) and every reader it hands out decodes into them. Close it (or let it be collected)
+    after every dataset that uses it."""
 
     def __init__(self):
         err = new_error()

@@ -237,8 +237,8 @@ _POOL_LOCK = threading.Lock()
 
 def _worker_pool():
     """The ReaderPool of this process, made by its first task: a worker's tasks take the readers of files it
-    read before (their index, and their last query's decode buffers) instead of opening each file anew and
-    faulting in new buffers."""
+    read before (their index) instead of opening each file anew, and every task decodes into the pool's
+    buffers (already faulted in), whichever file it reads."""
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:

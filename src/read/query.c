@@ -284,6 +284,28 @@ void tsf_rd_query_spare_drop(tsf_rd_spare *carry)
     carry->s = NULL;
 }
 
+size_t tsf_rd_query_spares_take(tsf_reader *r, tsf_rd_spare *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&r->lock);
+    while (n < max && r->nqspare) out[n++] = (tsf_rd_spare){r->qspare[--r->nqspare], r->a};
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+int tsf_rd_query_spare_give(tsf_reader *r, tsf_rd_spare *sp)
+{
+    int given = 0;
+    pthread_mutex_lock(&r->lock);
+    if (sp->s && sp->a == r->a && r->nqspare == 0) {
+        r->qspare[r->nqspare++] = sp->s;
+        sp->s = NULL;
+        given = 1;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return given;
+}
+
 /* ---- devices ------------------------------------------------------------------------------ */
 
 static const tsf_rd_series *find_series(const tsf_reader *r, const tsf_rd_device *d, const char *name)

@@ -112,6 +112,10 @@ void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry);
 /* Leaves carry's spare to r (a new reader with the same allocator; freed otherwise); carry is then empty. */
 void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry);
 void tsf_rd_query_spare_drop(tsf_rd_spare *carry);
+/* Moves up to max of r's spares into out; returns how many (a reader no query holds: its pool keeps them). */
+size_t tsf_rd_query_spares_take(tsf_reader *r, tsf_rd_spare *out, size_t max);
+/* Gives sp's spare to r when r has none and the same allocator (sp is then empty); returns 1 if given. */
+int tsf_rd_query_spare_give(tsf_reader *r, tsf_rd_spare *sp);
 /* Joins and frees r->workers (parallel.c). */
 void tsf_rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */

@@ -2131,6 +2131,23 @@ static void test_buffer_reuse(void)
     if (again >= first / 4) fprintf(stderr, "pooled reader: first query %zu bytes, again %zu\n", first, again);
     CHECK(first > 0 && again < first / 4);
     tsf_reader_pool_free(pool);
+    /* the buffers go to the pool, not to one reader: a new pool's readers of four files, each opened for the
+     * first time, decode into the first one's buffers (three more files cost less than one file's buffers),
+     * and so do the readers of a pool that keeps one reader (the others are closed and opened again) */
+    for (size_t keep = 16; keep; keep = keep == 16 ? 1 : 0) {
+        tsf_reader_pool_options po;
+        tsf_reader_pool_options_init(&po);
+        po.max_readers = keep;
+        CHECK_OK(tsf_reader_pool_create(&pool, &po, &e), &e);
+        dso.reader_pool = pool;
+        size_t p1 = query_bytes(paths, 1, &dso, &ca);
+        tsf_reader_pool_clear(pool);
+        size_t p4 = query_bytes(paths, 4, &dso, &ca);
+        if (p4 - p1 >= p1)
+            fprintf(stderr, "pool of %zu readers: 1 file %zu bytes, 4 files %zu\n", keep, p1, p4);
+        CHECK(p1 > 0 && p4 > p1 && p4 - p1 < p1);
+        tsf_reader_pool_free(pool);
+    }
 }
 
 int main(void)

@@ -254,36 +254,6 @@ void tsf_rd_query_spares_free(tsf_reader *r)
     r->nqspare = 0;
 }
 
-void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry)
-{
-    if (carry->s) qspare_free(carry->a, carry->s);
-    carry->s = NULL;
-    pthread_mutex_lock(&r->lock);
-    if (r->nqspare) carry->s = r->qspare[--r->nqspare];
-    pthread_mutex_unlock(&r->lock);
-    carry->a = r->a;
-}
-
-void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry)
-{
-    if (!carry->s) return;
-    int kept = 0;
-    pthread_mutex_lock(&r->lock);
-    if (r->a == carry->a && r->nqspare < sizeof r->qspare / sizeof r->qspare[0]) {
-        r->qspare[r->nqspare++] = carry->s;
-        kept = 1;
-    }
-    pthread_mutex_unlock(&r->lock);
-    if (!kept) qspare_free(carry->a, carry->s);
-    carry->s = NULL;
-}
-
-void tsf_rd_query_spare_drop(tsf_rd_spare *carry)
-{
-    qspare_free(carry->a, carry->s);
-    carry->s = NULL;
-}
-
 size_t tsf_rd_query_spares_take(tsf_reader *r, tsf_rd_spare *out, size_t max)
 {
     size_t n = 0;
@@ -304,6 +274,23 @@ int tsf_rd_query_spare_give(tsf_reader *r, tsf_rd_spare *sp)
     }
     pthread_mutex_unlock(&r->lock);
     return given;
+}
+
+void tsf_rd_query_spare_drop(tsf_rd_spare *carry)
+{
+    qspare_free(carry->a, carry->s);
+    carry->s = NULL;
+}
+
+void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry)
+{
+    tsf_rd_query_spare_drop(carry);
+    tsf_rd_query_spares_take(r, carry, 1);
+}
+
+void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry)
+{
+    if (!tsf_rd_query_spare_give(r, carry)) tsf_rd_query_spare_drop(carry);
 }
 
 /* ---- devices ------------------------------------------------------------------------------ */

@@ -109,7 +109,8 @@ typedef struct tsf_rd_spare {
 } tsf_rd_spare;
 /* Takes one of r's spares into carry (freeing what carry held); call after the reader's last query closed. */
 void tsf_rd_query_spare_carry(tsf_reader *r, tsf_rd_spare *carry);
-/* Leaves carry's spare to r (a new reader with the same allocator; freed otherwise); carry is then empty. */
+/* Leaves carry's spare to r (a reader without one, with the same allocator; freed otherwise); carry is then
+ * empty. */
 void tsf_rd_query_spare_leave(tsf_reader *r, tsf_rd_spare *carry);
 void tsf_rd_query_spare_drop(tsf_rd_spare *carry);
 /* Moves up to max of r's spares into out; returns how many (a reader no query holds: its pool keeps them). */

@@ -287,10 +287,12 @@ void tsf_reader_pool_release(tsf_reader_pool *p, tsf_reader *r)
     while (e && e->r != r) e = e->next;
     if (e && e->refs) {
         e->refs--;
-        if (!e->refs) p->nbank += tsf_rd_query_spares_take(r, p->bank + p->nbank, BANK - p->nbank);
-        if (!e->refs && !e->dead) { /* most recently used */
-            unlink_ent(p, e);
-            push_front(p, e);
+        if (!e->refs) {
+            p->nbank += tsf_rd_query_spares_take(r, p->bank + p->nbank, BANK - p->nbank);
+            if (!e->dead) { /* most recently used */
+                unlink_ent(p, e);
+                push_front(p, e);
+            }
         }
     }
     pool_ent *drop = trim_locked(p, 0);

@@ -2134,7 +2134,9 @@ static void test_buffer_reuse(void)
     /* the buffers go to the pool, not to one reader: a new pool's readers of four files, each opened for the
      * first time, decode into the first one's buffers (three more files cost less than one file's buffers),
      * and so do the readers of a pool that keeps one reader (the others are closed and opened again) */
-    for (size_t keep = 16; keep; keep = keep == 16 ? 1 : 0) {
+    static const size_t keeps[] = {16, 1};
+    for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++) {
+        size_t keep = keeps[k];
         tsf_reader_pool_options po;
         tsf_reader_pool_options_init(&po);
         po.max_readers = keep;

@@ -940,7 +940,8 @@ TSF_API tsf_status tsf_last_value(tsf_reader *r, size_t device, size_t series, i
  * granularity could go unseen).
  * Readers no query holds are kept up to max_readers, the least recently used closed first. The decode buffers
  * of finished queries stay with the pool (up to 8 sets), and any reader it hands out, of any file, decodes
- * into them. Thread-safe;
+ * into them; so do a dataset aggregation's tables (tsf_dataset_aggregate through the pool: up to 32 MiB each,
+ * 8 at most), for the next aggregation. Thread-safe;
  * acquired readers may be shared by several threads (as any tsf_reader). A dataset uses one through
  * tsf_dataset_options.reader_pool.
  */
@@ -976,7 +977,7 @@ TSF_API tsf_status tsf_reader_pool_acquire(tsf_reader_pool *p, const char *path,
 TSF_API void tsf_reader_pool_release(tsf_reader_pool *p, tsf_reader *r);
 /** Sets max_readers (closing kept readers beyond it). */
 TSF_API void tsf_reader_pool_set_max(tsf_reader_pool *p, size_t max_readers);
-/** Closes the readers no query holds and frees the pool's spare decode buffers. */
+/** Closes the readers no query holds and frees the pool's spare decode buffers and aggregation tables. */
 TSF_API void tsf_reader_pool_clear(tsf_reader_pool *p);
 TSF_API tsf_status tsf_reader_pool_get_stats(tsf_reader_pool *p, tsf_reader_pool_stats *out, tsf_error *err);
 

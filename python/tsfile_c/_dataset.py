@@ -42,7 +42,8 @@ class ReaderPool:
     """Readers kept across datasets and queries (tsf_reader_pool): at most max_readers idle ones, each checked
     against its file's identity (size, inode, times) on every use. Readers keep their file's index (memory
     grows with the files read, bounded by max_readers); the decode buffers of finished queries stay with the
-    pool (a few sets) and every reader it hands out decodes into them. Close it (or let it be collected)
+    pool (a few sets) and every reader it hands out decodes into them, and aggregations (stats) leave their
+    tables there for the next one. Close it (or let it be collected)
     after every dataset that uses it."""
 
     def __init__(self):

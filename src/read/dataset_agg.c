@@ -13,7 +13,8 @@
  * one k-way merge of the runs, equal keys combined in file order (the same additions as merging file by
  * file), written straight in row order. With group_tags the
  * group of a device is fixed before the fold: devices are sorted by their tuple of tag values and equal
- * tuples share one group number, so the fold looks the group up per batch.
+ * tuples share one group number, so the fold looks the group up per batch. The free lists (slots and tables,
+ * runs' arrays) outlive the call in the dataset's reader pool, if it has one (agg_keep).
  */
 #include <math.h>
 #include <pthread.h>
@@ -64,7 +65,7 @@ typedef struct agg_out {
 /* A file's aggregates ordered by key (the result's runs; see acc_merge). */
 typedef struct agg_part {
     agg_out *outs;
-    size_t n;
+    size_t n, cap;
     agg_bytes *bytes;
     size_t nbytes;
 } agg_part;
@@ -78,6 +79,30 @@ typedef struct agg_mem {
     const agg_slot **order;
     size_t ocap;
 } agg_mem;
+
+/* An array of runs kept for a later file's (capacity in agg_out). */
+typedef struct agg_outs {
+    agg_out *p;
+    size_t cap;
+} agg_outs;
+
+#define AGG_KEEP_MEM 4
+#define AGG_KEEP_OUTS 4
+#define AGG_KEEP_BYTES ((size_t)32 << 20)
+
+/* What an aggregation leaves in the dataset's reader pool for the next one (tsf_rd_pool_keep_give): memory of
+ * finished accumulators and runs, at most AGG_KEEP_BYTES. A Dask worker aggregates one file per call; without
+ * it every call faults its tables in again (and allocators that return freed memory at once make that
+ * certain). */
+typedef struct agg_keep {
+    const tsf_allocator *a;
+    agg_mem mem[AGG_KEEP_MEM];
+    size_t nmem;
+    agg_outs outs[AGG_KEEP_OUTS];
+    size_t nouts;
+} agg_keep;
+
+static const char agg_keep_kind = 0;
 
 typedef struct agg_acc {
     agg_slot *slots;
@@ -119,8 +144,10 @@ typedef struct agg_ctx {
     int oom; /* a callback ran out of memory (set atomically: callbacks run on several workers) */
     size_t hint; /* most slots a file's accumulator took so far (atomic): the next ones start that large */
     pthread_mutex_t mem_mu;
-    agg_mem mem[AGG_WORKERS_MAX]; /* accumulators' memory to reuse (under mem_mu) */
+    agg_mem mem[AGG_WORKERS_MAX]; /* accumulators' memory to reuse, tables cleared (under mem_mu) */
     size_t nmem;
+    agg_outs outs[AGG_KEEP_OUTS]; /* runs' arrays to reuse (under mem_mu) */
+    size_t nouts;
     int by_device;
     int64_t window, origin;
     /* per folding thread, filled as file accumulators merge (one merge at a time) */
@@ -182,15 +209,20 @@ static void *acc_init(void *ctx)
         acc_free(ctx, acc);
         return NULL;
     }
+    return acc;
+}
+
+/* At an accumulator's first key: the memory a finished one left, if any (the result's accumulator, which
+ * holds no keys, takes none). */
+static void acc_mem_take(agg_ctx *c, agg_acc *acc)
+{
     agg_mem m = {0};
     pthread_mutex_lock(&c->mem_mu);
     if (c->nmem) m = c->mem[--c->nmem];
     pthread_mutex_unlock(&c->mem_mu);
-    if (m.tab) memset(m.tab, 0, m.tcap * sizeof *m.tab);
     acc->slots = m.slots, acc->cap = m.cap;
     acc->tab = m.tab, acc->tcap = m.tcap;
     acc->order = m.order, acc->ocap = m.ocap;
-    return acc;
 }
 
 static void bytes_free(const agg_ctx *c, agg_bytes *b)
@@ -200,11 +232,84 @@ static void bytes_free(const agg_ctx *c, agg_bytes *b)
     memset(b, 0, sizeof *b);
 }
 
-static void mem_free(const agg_ctx *c, agg_mem *m)
+static size_t mem_bytes(const agg_mem *m)
 {
-    tsf_free(c->a, m->slots, m->cap * sizeof *m->slots);
-    tsf_free(c->a, m->tab, m->tcap * sizeof *m->tab);
-    tsf_free(c->a, m->order, m->ocap * sizeof *m->order);
+    return m->cap * sizeof *m->slots + m->tcap * sizeof *m->tab + m->ocap * sizeof *m->order;
+}
+
+static void mem_free(const tsf_allocator *a, agg_mem *m)
+{
+    tsf_free(a, m->slots, m->cap * sizeof *m->slots);
+    tsf_free(a, m->tab, m->tcap * sizeof *m->tab);
+    tsf_free(a, m->order, m->ocap * sizeof *m->order);
+    memset(m, 0, sizeof *m);
+}
+
+static void keep_drop(void *p)
+{
+    agg_keep *k = p;
+    for (size_t i = 0; i < k->nmem; i++) mem_free(k->a, &k->mem[i]);
+    for (size_t i = 0; i < k->nouts; i++) tsf_free(k->a, k->outs[i].p, k->outs[i].cap * sizeof *k->outs[i].p);
+    tsf_free(k->a, k, sizeof *k);
+}
+
+/* Empties an accumulator's table for the next file: only the entries of its n slots when they are few. */
+static void tab_clear(agg_acc *acc)
+{
+    if (!acc->tab) return;
+    if (acc->n * 8 > acc->tcap) {
+        memset(acc->tab, 0, acc->tcap * sizeof *acc->tab);
+        return;
+    }
+    for (size_t i = 0; i < acc->n; i++) {
+        const agg_slot *s = &acc->slots[i];
+        size_t h = key_hash(s->group, s->win, s->col) & (acc->tcap - 1);
+        while (acc->tab[h] != i + 1) h = (h + 1) & (acc->tcap - 1);
+        acc->tab[h] = 0;
+    }
+}
+
+/* Gives a run's array back for reuse (freed when AGG_KEEP_OUTS are kept; the smallest is replaced). */
+static void outs_leave(agg_ctx *c, agg_out *p, size_t cap)
+{
+    if (!p) return;
+    pthread_mutex_lock(&c->mem_mu);
+    if (c->nouts < AGG_KEEP_OUTS) {
+        c->outs[c->nouts++] = (agg_outs){p, cap};
+        p = NULL;
+    } else {
+        size_t m = 0;
+        for (size_t i = 1; i < c->nouts; i++)
+            if (c->outs[i].cap < c->outs[m].cap) m = i;
+        if (c->outs[m].cap < cap) {
+            agg_outs o = c->outs[m];
+            c->outs[m] = (agg_outs){p, cap};
+            p = o.p, cap = o.cap;
+        }
+    }
+    pthread_mutex_unlock(&c->mem_mu);
+    tsf_free(c->a, p, cap * sizeof *p);
+}
+
+/* A run's array for n aggregates: a kept one large enough (the smallest such), else a new one. */
+static agg_out *outs_take(agg_ctx *c, size_t n, size_t *cap)
+{
+    agg_out *p = NULL;
+    pthread_mutex_lock(&c->mem_mu);
+    size_t best = c->nouts;
+    for (size_t i = 0; i < c->nouts; i++)
+        if (c->outs[i].cap >= n && (best == c->nouts || c->outs[i].cap < c->outs[best].cap)) best = i;
+    if (best < c->nouts) {
+        p = c->outs[best].p;
+        *cap = c->outs[best].cap;
+        c->outs[best] = c->outs[--c->nouts];
+    }
+    pthread_mutex_unlock(&c->mem_mu);
+    if (!p) {
+        p = tsf_alloc(c->a, n * sizeof *p);
+        *cap = n;
+    }
+    return p;
 }
 
 static void acc_free(void *ctx, void *p)
@@ -217,9 +322,10 @@ static void acc_free(void *ctx, void *p)
         agg_part *t = &acc->parts[i];
         for (size_t k = 0; k < t->nbytes; k++) bytes_free(c, &t->bytes[k]);
         tsf_free(c->a, t->bytes, t->nbytes * sizeof *t->bytes);
-        tsf_free(c->a, t->outs, t->n * sizeof *t->outs);
+        outs_leave(c, t->outs, t->cap);
     }
     tsf_free(c->a, acc->parts, acc->parts_cap * sizeof *acc->parts);
+    tab_clear(acc);
     agg_mem m = {acc->slots, acc->cap, acc->tab, acc->tcap, acc->order, acc->ocap};
     if (m.slots || m.tab || m.order) {
         pthread_mutex_lock(&c->mem_mu);
@@ -228,7 +334,7 @@ static void acc_free(void *ctx, void *p)
             m = (agg_mem){0};
         }
         pthread_mutex_unlock(&c->mem_mu);
-        mem_free(c, &m);
+        mem_free(c->a, &m);
     }
     tsf_free(c->a, acc->runs, acc->runs_cap * sizeof *acc->runs);
     tsf_free(c->a, acc->dec_cid, acc->ndec * sizeof *acc->dec_cid);
@@ -237,12 +343,13 @@ static void acc_free(void *ctx, void *p)
 }
 
 /* The slot of a key, added (zeroed aggregates) when new; NULL on out of memory. */
-static agg_slot *slot_of(const agg_ctx *c, agg_acc *acc, uint64_t g, int64_t w, uint64_t col)
+static agg_slot *slot_of(agg_ctx *c, agg_acc *acc, uint64_t g, int64_t w, uint64_t col)
 {
     if (acc->last) {
         agg_slot *s = &acc->slots[acc->last - 1];
         if (s->group == g && s->win == w && s->col == col) return s;
     }
+    if (!acc->tcap && !acc->cap) acc_mem_take(c, acc);
     if (2 * (acc->n + 1) > acc->tcap) {
         size_t nc = acc->tcap ? 2 * acc->tcap : 64;
         if (!acc->tcap) /* a file's first key: room for as many as the largest file so far */
@@ -633,7 +740,7 @@ static size_t batch_runs(const agg_ctx *c, agg_acc *acc, const int64_t *t, size_
 
 /* The runs of AGG_LANES DOUBLE columns (ids col[], values v[], from pages pid[] of chunks cid[]) of one batch;
  * non-zero on out of memory. */
-static int fold_lanes(const agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t *t, size_t nruns,
+static int fold_lanes(agg_ctx *c, agg_acc *acc, uint64_t g, const int64_t *t, size_t nruns,
                       const uint64_t *col, const double *const *v, const uint64_t *cid, const uint64_t *pid)
 {
     for (size_t i = 0; i < nruns; i++) {
@@ -892,9 +999,10 @@ static int acc_merge(void *ctx, void *into, void *from)
         f->order = o;
         f->ocap = f->n;
     }
-    agg_part t = {tsf_alloc(c->a, f->n * sizeof *t.outs), f->n, nb ? tsf_calloc(c->a, nb, sizeof *t.bytes) : NULL, 0};
+    agg_part t = {NULL, f->n, 0, nb ? tsf_calloc(c->a, nb, sizeof *t.bytes) : NULL, 0};
+    t.outs = outs_take(c, f->n, &t.cap);
     if (!t.outs || (nb && !t.bytes)) {
-        tsf_free(c->a, t.outs, f->n * sizeof *t.outs);
+        tsf_free(c->a, t.outs, t.cap * sizeof *t.outs);
         tsf_free(c->a, t.bytes, nb * sizeof *t.bytes);
         goto oom;
     }
@@ -1169,6 +1277,48 @@ static tsf_status agg_rows(const agg_ctx *c, agg_acc *acc, const tsf_dataset_agg
     return st;
 }
 
+/* The memory an earlier aggregation left in the dataset's reader pool, into c's free lists. */
+static void keep_take(tsf_dataset *ds, agg_ctx *c)
+{
+    agg_keep *k = tsf_rd_pool_keep_take(ds->pool, &agg_keep_kind);
+    if (!k) return;
+    if (k->a == c->a) {
+        for (; k->nmem && c->nmem < AGG_WORKERS_MAX; c->nmem++) c->mem[c->nmem] = k->mem[--k->nmem];
+        for (; k->nouts && c->nouts < AGG_KEEP_OUTS; c->nouts++) c->outs[c->nouts] = k->outs[--k->nouts];
+    }
+    keep_drop(k);
+}
+
+/* c's free lists into the dataset's reader pool for the next aggregation (up to AGG_KEEP_BYTES; the rest, and
+ * all of it without a pool, freed). */
+static void keep_leave(tsf_dataset *ds, agg_ctx *c)
+{
+    agg_keep *k = ds->pool ? tsf_calloc(c->a, 1, sizeof *k) : NULL;
+    size_t bytes = 0;
+    if (k) k->a = c->a;
+    for (size_t i = 0; i < c->nmem; i++) {
+        size_t b = mem_bytes(&c->mem[i]);
+        if (k && k->nmem < AGG_KEEP_MEM && bytes + b <= AGG_KEEP_BYTES) {
+            k->mem[k->nmem++] = c->mem[i];
+            bytes += b;
+        } else {
+            mem_free(c->a, &c->mem[i]);
+        }
+    }
+    for (size_t i = 0; i < c->nouts; i++) {
+        size_t b = c->outs[i].cap * sizeof *c->outs[i].p;
+        if (k && k->nouts < AGG_KEEP_OUTS && bytes + b <= AGG_KEEP_BYTES) {
+            k->outs[k->nouts++] = c->outs[i];
+            bytes += b;
+        } else {
+            tsf_free(c->a, c->outs[i].p, b);
+        }
+    }
+    c->nmem = c->nouts = 0;
+    if (k && (!k->nmem && !k->nouts ? 1 : tsf_rd_pool_keep_give(ds->pool, &agg_keep_kind, k, keep_drop)))
+        keep_drop(k);
+}
+
 tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
                                  const tsf_dataset_agg_options *opts, tsf_dataset_agg_result **out,
                                  tsf_error *err)
@@ -1201,9 +1351,11 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     c.tmin = qopts ? qopts->time_min : INT64_MIN;
     c.tmax = qopts ? qopts->time_max : INT64_MAX;
     if (pthread_mutex_init(&c.mem_mu, NULL)) return tsf_err(err, TSF_ENOMEM, "dataset aggregate: cannot create a lock");
+    keep_take(ds, &c);
     tsf_dataset_agg_result *r = tsf_calloc(ds->a, 1, sizeof *r);
     size_t *dev_group = NULL;
     if (!r) {
+        keep_leave(ds, &c);
         pthread_mutex_destroy(&c.mem_mu);
         return tsf_err(err, TSF_ENOMEM, "dataset aggregate: out of memory");
     }
@@ -1238,7 +1390,7 @@ tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_option
     else
         *out = r;
     if (acc) acc_free(&c, acc);
-    for (size_t i = 0; i < c.nmem; i++) mem_free(&c, &c.mem[i]);
+    keep_leave(ds, &c);
     pthread_mutex_destroy(&c.mem_mu);
     tsf_free(ds->a, c.names, c.names_cap * sizeof *c.names);
     tsf_free(ds->a, dev_group, (ds->ndevs + 1) * sizeof *dev_group);

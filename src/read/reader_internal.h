@@ -117,6 +117,12 @@ void tsf_rd_query_spare_drop(tsf_rd_spare *carry);
 size_t tsf_rd_query_spares_take(tsf_reader *r, tsf_rd_spare *out, size_t max);
 /* Gives sp's spare to r when r has none and the same allocator (sp is then empty); returns 1 if given. */
 int tsf_rd_query_spare_give(tsf_reader *r, tsf_rd_spare *sp);
+/* Memory a kind of query keeps between its calls, banked in a reader pool (reader_pool.c; the dataset
+ * aggregation's tables). kind: the address of the keeper's tag. take: the most recently banked item of that
+ * kind, or NULL. give: 0 when banked (the pool calls drop(mem) when it is cleared or freed), -1 when the bank is
+ * full or p is NULL (mem stays the caller's). */
+void *tsf_rd_pool_keep_take(tsf_reader_pool *p, const void *kind);
+int tsf_rd_pool_keep_give(tsf_reader_pool *p, const void *kind, void *mem, void (*drop)(void *mem));
 /* Joins and frees r->workers (parallel.c). */
 void tsf_rd_workers_free(tsf_reader *r);
 /* Fetches [off, off+len) of the file: a pointer into memory or into buf after a read. */

@@ -13,7 +13,8 @@
  * hands its spare buffer sets to the pool's bank (at most BANK sets), and an acquired reader without a set
  * takes one from it. A process reading many files through one pool (a Dask worker, DuckDB) thus decodes
  * every file into the same few sets, already faulted in and warm in cache, instead of one set per kept
- * reader; a reader opened for a file it never read starts with buffers too.
+ * reader; a reader opened for a file it never read starts with buffers too. Queries that keep memory of
+ * their own between calls (the dataset aggregation's tables) bank it here too, by kind (at most KEEP items).
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #define RACY_NS 2000000000LL
 #define DEFAULT_MAX 16
 #define BANK 8
+#define KEEP 8
 
 typedef struct pool_ident {
     uint64_t size, ino, dev;
@@ -49,6 +51,12 @@ struct tsf_reader_pool {
     tsf_reader_pool_stats st;
     tsf_rd_spare bank[BANK]; /* spare buffer sets of released readers (under mu) */
     size_t nbank;
+    struct {
+        const void *kind;
+        void *mem;
+        void (*drop)(void *mem);
+    } keep[KEEP]; /* tsf_rd_pool_keep_give's items (under mu) */
+    size_t nkeep;
 };
 
 void tsf_reader_pool_options_init(tsf_reader_pool_options *o)
@@ -153,11 +161,45 @@ static void bank_give_locked(tsf_reader_pool *p, tsf_reader *r)
     }
 }
 
-/* Frees the bank's sets (the caller holds the lock or is the pool's last user). */
+/* Frees the bank's sets and kept items (the caller holds the lock or is the pool's last user). */
 static void bank_drop(tsf_reader_pool *p)
 {
     for (size_t i = 0; i < p->nbank; i++) tsf_rd_query_spare_drop(&p->bank[i]);
     p->nbank = 0;
+    for (size_t i = 0; i < p->nkeep; i++) p->keep[i].drop(p->keep[i].mem);
+    p->nkeep = 0;
+}
+
+void *tsf_rd_pool_keep_take(tsf_reader_pool *p, const void *kind)
+{
+    if (!p) return NULL;
+    void *mem = NULL;
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = p->nkeep; i-- > 0;) {
+        if (p->keep[i].kind != kind) continue;
+        mem = p->keep[i].mem;
+        memmove(&p->keep[i], &p->keep[i + 1], (p->nkeep - i - 1) * sizeof p->keep[0]);
+        p->nkeep--;
+        break;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return mem;
+}
+
+int tsf_rd_pool_keep_give(tsf_reader_pool *p, const void *kind, void *mem, void (*drop)(void *mem))
+{
+    if (!p || !mem) return -1;
+    int rc = -1;
+    pthread_mutex_lock(&p->mu);
+    if (p->nkeep < KEEP) {
+        p->keep[p->nkeep].kind = kind;
+        p->keep[p->nkeep].mem = mem;
+        p->keep[p->nkeep].drop = drop;
+        p->nkeep++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
 }
 
 void tsf_reader_pool_free(tsf_reader_pool *p)

@@ -1276,6 +1276,19 @@ static void test_aggregate(void)
     tsf_dataset *ds = open_dir("table");
     if (!ds) return;
     tsf_error e = {0};
+    /* the same dataset through a reader pool, where each aggregation leaves its tables and runs to the next
+     * one (of another shape, with more or fewer keys) */
+    tsf_reader_pool *pool = NULL;
+    CHECK_OK(tsf_reader_pool_create(&pool, NULL, &e), &e);
+    char dir[256];
+    path_of(dir, sizeof dir, "table", NULL);
+    const char *dirs[1] = {dir};
+    tsf_dataset_options pdo;
+    tsf_dataset_options_init(&pdo);
+    pdo.reader_pool = pool;
+    tsf_dataset *pds = NULL;
+    CHECK_OK(tsf_dataset_open(&pds, dirs, 1, &pdo, &e), &e);
+    tsf_dataset *sets[2] = {ds, pds};
     rset *ref = malloc(sizeof *ref);
     const char *wheres[2] = {NULL, "f1 < 0.25 and region <> 'r2'"};
     const unsigned threads[3] = {1, 2, 4}, ks[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -1287,20 +1300,22 @@ static void test_aggregate(void)
         CHECK(agg_reference(ds, table_unit, by_device, window, 0, 19999, where, ref) == 0);
         CHECK(ref->n > 3);
         for (size_t t = 0; t < 3; t++)
-            for (size_t k = 0; k < 8; k++) {
+            for (size_t k = 0; k < 8 * 2; k++) {
+                tsf_dataset *d = sets[k % 2];
+                if (!d) continue;
                 tsf_dataset_query_options o;
                 tsf_dataset_query_options_init(&o);
                 o.time_min = 0;
                 o.time_max = 19999;
                 o.where = where;
                 o.threads = threads[t];
-                o.files_at_once = ks[k];
+                o.files_at_once = ks[k / 2];
                 tsf_dataset_agg_options ao;
                 tsf_dataset_agg_options_init(&ao);
                 ao.by_device = by_device;
                 ao.window = window;
                 tsf_dataset_agg_result *res = NULL;
-                CHECK_OK(tsf_dataset_aggregate(ds, &o, &ao, &res, &e), &e);
+                CHECK_OK(tsf_dataset_aggregate(d, &o, &ao, &res, &e), &e);
                 CHECK_EQ_INT(tsf_dataset_agg_result_count(res), ref->n);
                 size_t bad = 0;
                 for (size_t i = 0; i < tsf_dataset_agg_result_count(res); i++) {
@@ -1316,8 +1331,9 @@ static void test_aggregate(void)
                     int same = row_same(s, row) && (window || row->window_start == INT64_MIN);
                     if (!same && !bad++)
                         fprintf(stderr,
-                                "  aggregate shape %d threads=%u k=%u row %zu (%s): sum %.17g vs %.17g\n",
-                                shape, threads[t], ks[k], i, row->column, row->sum, s->sum);
+                                "  aggregate shape %d threads=%u k=%u pool %d row %zu (%s): sum %.17g vs %.17g\n",
+                                shape, threads[t], ks[k / 2], (int)(k % 2), i, row->column, row->sum,
+                                s->sum);
                 }
                 CHECK_EQ_INT(bad, 0);
                 CHECK_EQ_INT(ref->n,
@@ -1335,7 +1351,7 @@ static void test_aggregate(void)
                 }
                 CHECK(st.values + st.points_from_stats >= counted);
                 CHECK_EQ_INT(st.points_from_stats + st.points_decoded, counted);
-                CHECK(st.workers >= 1 && st.workers <= (threads[t] > ks[k] ? threads[t] : ks[k]));
+                CHECK(st.workers >= 1 && st.workers <= (threads[t] > ks[k / 2] ? threads[t] : ks[k / 2]));
                 CHECK(in_fold == st.fold_ns && busy >= st.fold_ns);
                 st.struct_size = 8;
                 CHECK(tsf_dataset_agg_result_stats(res, &st, &e) == TSF_EINVAL);
@@ -1350,6 +1366,8 @@ static void test_aggregate(void)
     tsf_dataset_agg_result *res = NULL;
     CHECK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e) == TSF_EINVAL);
     tsf_dataset_close(ds);
+    tsf_dataset_close(pds);
+    tsf_reader_pool_free(pool);
 }
 
 /* Files without nulls, so that runs go through the per-type kernels: i small INT64 (integer sums), h INT64
@@ -2070,24 +2088,38 @@ static int write_reuse_file(const char *path)
     return finish_write(w, st, path, &e);
 }
 
-/* Bytes the allocator gave to one query reading every row of paths[0..n) (the open not counted). */
-static size_t query_bytes(const char *const *paths, size_t n, const tsf_dataset_options *dso, count_alloc *ca)
+/* Bytes the allocator gave to one query reading every row of paths[0..n), or with aggregate to one
+ * aggregation of them by device and 10 ms windows (the open not counted). */
+static size_t use_bytes(const char *const *paths, size_t n, const tsf_dataset_options *dso, count_alloc *ca,
+                        int aggregate)
 {
     tsf_dataset *ds = NULL;
     tsf_error e = {0};
     CHECK_OK(tsf_dataset_open(&ds, paths, n, dso, &e), &e);
     if (!ds) return 0;
     ca->bytes = 0;
-    tsf_dataset_query_options o;
-    tsf_dataset_query_options_init(&o);
-    tsf_dataset_query *q = NULL;
-    const tsf_dataset_batch *b = NULL;
-    size_t rows = 0;
-    CHECK_OK(tsf_dataset_query_open(ds, &o, &q, &e), &e);
-    while (q && !tsf_dataset_query_next(q, &b, &e) && b) rows += b->rows.nrows;
-    tsf_dataset_query_close(q);
-    size_t bytes = ca->bytes;
-    CHECK_EQ_INT(rows, n * REUSE_ROWS);
+    size_t bytes = 0;
+    if (aggregate) {
+        tsf_dataset_agg_options ao;
+        tsf_dataset_agg_options_init(&ao);
+        ao.window = 10;
+        tsf_dataset_agg_result *res = NULL;
+        CHECK_OK(tsf_dataset_aggregate(ds, NULL, &ao, &res, &e), &e);
+        bytes = ca->bytes;
+        CHECK_EQ_INT(tsf_dataset_agg_result_count(res), 2 * n * ((REUSE_ROWS + 9) / 10));
+        tsf_dataset_agg_result_free(res);
+    } else {
+        tsf_dataset_query_options o;
+        tsf_dataset_query_options_init(&o);
+        tsf_dataset_query *q = NULL;
+        const tsf_dataset_batch *b = NULL;
+        size_t rows = 0;
+        CHECK_OK(tsf_dataset_query_open(ds, &o, &q, &e), &e);
+        while (q && !tsf_dataset_query_next(q, &b, &e) && b) rows += b->rows.nrows;
+        tsf_dataset_query_close(q);
+        bytes = ca->bytes;
+        CHECK_EQ_INT(rows, n * REUSE_ROWS);
+    }
     tsf_dataset_close(ds);
     return bytes;
 }
@@ -2116,7 +2148,7 @@ static void test_buffer_reuse(void)
     dso.reader = &ro;
     /* files after the first decode into the buffers the one before left: three more files cost less than
      * the first one's buffers */
-    size_t one = query_bytes(paths, 1, &dso, &ca), four = query_bytes(paths, 4, &dso, &ca);
+    size_t one = use_bytes(paths, 1, &dso, &ca, 0), four = use_bytes(paths, 4, &dso, &ca, 0);
     CHECK(one > 0 && four > one);
     if (four - one >= one) fprintf(stderr, "buffer reuse: 1 file %zu bytes, 4 files %zu\n", one, four);
     CHECK(four - one < one);
@@ -2127,7 +2159,7 @@ static void test_buffer_reuse(void)
     tsf_error e = {0};
     CHECK_OK(tsf_reader_pool_create(&pool, NULL, &e), &e);
     dso.reader_pool = pool;
-    size_t first = query_bytes(paths, 1, &dso, &ca), again = query_bytes(paths, 1, &dso, &ca);
+    size_t first = use_bytes(paths, 1, &dso, &ca, 0), again = use_bytes(paths, 1, &dso, &ca, 0);
     if (again >= first / 4) fprintf(stderr, "pooled reader: first query %zu bytes, again %zu\n", first, again);
     CHECK(first > 0 && again < first / 4);
     tsf_reader_pool_free(pool);
@@ -2142,14 +2174,22 @@ static void test_buffer_reuse(void)
         po.max_readers = keep;
         CHECK_OK(tsf_reader_pool_create(&pool, &po, &e), &e);
         dso.reader_pool = pool;
-        size_t p1 = query_bytes(paths, 1, &dso, &ca);
+        size_t p1 = use_bytes(paths, 1, &dso, &ca, 0);
         tsf_reader_pool_clear(pool);
-        size_t p4 = query_bytes(paths, 4, &dso, &ca);
+        size_t p4 = use_bytes(paths, 4, &dso, &ca, 0);
         if (p4 - p1 >= p1)
             fprintf(stderr, "pool of %zu readers: 1 file %zu bytes, 4 files %zu\n", keep, p1, p4);
         CHECK(p1 > 0 && p4 > p1 && p4 - p1 < p1);
         tsf_reader_pool_free(pool);
     }
+    /* an aggregation leaves its tables and runs in the pool: the next one (a file of as many keys) allocates
+     * a fraction of the first one's bytes */
+    CHECK_OK(tsf_reader_pool_create(&pool, NULL, &e), &e);
+    dso.reader_pool = pool;
+    size_t a1 = use_bytes(paths, 1, &dso, &ca, 1), a2 = use_bytes(paths + 1, 1, &dso, &ca, 1);
+    if (a2 >= a1 / 3) fprintf(stderr, "pooled aggregation: first %zu bytes, next %zu\n", a1, a2);
+    CHECK(a1 > 0 && a2 < a1 / 3);
+    tsf_reader_pool_free(pool);
 }
 
 int main(void)

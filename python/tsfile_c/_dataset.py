@@ -417,20 +417,34 @@ AGG_ARRAY_DTYPES = {"dev": np.int64, "win": np.int64, "col": np.int64, "count": 
                     "last": np.float64, "first_time": np.int64, "last_time": np.int64}
 
 
+_FRAME_FLOATS = ("sum", "min", "max", "mean", "first", "last")  # the stats frame's float64 columns
+
+
 def agg_frame_of(arrays, device_names, column_names):
-    """The stats DataFrame of agg_arrays-shaped columns (device_names / column_names: what dev / col index)."""
+    """The stats DataFrame of agg_arrays-shaped columns (device_names / column_names: what dev / col index),
+    which it takes over. The float columns become one block of the frame, arrays["floats"] when given (a
+    (6, n) array whose rows are _FRAME_FLOATS, filled), else a copy of them; the other columns are used as
+    they are. Built column by column, so pandas neither consolidates (copies) the columns nor converts
+    them."""
     import pandas as pd
-    if len(arrays["dev"]) == 0:
+    n = len(arrays["dev"])
+    if n == 0:
         return stats_frame([])
+    block = arrays.get("floats")
+    if block is None:
+        block = np.empty((len(_FRAME_FLOATS), n))
+        for i, c in enumerate(_FRAME_FLOATS):
+            block[i] = arrays[c]
+    out = pd.DataFrame(block.T, columns=list(_FRAME_FLOATS), copy=False)
     names = np.array(list(device_names) + [None], dtype=object)
-    dev = arrays["dev"]
-    win = arrays["win"]
-    data = {"device": names[np.where(dev < 0, len(device_names), dev)],
-            "window_start": pd.arrays.IntegerArray(win.copy(), win == C.INT64_MIN),
-            "column": np.array(column_names, dtype=object)[arrays["col"]]}
-    for c in STATS_COLUMNS[3:]:
-        data[c] = arrays[c]
-    return pd.DataFrame(data).astype(dict(zip(STATS_COLUMNS, STATS_DTYPES)))
+    dev, win = arrays["dev"], arrays["win"]
+    out.insert(0, "device", names[np.where(dev < 0, len(device_names), dev)])
+    out.insert(1, "window_start", pd.arrays.IntegerArray(win.astype(np.int64, copy=False), win == C.INT64_MIN))
+    out.insert(2, "column", np.array(column_names, dtype=object)[arrays["col"]])
+    out.insert(3, "count", arrays["count"].astype(np.uint64, copy=False))
+    for c in ("first_time", "last_time"):
+        out[c] = arrays[c].astype(np.int64, copy=False)
+    return out
 
 
 def _agg_frame(res, device_names):

@@ -23,8 +23,8 @@ import threading
 
 import numpy as np
 
-from ._dataset import (AGG_ARRAY_DTYPES, Dataset, ReaderPool, agg_frame_of, concat_frames, file_selection,
-                       stats_frame)
+from ._dataset import (_FRAME_FLOATS, AGG_ARRAY_DTYPES, Dataset, ReaderPool, agg_frame_of, concat_frames,
+                       file_selection, stats_frame)
 from ._errors import TsfError
 from ._reader import TsFile, _stats_values, _to_time
 
@@ -302,31 +302,34 @@ def _file_stats_part(path, t0, t1, names, q):
         return Part(arrays, [d.name for d in f.devices], cols, info)
 
 
-def _fold(a):
-    """Rows sorted by key, a key's rows in file order, folded into one row per key exactly as the library
-    merges per-file accumulators in file order: count and sum added, min / max (a smaller / larger value
-    replaces), first from the earliest time (the earlier file on a tie), last from the latest (the later file
-    on a tie); an accumulator without values (count 0) takes the next row whole, and a row without values
-    adds nothing to one with values. Vectorized over the keys:
-    the k-th row of every key is merged in one step, k = 1, 2, ..., so each key's additions are the
-    sequential ones."""
+def _fold(a, order=None, floats=None):
+    """Rows sorted by key (by order, a permutation of a's rows, when given), a key's rows in file order,
+    folded into one row per key exactly as the library merges per-file accumulators in file order: count
+    and sum added, min / max (a smaller / larger value replaces), first from the earliest time (the earlier
+    file on a tie), last from the latest (the later file on a tie); an accumulator without values (count 0)
+    takes the next row whole, and a row without values adds nothing to one with values. Vectorized over the
+    keys: the k-th row of every key is merged in one step, k = 1, 2, ..., so each key's additions are the
+    sequential ones. Each output column is gathered once from a; with floats, the float columns are rows of
+    one agg_frame_of block (arrays["floats"], its mean row left to fill)."""
     n = len(a["dev"])
-    if n < 2:
-        return a
-    same = (a["dev"][1:] == a["dev"][:-1]) & (a["win"][1:] == a["win"][:-1]) & (a["col"][1:] == a["col"][:-1])
+    kd, kw, kc = (a[c] if order is None else a[c][order] for c in ("dev", "win", "col"))
+    same = (kd[1:] == kd[:-1]) & (kw[1:] == kw[:-1]) & (kc[1:] == kc[:-1])
     if not same.any():
-        return a
-    starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    key = np.cumsum(np.concatenate(([True], ~same))) - 1  # each row's key (its number in the output)
-    rank = np.arange(n) - starts[key]  # each row's place among its key's rows
-    acc = {c: v[starts] for c, v in a.items()}
+        return _gather(a, order, floats, dict(dev=kd, win=kw, col=kc))
+    head = np.concatenate(([True], ~same))
+    starts = np.flatnonzero(head)
+    key = np.cumsum(head) - 1  # each sorted row's key (its number in the output)
+    rank = np.arange(n) - starts[key]  # each sorted row's place among its key's rows
+    acc = _gather(a, starts if order is None else order[starts], floats,
+                  dict(dev=kd[starts], win=kw[starts], col=kc[starts]))
     later = np.flatnonzero(rank)
     later = later[np.argsort(rank[later], kind="stable")]
     bounds = np.searchsorted(rank[later], np.arange(1, int(rank.max()) + 2))
     for k in range(len(bounds) - 1):
         idx = later[bounds[k]:bounds[k + 1]]
         gg = key[idx]
-        new = {c: a[c][idx] for c in _PART_DTYPES if c not in ("dev", "win", "col")}
+        src = idx if order is None else order[idx]
+        new = {c: a[c][src] for c in _PART_DTYPES if c not in ("dev", "win", "col")}
         empty = acc["count"][gg] == 0  # an accumulator without values takes the row whole
         if empty.any():
             for c in new:
@@ -350,11 +353,33 @@ def _fold(a):
     return acc
 
 
-def _merge(parts, names, fold):
+def _gather(a, rows, floats, keys):
+    """a's value columns at rows (None: all, in order) with keys (dev, win, col, already gathered); with
+    floats, the float columns land in the rows of one block (out["floats"], agg_frame_of's layout)."""
+    out = dict(keys)
+    if floats:
+        out["floats"] = np.empty((len(_FRAME_FLOATS), len(keys["dev"])))
+    for c in _PART_DTYPES:
+        if c in out:
+            continue
+        if floats and c in _FRAME_FLOATS:
+            dst = out["floats"][_FRAME_FLOATS.index(c)]
+            if rows is None:
+                dst[:] = a[c]
+            else:
+                np.take(a[c], rows, out=dst)
+            out[c] = dst
+        else:
+            out[c] = a[c] if rows is None else a[c][rows]
+    return out
+
+
+def _merge(parts, names, fold, floats=False):
     """parts (consecutive, in file order) as one Part whose dev is the device's index in the dataset (names:
     the dataset's device names in order), rows in the library's order (device index, window, column name)
     with a key's rows in file order; fold (only for parts that begin with the first file): each key's rows
-    folded into one (_fold)."""
+    folded into one (_fold). floats (with fold): the float columns are rows of one agg_frame_of block
+    (arrays["floats"])."""
     cols = sorted(set().union(*(p.columns for p in parts)))
     code = {c: i for i, c in enumerate(cols)}
     infos = [p.info for p in parts if p.info is not None]
@@ -375,9 +400,13 @@ def _merge(parts, names, fold):
         return Part(_empty_part().arrays, None, cols, info)
     a = chunks[0] if len(chunks) == 1 else {k: np.concatenate([c[k] for c in chunks]) for k in _PART_DTYPES}
     order = np.lexsort((a["col"], a["win"], a["dev"]))  # stable: a key's rows stay in file order
-    if (np.diff(order) != 1).any():
-        a = {k: v[order] for k, v in a.items()}
-    return Part(_fold(a) if fold else a, None, cols, info)
+    if not (np.diff(order) != 1).any():
+        order = None
+    if fold:
+        if order is None and len(chunks) == 1:  # the result owns its arrays (the parts are other tasks' results)
+            a = {k: v.copy() for k, v in a.items()}
+        return Part(_fold(a, order, floats), None, cols, info)
+    return Part(a if order is None else {k: v[order] for k, v in a.items()}, None, cols, info)
 
 
 def _agg_task(leaves, first, names, q):
@@ -390,11 +419,14 @@ def _agg_task(leaves, first, names, q):
 def _finish(parts, names):
     """The root of the merge tree: the result frame (Dataset.stats' layout and order), with the counters of the
     statistics path in attrs["tsfile_agg_info"]."""
-    p = _merge(parts, names, True)
+    p = _merge(parts, names, True, floats=True)
     a = dict(p.arrays)
     cnt = a["count"]
+    mean = a["floats"][_FRAME_FLOATS.index("mean")] if "floats" in a else np.empty(len(cnt))
     with np.errstate(divide="ignore", invalid="ignore"):
-        a["mean"] = np.where(cnt != 0, a["sum"] / cnt.astype(np.float64), 0.0)  # the library's mean
+        np.divide(a["sum"], cnt, out=mean, where=cnt != 0)  # the library's mean (0 without values)
+    mean[cnt == 0] = 0.0
+    a["mean"] = mean
     out = agg_frame_of(a, names, p.columns)
     if p.info is not None:
         out.attrs["tsfile_agg_info"] = p.info

@@ -302,26 +302,85 @@ def _file_stats_part(path, t0, t1, names, q):
         return Part(arrays, [d.name for d in f.devices], cols, info)
 
 
-def _fold(a, order=None, floats=None):
-    """Rows sorted by key (by order, a permutation of a's rows, when given), a key's rows in file order,
-    folded into one row per key exactly as the library merges per-file accumulators in file order: count
-    and sum added, min / max (a smaller / larger value replaces), first from the earliest time (the earlier
-    file on a tie), last from the latest (the later file on a tie); an accumulator without values (count 0)
-    takes the next row whole, and a row without values adds nothing to one with values. Vectorized over the
-    keys: the k-th row of every key is merged in one step, k = 1, 2, ..., so each key's additions are the
-    sequential ones. Each output column is gathered once from a; with floats, the float columns are rows of
-    one agg_frame_of block (arrays["floats"], its mean row left to fill)."""
-    n = len(a["dev"])
-    kd, kw, kc = (a[c] if order is None else a[c][order] for c in ("dev", "win", "col"))
+class _Rows:
+    """The rows of several parts' arrays one after another, as if concatenated, without copying the value
+    columns: the key columns (dev, win, col) are concatenated for sorting, values are read from the parts."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
+        self.off = np.cumsum([0] + [len(c["dev"]) for c in chunks])
+        self.n = int(self.off[-1])
+        self.keys = {k: chunks[0][k] if len(chunks) == 1 else np.concatenate([c[k] for c in chunks])
+                     for k in ("dev", "win", "col")}
+
+    def sorted_keys(self, order):
+        """dev, win, col permuted by order (None: as they are), as new arrays."""
+        if order is None:
+            return tuple(self.keys[c] if len(self.chunks) > 1 else self.keys[c].copy() for c in ("dev", "win", "col"))
+        return tuple(self.keys[c][order] for c in ("dev", "win", "col"))
+
+    def gather(self, dest, m, floats, keys):
+        """The m output rows: row i's values of each value column go to output row dest[i] (rows with dest
+        -1 to none), keys (dev, win, col) given; with floats, the float columns are rows of one agg_frame_of
+        block (out["floats"], its mean row left to fill)."""
+        out = dict(keys)
+        if floats:
+            out["floats"] = np.empty((len(_FRAME_FLOATS), m))
+        spans = [dest[self.off[p]:self.off[p + 1]] for p in range(len(self.chunks))]
+        sel = [None if (d >= 0).all() else d >= 0 for d in spans]
+        for c, t in _PART_DTYPES.items():
+            if c in out:
+                continue
+            dst = out["floats"][_FRAME_FLOATS.index(c)] if floats and c in _FRAME_FLOATS else np.empty(m, t)
+            for ch, d, s in zip(self.chunks, spans, sel):
+                if s is None:
+                    dst[d] = ch[c]
+                else:
+                    dst[d[s]] = ch[c][s]
+            out[c] = dst
+        return out
+
+    def take(self, c, rows):
+        """Column c at rows (a few)."""
+        if len(self.chunks) == 1:
+            return self.chunks[0][c][rows]
+        which = np.searchsorted(self.off, rows, side="right") - 1
+        out = np.empty(len(rows), _PART_DTYPES[c])
+        for p in np.unique(which):
+            m = which == p
+            out[m] = self.chunks[p][c][rows[m] - self.off[p]]
+        return out
+
+
+def _inverse(order, n):
+    """The output row of each input row for the permutation order (None: the identity)."""
+    if order is None:
+        return np.arange(n)
+    dest = np.empty(n, np.int64)
+    dest[order] = np.arange(n)
+    return dest
+
+
+def _fold(rows, order, floats):
+    """rows (a _Rows) sorted by key (order: the permutation that sorts them, None when they are), a key's
+    rows in file order, folded into one row per key exactly as the library merges per-file accumulators in
+    file order: count and sum added, min / max (a smaller / larger value replaces), first from the earliest
+    time (the earlier file on a tie), last from the latest (the later file on a tie); an accumulator without
+    values (count 0) takes the next row whole, and a row without values adds nothing to one with values.
+    Vectorized over the keys: the k-th row of every key is merged in one step, k = 1, 2, ..., so each key's
+    additions are the sequential ones. Each output column is written once from the parts (_Rows.gather)."""
+    n = rows.n
+    kd, kw, kc = rows.sorted_keys(order)
     same = (kd[1:] == kd[:-1]) & (kw[1:] == kw[:-1]) & (kc[1:] == kc[:-1])
     if not same.any():
-        return _gather(a, order, floats, dict(dev=kd, win=kw, col=kc))
+        return rows.gather(_inverse(order, n), n, floats, dict(dev=kd, win=kw, col=kc))
     head = np.concatenate(([True], ~same))
     starts = np.flatnonzero(head)
     key = np.cumsum(head) - 1  # each sorted row's key (its number in the output)
     rank = np.arange(n) - starts[key]  # each sorted row's place among its key's rows
-    acc = _gather(a, starts if order is None else order[starts], floats,
-                  dict(dev=kd[starts], win=kw[starts], col=kc[starts]))
+    dest = np.full(n, -1, np.int64)  # the output row of each input row that opens its key
+    dest[starts if order is None else order[starts]] = np.arange(len(starts))
+    acc = rows.gather(dest, len(starts), floats, dict(dev=kd[starts], win=kw[starts], col=kc[starts]))
     later = np.flatnonzero(rank)
     later = later[np.argsort(rank[later], kind="stable")]
     bounds = np.searchsorted(rank[later], np.arange(1, int(rank.max()) + 2))
@@ -329,7 +388,7 @@ def _fold(a, order=None, floats=None):
         idx = later[bounds[k]:bounds[k + 1]]
         gg = key[idx]
         src = idx if order is None else order[idx]
-        new = {c: a[c][src] for c in _PART_DTYPES if c not in ("dev", "win", "col")}
+        new = {c: rows.take(c, src) for c in _PART_DTYPES if c not in ("dev", "win", "col")}
         empty = acc["count"][gg] == 0  # an accumulator without values takes the row whole
         if empty.any():
             for c in new:
@@ -353,33 +412,12 @@ def _fold(a, order=None, floats=None):
     return acc
 
 
-def _gather(a, rows, floats, keys):
-    """a's value columns at rows (None: all, in order) with keys (dev, win, col, already gathered); with
-    floats, the float columns land in the rows of one block (out["floats"], agg_frame_of's layout)."""
-    out = dict(keys)
-    if floats:
-        out["floats"] = np.empty((len(_FRAME_FLOATS), len(keys["dev"])))
-    for c in _PART_DTYPES:
-        if c in out:
-            continue
-        if floats and c in _FRAME_FLOATS:
-            dst = out["floats"][_FRAME_FLOATS.index(c)]
-            if rows is None:
-                dst[:] = a[c]
-            else:
-                np.take(a[c], rows, out=dst)
-            out[c] = dst
-        else:
-            out[c] = a[c] if rows is None else a[c][rows]
-    return out
-
-
 def _merge(parts, names, fold, floats=False):
     """parts (consecutive, in file order) as one Part whose dev is the device's index in the dataset (names:
     the dataset's device names in order), rows in the library's order (device index, window, column name)
     with a key's rows in file order; fold (only for parts that begin with the first file): each key's rows
     folded into one (_fold). floats (with fold): the float columns are rows of one agg_frame_of block
-    (arrays["floats"])."""
+    (arrays["floats"]). The arrays are new (none is a part's)."""
     cols = sorted(set().union(*(p.columns for p in parts)))
     code = {c: i for i, c in enumerate(cols)}
     infos = [p.info for p in parts if p.info is not None]
@@ -398,15 +436,15 @@ def _merge(parts, names, fold, floats=False):
         chunks.append(dict(a, dev=dev, col=col))
     if not chunks:
         return Part(_empty_part().arrays, None, cols, info)
-    a = chunks[0] if len(chunks) == 1 else {k: np.concatenate([c[k] for c in chunks]) for k in _PART_DTYPES}
-    order = np.lexsort((a["col"], a["win"], a["dev"]))  # stable: a key's rows stay in file order
+    rows = _Rows(chunks)
+    k = rows.keys
+    order = np.lexsort((k["col"], k["win"], k["dev"]))  # stable: a key's rows stay in file order
     if not (np.diff(order) != 1).any():
         order = None
     if fold:
-        if order is None and len(chunks) == 1:  # the result owns its arrays (the parts are other tasks' results)
-            a = {k: v.copy() for k, v in a.items()}
-        return Part(_fold(a, order, floats), None, cols, info)
-    return Part(a if order is None else {k: v[order] for k, v in a.items()}, None, cols, info)
+        return Part(_fold(rows, order, floats), None, cols, info)
+    keys = dict(zip(("dev", "win", "col"), rows.sorted_keys(order)))
+    return Part(rows.gather(_inverse(order, rows.n), rows.n, False, keys), None, cols, info)
 
 
 def _agg_task(leaves, first, names, q):

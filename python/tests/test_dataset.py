@@ -111,6 +111,27 @@ def test_stats_equal_pandas_reference(tmp_path, window):
         assert np.allclose(mine["sum"].to_numpy(), sums, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("window", [None, 700])
+def test_stats_frame_takes_its_columns(tmp_path, window):
+    # the stats frame is put together from the aggregation's arrays without copying them (pandas' make_block),
+    # and equals the frame built column by column
+    from tsfile_c._dataset import STATS_COLUMNS, STATS_DTYPES, agg_frame_of
+    make_dataset(str(tmp_path))
+    with tsfile_c.open(str(tmp_path)) as ds:
+        arrays, devices, cols = ds._stats_arrays("device", window)
+    n = len(arrays["dev"])
+    assert n > 5 and (arrays["win"] == -(1 << 63)).all() == (window is None)
+    got = agg_frame_of(dict(arrays), devices, cols)
+    want = agg_frame_of({k: v.copy() for k, v in arrays.items()}, devices, cols, blocks=False)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert list(got.columns) == STATS_COLUMNS
+    assert list(got.dtypes) == [pd.api.types.pandas_dtype(t) for t in STATS_DTYPES]
+    for c in ("count", "first_time", "last_time"):
+        assert np.shares_memory(got[c].to_numpy(), arrays[c]), c
+    assert got["device"].tolist() == [devices[i] for i in arrays["dev"]]
+    assert got["column"].tolist() == [cols[i] for i in arrays["col"]]
+
+
 @pytest.mark.parametrize("window", [None, 1000])
 @pytest.mark.parametrize("null_file", [1, 2])
 def test_stats_column_null_throughout_a_later_file(tmp_path, window, null_file):

@@ -420,12 +420,13 @@ AGG_ARRAY_DTYPES = {"dev": np.int64, "win": np.int64, "col": np.int64, "count": 
 _FRAME_FLOATS = ("sum", "min", "max", "mean", "first", "last")  # the stats frame's float64 columns
 
 
-def agg_frame_of(arrays, device_names, column_names):
+def agg_frame_of(arrays, device_names, column_names, blocks=True):
     """The stats DataFrame of agg_arrays-shaped columns (device_names / column_names: what dev / col index),
     which it takes over. The float columns become one block of the frame, arrays["floats"] when given (a
     (6, n) array whose rows are _FRAME_FLOATS, filled), else a copy of them; the other columns are used as
-    they are. Built column by column, so pandas neither consolidates (copies) the columns nor converts
-    them."""
+    they are. The frame is put together from its blocks through pandas' make_block (the entry pandas keeps
+    for pyarrow), so no column is copied; a pandas that refuses it (or blocks=False) gets the frame column by
+    column, which copies the columns other than the floats once."""
     import pandas as pd
     n = len(arrays["dev"])
     if n == 0:
@@ -435,16 +436,42 @@ def agg_frame_of(arrays, device_names, column_names):
         block = np.empty((len(_FRAME_FLOATS), n))
         for i, c in enumerate(_FRAME_FLOATS):
             block[i] = arrays[c]
+    names = np.array(list(device_names) + [None], dtype=object)  # dev -1 (no device) takes the last, None
+    labels = np.empty((2, n), dtype=object)  # device, column
+    np.take(names, arrays["dev"], out=labels[0])
+    np.take(np.array(column_names, dtype=object), arrays["col"], out=labels[1])
+    win = arrays["win"].astype(np.int64, copy=False)
+    window = pd.arrays.IntegerArray(win, win == C.INT64_MIN)
+    ints = [arrays[c].astype(t, copy=False) for c, t in (("count", np.uint64), ("first_time", np.int64),
+                                                          ("last_time", np.int64))]
+    if blocks:
+        out = _frame_of_blocks([(labels, [0, 2]), (window, [1]), (ints[0][None, :], [3]), (block, range(4, 10)),
+                                (ints[1][None, :], [10]), (ints[2][None, :], [11])], n)
+        if out is not None:
+            return out
     out = pd.DataFrame(block.T, columns=list(_FRAME_FLOATS), copy=False)
-    names = np.array(list(device_names) + [None], dtype=object)
-    dev, win = arrays["dev"], arrays["win"]
-    out.insert(0, "device", names[np.where(dev < 0, len(device_names), dev)])
-    out.insert(1, "window_start", pd.arrays.IntegerArray(win.astype(np.int64, copy=False), win == C.INT64_MIN))
-    out.insert(2, "column", np.array(column_names, dtype=object)[arrays["col"]])
-    out.insert(3, "count", arrays["count"].astype(np.uint64, copy=False))
-    for c in ("first_time", "last_time"):
-        out[c] = arrays[c].astype(np.int64, copy=False)
+    out.insert(0, "device", labels[0])
+    out.insert(1, "window_start", window)
+    out.insert(2, "column", labels[1])
+    out.insert(3, "count", ints[0])
+    out["first_time"], out["last_time"] = ints[1], ints[2]
     return out
+
+
+def _frame_of_blocks(blocks, n):
+    """The stats frame made of blocks ((values, the STATS_COLUMNS positions they hold)) without copying them,
+    or None when this pandas does not take make_block and a BlockManager."""
+    import pandas as pd
+    try:
+        from pandas.core.internals import BlockManager
+        from pandas.core.internals.api import make_block
+        mgr = BlockManager([make_block(v, placement=list(p), ndim=2) for v, p in blocks],
+                           [pd.Index(STATS_COLUMNS), pd.RangeIndex(n)])
+        if hasattr(pd.DataFrame, "_from_mgr"):
+            return pd.DataFrame._from_mgr(mgr, axes=mgr.axes)
+        return pd.DataFrame(mgr)
+    except (ImportError, TypeError, ValueError, AttributeError, AssertionError):
+        return None
 
 
 def _agg_frame(res, device_names):

@@ -43,8 +43,7 @@ class ReaderPool:
     against its file's identity (size, inode, times) on every use. Readers keep their file's index (memory
     grows with the files read, bounded by max_readers); the decode buffers of finished queries stay with the
     pool (a few sets) and every reader it hands out decodes into them, and aggregations (stats) leave their
-    tables there for the next one. Close it (or let it be collected)
-    after every dataset that uses it."""
+    tables there for the next one. Close it (or let it be collected) after every dataset that uses it."""
 
     def __init__(self):
         err = new_error()

@@ -461,9 +461,9 @@ def _finish(parts, names):
     a = dict(p.arrays)
     cnt = a["count"]
     mean = a["floats"][_FRAME_FLOATS.index("mean")] if "floats" in a else np.empty(len(cnt))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        np.divide(a["sum"], cnt, out=mean, where=cnt != 0)  # the library's mean (0 without values)
-    mean[cnt == 0] = 0.0
+    has = cnt != 0
+    np.divide(a["sum"], cnt, out=mean, where=has)  # the library's mean (0 without values)
+    mean[~has] = 0.0
     a["mean"] = mean
     out = agg_frame_of(a, names, p.columns)
     if p.info is not None:

@@ -1315,8 +1315,8 @@ static void keep_leave(tsf_dataset *ds, agg_ctx *c)
         }
     }
     c->nmem = c->nouts = 0;
-    if (k && (!k->nmem && !k->nouts ? 1 : tsf_rd_pool_keep_give(ds->pool, &agg_keep_kind, k, keep_drop)))
-        keep_drop(k);
+    if (!k) return;
+    if ((!k->nmem && !k->nouts) || tsf_rd_pool_keep_give(ds->pool, &agg_keep_kind, k, keep_drop)) keep_drop(k);
 }
 
 tsf_status tsf_dataset_aggregate(tsf_dataset *ds, const tsf_dataset_query_options *qopts,
